@@ -1,0 +1,123 @@
+# memsim — top-level build.  Outputs go under build/ (build/san/ with SANITIZE=1).
+#
+#   make                 build everything
+#   make test            unit and integration tests
+#   make test SANITIZE=1 the same under AddressSanitizer and UBSan
+#   make bench           benchmarks (build/bench-core), ratios against glibc
+#   make demo            build, then show memsim on a bundled workload
+#   make install PREFIX=/usr/local
+#   make clean
+#
+# Flags come in layers (after redis): WARN, OPT, DEBUG, then the user's
+# CFLAGS last so that `make CFLAGS=-O0` wins.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+SANITIZE ?=
+V       ?=
+
+ifeq ($(SANITIZE),1)
+BUILD   ?= build/san
+OPT     ?= -O1
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+BUILD   ?= build
+OPT     ?= -O2
+SANFLAGS =
+endif
+
+WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith
+DEBUG   = -g
+STD     = -std=c11 -D_GNU_SOURCE
+ALL_CFLAGS  = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) -I. -MMD -MP $(CFLAGS)
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+# Evaluated when a recipe runs, after scripts/deps.sh has made sure they exist.
+JANSSON_CFLAGS = $(shell pkg-config --cflags jansson)
+JANSSON_LIBS   = $(shell pkg-config --libs jansson)
+CHECK_CFLAGS   = $(shell pkg-config --cflags check)
+CHECK_LIBS     = $(shell pkg-config --libs check)
+
+ifeq ($(V),)
+Q = @
+say = @printf '  %-7s %s\n' $(1) $(2);
+else
+Q =
+say =
+endif
+
+CORE_SRC  = $(sort $(wildcard core/*.c))
+CLI_SRC   = $(sort $(wildcard cli/*.c))
+UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
+BENCH_SRC = $(sort $(wildcard bench/*.c))
+
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
+BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+LIBCORE   = $(BUILD)/libmemsim-core.a
+MEMSIM    = $(BUILD)/memsim
+UNIT      = $(BUILD)/test-unit
+BENCHCORE = $(BUILD)/bench-core
+DEPS_OK   = $(BUILD)/.deps-ok
+
+.PHONY: all test unit integration bench demo install uninstall clean deps
+
+all: $(MEMSIM) $(LIBCORE)
+
+deps: $(DEPS_OK)
+$(DEPS_OK): scripts/deps.sh
+	$(Q)sh scripts/deps.sh
+	$(Q)mkdir -p $(@D) && touch $@
+
+$(BUILD)/%.o: %.c | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -c -o $@ $<
+
+$(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
+$(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS)
+
+$(LIBCORE): $(CORE_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MEMSIM): $(CLI_OBJ) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBCORE) $(JANSSON_LIBS) -lm
+
+$(UNIT): $(UNIT_OBJ) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) -lm
+
+$(BENCHCORE): $(BENCH_OBJ) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJ) $(LIBCORE) -lm
+
+test: unit integration
+
+unit: $(UNIT)
+	$(Q)$(UNIT)
+
+integration: $(MEMSIM)
+	$(Q)MEMSIM=$(MEMSIM) sh tests/integration/run.sh
+
+bench: $(BENCHCORE)
+	$(Q)$(BENCHCORE)
+
+demo: $(MEMSIM)
+	$(Q)sh scripts/demo.sh $(MEMSIM)
+
+install: $(MEMSIM) $(LIBCORE)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
+	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
+
+clean:
+	rm -rf build
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -1,0 +1,104 @@
+/*
+ * fit: the free-block index and carving shared by the fit strategies
+ * (first, best, worst, next) and the caching pool.
+ *
+ * A fit index is a tree (core/tree.h) of free blocks keyed either by
+ * (stream, size, address) — best and worst fit, the caching pool — or
+ * by (stream, address) — first and next fit.  Every node's weight is its
+ * block's size, so the root knows the largest free block and first fit
+ * can skip subtrees that hold nothing big enough.
+ *
+ * Alignment: all block addresses and sizes are multiples of the
+ * granule, so alignments up to the granule need no padding.  A larger
+ * alignment searches for size + align - granule, which is guaranteed to
+ * fit once the front is padded (the padding stays a free block), as
+ * glibc's memalign does; a block that would fit only by luck of its
+ * address is not considered.
+ */
+#ifndef MEMSIM_CORE_FIT_H
+#define MEMSIM_CORE_FIT_H
+
+#include "core/pool.h"
+#include "core/strategy.h"
+#include "core/tree.h"
+
+typedef enum fit_order_e {
+    FIT_BY_SIZE, /* (stream, size, addr) */
+    FIT_BY_ADDR, /* (stream, addr) */
+} fit_order_t;
+
+typedef struct fit_index_s {
+    tree_t tree;       /* free blocks */
+    fit_order_t order;
+    uint64_t granule;  /* sizes and addresses are multiples of this */
+} fit_index_t;
+
+void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule);
+void fit_index_insert(fit_index_t *ix, block_t *b);
+void fit_index_remove(fit_index_t *ix, block_t *b);
+
+static inline block_t *fit_block(const tree_node_t *n)
+{
+    return n ? (block_t *)((char *)n - offsetof(block_t, idx.node)) : NULL;
+}
+
+/* Bytes a block must span to serve req: size rounded to the granule.
+ * 0 when that overflows. */
+uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req);
+/* Bytes a candidate must have so that req fits after padding. */
+uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req);
+
+/* The best, worst or first candidate of one stream tag (exact tag). */
+block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);
+block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need);
+block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need);
+
+/* Carve req out of free block b (which is in ix): pad the front to the
+ * alignment, keep a remainder of at least min_split bytes as a free
+ * block, and mark the rest allocated.  *out is the allocated block. */
+int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *req,
+              uint64_t block_bytes, uint64_t min_split, block_t **out);
+
+/* Coalesce freed block b with mergeable neighbours (which are in ix)
+ * and index the result, which is returned. */
+block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b);
+
+/* The index holds exactly the free blocks of the pool's segments for
+ * which belongs(seg) is true (NULL: all), with correct keys. */
+int fit_index_check(const fit_index_t *ix, const pool_t *p,
+                    bool (*belongs)(const fit_index_t *, const segment_t *),
+                    const char **why);
+
+/* ---- the common shape of the four fit strategies ------------------------- */
+
+/* State of a fit strategy: the index, then the strategy's own fields. */
+typedef struct fit_state_s {
+    fit_index_t ix;
+    uint64_t rover; /* next fit: where the last allocation ended */
+} fit_state_t;
+
+/* Initialise ix with order, and create the device segment. */
+int fit_init(fit_state_t *st, fit_order_t order, pool_t *p, const strategy_env_t *env);
+void fit_release_op(void *st, pool_t *p, block_t *b);
+uint64_t fit_largest_free_op(const void *st, const pool_t *p);
+int fit_check_op(const void *st, const pool_t *p, const char **why);
+
+/* Run a fit strategy's selection and carve the winner. */
+typedef block_t *(*fit_select_fn)(const fit_state_t *st, const strategy_request_t *req,
+                                  uint64_t need);
+int fit_place(fit_state_t *st, pool_t *p, const strategy_request_t *req,
+              fit_select_fn select, block_t **out);
+bool fit_can_place(const fit_state_t *st, const strategy_request_t *req,
+                   fit_select_fn select);
+
+/* Of two candidates, the one with the lower address (either may be NULL). */
+static inline block_t *fit_lower(block_t *a, block_t *b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    return a->addr <= b->addr ? a : b;
+}
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * worst-fit: the largest free block (it leaves the largest remainder);
+ * among equals, the lowest address.  Index by (stream, size, address):
+ * the last node of the stream's range, O(log n).
+ */
+#include "core/fit.h"
+
+static block_t *select_worst(const fit_state_t *st, const strategy_request_t *req,
+                             uint64_t need)
+{
+    block_t *own = fit_worst_of(&st->ix, req->stream, need);
+    block_t *any = fit_worst_of(&st->ix, POOL_STREAM_ANY, need);
+    if (!own || !any)
+        return own ? own : any;
+    if (own->size != any->size)
+        return own->size > any->size ? own : any;
+    return fit_lower(own, any);
+}
+
+static int init(void *st, pool_t *p, const strategy_env_t *env)
+{
+    return fit_init(st, FIT_BY_SIZE, p, env);
+}
+
+static int place(void *st, pool_t *p, const strategy_request_t *req, block_t **out)
+{
+    return fit_place(st, p, req, select_worst, out);
+}
+
+static bool can_place(const void *st, const pool_t *p, const strategy_request_t *req)
+{
+    (void)p;
+    return fit_can_place(st, req, select_worst);
+}
+
+static const strategy_ops_t ops = {
+    .name = "worst-fit",
+    .summary = "largest free block (ties: lowest address)",
+    .state_size = sizeof(fit_state_t),
+    .footprint = STRATEGY_FOOTPRINT_EXTENT,
+    .init = init,
+    .place = place,
+    .can_place = can_place,
+    .release = fit_release_op,
+    .largest_free = fit_largest_free_op,
+    .check = fit_check_op,
+};
+
+const strategy_ops_t *strategy_worst_fit(void) { return &ops; }
