@@ -1,0 +1,23 @@
+/*
+ * The unit test runner: one Check suite per core module.
+ * CK_RUN_SUITE=pool selects one suite, as Check's environment allows.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/suites.h"
+
+int main(void)
+{
+    Suite *(*const suites[])(void) = {
+        tree_suite,     addrmap_suite,  pool_suite,     strategy_suite, buddy_suite,
+        caching_suite,  device_suite,   workload_suite, units_suite,
+    };
+    SRunner *sr = srunner_create(NULL);
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        srunner_add_suite(sr, suites[i]());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

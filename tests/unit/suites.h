@@ -1,0 +1,17 @@
+/* One Suite per core module; each lives in tests/unit/test_<module>.c. */
+#ifndef MEMSIM_TESTS_UNIT_SUITES_H
+#define MEMSIM_TESTS_UNIT_SUITES_H
+
+#include <check.h>
+
+Suite *tree_suite(void);
+Suite *addrmap_suite(void);
+Suite *pool_suite(void);
+Suite *strategy_suite(void);
+Suite *buddy_suite(void);
+Suite *caching_suite(void);
+Suite *device_suite(void);
+Suite *workload_suite(void);
+Suite *units_suite(void);
+
+#endif
