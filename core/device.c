@@ -20,6 +20,8 @@ struct device_s {
     device_stats_t *stats;     /* one per strategy in the table */
     uint64_t peak_footprint;   /* since the pool last started */
     uint64_t peak_live;
+    uint64_t internal_at_peak; /* alloc - requested bytes at the footprint peak */
+    double external_at_peak;   /* 1 - largest free / free at the footprint peak */
 };
 
 static uint64_t now_ns(const device_t *d)
@@ -93,6 +95,8 @@ static int start_strategy(device_t *d, const strategy_ops_t *ops)
     }
     d->peak_footprint = reserved(d);
     d->peak_live = 0;
+    d->internal_at_peak = 0;
+    d->external_at_peak = 0.0;
     return POOL_OK;
 }
 
@@ -254,8 +258,15 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
     st->bytes_allocated += size;
     st->alloc_ns += r->ns;
     uint64_t res = reserved(d);
-    if (res > d->peak_footprint)
+    if (res > d->peak_footprint) {
+        const pool_t *p = &d->pool;
+        uint64_t free_bytes = p->segment_bytes - p->alloc_bytes;
         d->peak_footprint = res;
+        d->internal_at_peak = p->alloc_bytes - p->requested_bytes;
+        d->external_at_peak =
+            free_bytes ? 1.0 - (double)d->ops->largest_free(d->state, p) / (double)free_bytes
+                       : 0.0;
+    }
     if (d->pool.requested_bytes > d->peak_live)
         d->peak_live = d->pool.requested_bytes;
     return succeed(r, b->addr, b->size);
@@ -384,6 +395,8 @@ void device_metrics(const device_t *d, device_metrics_t *m)
     m->utilization = p->segment_bytes ? (double)p->alloc_bytes / (double)p->segment_bytes : 0.0;
     m->jw_fragmentation =
         d->peak_live ? (double)d->peak_footprint / (double)d->peak_live - 1.0 : 0.0;
+    m->internal_at_peak = d->internal_at_peak;
+    m->external_at_peak = d->external_at_peak;
 }
 
 int device_check(const device_t *d, const char **why)

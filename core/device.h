@@ -72,6 +72,8 @@ typedef struct device_metrics_s {
     double seed_fragmentation;       /* mean over segments of 1 - 1/blocks */
     double utilization;              /* live_allocated / segment_bytes */
     double jw_fragmentation;         /* peak_footprint / peak_live_requested - 1 */
+    uint64_t internal_at_peak;       /* internal fragmentation when the footprint peaked */
+    double external_at_peak;         /* external fragmentation when the footprint peaked */
 } device_metrics_t;
 
 typedef struct device_s device_t;

@@ -104,16 +104,22 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
 
 block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
 {
-    if (pool_blocks_mergeable(b->prev, b)) {
-        block_t *a = b->prev;
-        fit_index_remove(ix, a);
-        pool_block_merge(p, a, b);
-        b = a;
-    }
-    if (pool_blocks_mergeable(b, b->next)) {
-        block_t *n = b->next;
-        fit_index_remove(ix, n);
-        pool_block_merge(p, b, n);
+    /* Merging with pristine memory makes b pristine, which can make a
+     * neighbour of another stream mergeable after all: repeat until
+     * neither side merges (at most three merges in all). */
+    for (;;) {
+        if (pool_blocks_mergeable(b->prev, b)) {
+            block_t *a = b->prev;
+            fit_index_remove(ix, a);
+            pool_block_merge(p, a, b);
+            b = a;
+        } else if (pool_blocks_mergeable(b, b->next)) {
+            block_t *n = b->next;
+            fit_index_remove(ix, n);
+            pool_block_merge(p, b, n);
+        } else {
+            break;
+        }
     }
     fit_index_insert(ix, b);
     return b;

@@ -307,10 +307,12 @@ bool pool_blocks_mergeable(const block_t *a, const block_t *b)
 void pool_block_merge(pool_t *p, block_t *a, block_t *b)
 {
     a->size += b->size;
-    if (a->stream == POOL_STREAM_ANY)
-        a->stream = b->stream;
-    if (b->state == BLOCK_FREE_COMPLETED)
+    if (a->stream == POOL_STREAM_ANY || b->stream == POOL_STREAM_ANY) {
+        a->stream = POOL_STREAM_ANY; /* back to pristine memory */
+        a->state = BLOCK_FREE;
+    } else if (b->state == BLOCK_FREE_COMPLETED) {
         a->state = BLOCK_FREE_COMPLETED;
+    }
     a->next = b->next;
     if (b->next)
         b->next->prev = a;

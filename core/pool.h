@@ -12,11 +12,13 @@
  *   stream   the owner of a block.  A free block is reused only by a
  *            request on its stream; POOL_STREAM_ANY marks pristine memory
  *            (never allocated since its segment was created), which any
- *            stream may take.  Merging a pristine block with a freed one
- *            keeps the freed block's stream.
+ *            stream may take.  A freed block that merges with pristine
+ *            memory becomes pristine again, as memory at a heap's top
+ *            goes back to the system: otherwise the first stream to free
+ *            next to the untouched rest of a device would own all of it.
  *
  * Block states (the seed's lifecycle):
- *   FREE            pristine, never allocated
+ *   FREE            pristine: never allocated, or merged back into pristine
  *   ALLOC           in use
  *   FREE_REQUESTED  freed by the program but the free has not completed
  *                   (stream-ordered devices): still unavailable

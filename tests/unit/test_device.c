@@ -1,0 +1,181 @@
+/* device: the seed's examples, creation, switching, metrics and status. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+/* >>> sim = DeviceMemorySimulator(device_id=0, total_memory=256)
+ * >>> sim.allocate(32).success  ->  True */
+START_TEST(seed_example_small_device)
+{
+    device_config_t cfg = {.id = 0, .total = 256};
+    device_t *d;
+    ck_assert_int_eq(device_create(&cfg, &d, NULL, 0), POOL_OK);
+    ck_assert_str_eq(device_strategy(d)->name, DEVICE_DEFAULT_STRATEGY);
+    ck_assert_uint_eq(device_base(d), 0x10000000);
+    device_result_t r;
+    ck_assert_int_eq(device_alloc(d, 32, 1, 0, &r), POOL_OK);
+    ck_assert(r.ok);
+    ck_assert_uint_eq(r.addr, 0x10000000);
+    ck_assert_uint_eq(r.size, 32);
+    device_destroy(d);
+}
+END_TEST
+
+/* >>> sim = DeviceMemorySimulator(device_id=0, total_memory=1024)
+ * >>> result = sim.allocate(size=64); sim.free(result.address).success -> True */
+START_TEST(seed_example_alloc_free)
+{
+    for (size_t i = 0; i < strategy_count(); i++) {
+        if (strcmp(strategy_at(i)->name, "caching") == 0)
+            continue; /* needs at least a 2 MiB segment */
+        device_t *d = test_device(strategy_at(i)->name, 1024);
+        device_result_t r;
+        ck_assert_int_eq(device_alloc(d, 64, 1, 0, &r), POOL_OK);
+        ck_assert_int_eq(device_free(d, r.addr, &r), POOL_OK);
+        ck_assert(r.ok);
+        device_metrics_t m;
+        device_metrics(d, &m);
+        ck_assert_uint_eq(m.blocks, 1); /* coalesced back */
+        device_destroy(d);
+    }
+}
+END_TEST
+
+START_TEST(create_refuses_bad_configurations)
+{
+    char err[256];
+    device_t *d = (device_t *)1;
+    device_config_t cfg = {.total = 1024, .strategy = "fastest"};
+    ck_assert_int_eq(device_create(&cfg, &d, err, sizeof err), POOL_EINVAL);
+    ck_assert_ptr_null(d);
+    ck_assert_str_eq(err, "unknown strategy \"fastest\" (known: first-fit, best-fit, "
+                          "worst-fit, next-fit, buddy, caching)");
+    cfg = (device_config_t){.total = 0};
+    ck_assert_int_eq(device_create(&cfg, &d, err, sizeof err), POOL_EINVAL);
+    ck_assert_msg(strstr(err, "invalid device size 0"), "%s", err);
+    cfg = (device_config_t){.total = 1024, .granule = 24};
+    ck_assert_int_eq(device_create(&cfg, &d, err, sizeof err), POOL_EINVAL);
+    ck_assert_msg(strstr(err, "granule 24"), "%s", err);
+    cfg = (device_config_t){.total = 256, .strategy = "caching"};
+    ck_assert_int_eq(device_create(&cfg, &d, err, sizeof err), POOL_EINVAL);
+    ck_assert_msg(strstr(err, "cannot start strategy caching"), "%s", err);
+    cfg = (device_config_t){.total = 32, .strategy = "buddy"};
+    ck_assert_int_eq(device_create(&cfg, &d, err, sizeof err), POOL_EINVAL);
+}
+END_TEST
+
+START_TEST(switching_strategies)
+{
+    device_t *d = test_device("first-fit", 1 * MiB);
+    device_result_t r;
+    uint64_t a = test_alloc(d, 100, 16, 0);
+    ck_assert_int_eq(device_set_strategy(d, "buddy", &r), POOL_EBUSY);
+    ck_assert_msg(strstr(r.error, "1 blocks are still allocated under first-fit"), "%s",
+                  r.error);
+    ck_assert_str_eq(device_strategy(d)->name, "first-fit");
+    ck_assert_int_eq(device_set_strategy(d, "nope", &r), POOL_EINVAL);
+    ck_assert_msg(strstr(r.error, "unknown strategy \"nope\""), "%s", r.error);
+    test_free(d, a);
+    ck_assert_int_eq(device_set_strategy(d, "buddy", &r), POOL_OK);
+    ck_assert_str_eq(device_strategy(d)->name, "buddy");
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0) - device_base(d), 0);
+    ck_assert_device_ok(d);
+    /* Statistics stay per strategy. */
+    ck_assert_uint_eq(device_stats(d, (size_t)strategy_index(strategy_find("first-fit")))
+                          ->allocations, 1);
+    ck_assert_uint_eq(device_stats(d, (size_t)strategy_index(strategy_find("buddy")))
+                          ->allocations, 1);
+    ck_assert_ptr_null(device_stats(d, strategy_count()));
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(metrics_follow_their_definitions)
+{
+    device_t *d = test_device("best-fit", 1 * MiB);
+    uint64_t a = test_alloc(d, 100, 16, 0); /* 112-byte block */
+    test_alloc(d, 200, 16, 0);              /* 208-byte block */
+    test_free(d, a);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.total, 1 * MiB);
+    ck_assert_uint_eq(m.segments, 1);
+    ck_assert_uint_eq(m.blocks, 3);
+    ck_assert_uint_eq(m.live_blocks, 1);
+    ck_assert_uint_eq(m.free_blocks, 2);
+    ck_assert_uint_eq(m.live_requested, 200);
+    ck_assert_uint_eq(m.live_allocated, 208);
+    ck_assert_uint_eq(m.internal_fragmentation, 8);
+    ck_assert_uint_eq(m.free_bytes, 1 * MiB - 208);
+    ck_assert_uint_eq(m.largest_free, 1 * MiB - 320);
+    ck_assert_uint_eq(m.reserved, 320);       /* extent: up to the 208-byte block */
+    ck_assert_uint_eq(m.peak_footprint, 320);
+    ck_assert_uint_eq(m.peak_live_requested, 300);
+    ck_assert_double_eq_tol(m.external_fragmentation,
+                            1.0 - (double)(1 * MiB - 320) / (double)(1 * MiB - 208), 1e-12);
+    ck_assert_double_eq_tol(m.seed_fragmentation, 1.0 - 1.0 / 3.0, 1e-12);
+    ck_assert_double_eq_tol(m.utilization, 208.0 / (double)(1 * MiB), 1e-12);
+    ck_assert_double_eq_tol(m.jw_fragmentation, 320.0 / 300.0 - 1.0, 1e-12);
+    ck_assert_uint_eq(m.internal_at_peak, 12 + 8);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(timing_is_optional)
+{
+    device_t *d = test_device("best-fit", 1 * MiB);
+    for (int i = 0; i < 100; i++)
+        test_free(d, test_alloc(d, 64, 16, 0));
+    const device_stats_t *st = device_stats(d, (size_t)strategy_index(device_strategy(d)));
+    ck_assert_uint_gt(st->alloc_ns, 0);
+    ck_assert_uint_gt(st->free_ns, 0);
+    device_destroy(d);
+
+    device_config_t cfg = {.total = 1 * MiB, .no_timing = true};
+    ck_assert_int_eq(device_create(&cfg, &d, NULL, 0), POOL_OK);
+    device_result_t r;
+    ck_assert_int_eq(device_alloc(d, 64, 16, 0, &r), POOL_OK);
+    ck_assert_uint_eq(r.ns, 0);
+    ck_assert_uint_eq(device_stats(d, (size_t)strategy_index(device_strategy(d)))->alloc_ns, 0);
+    ck_assert_uint_eq(device_trim(d), 0); /* nothing cached outside caching */
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(status_lists_segments_and_blocks)
+{
+    device_t *d = test_device("first-fit", 4096);
+    test_alloc(d, 100, 16, 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    device_print_status(d, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "=== Device 0 Memory Status ==="), "%s", text);
+    ck_assert_msg(strstr(text, "Current Allocator: first-fit"), "%s", text);
+    ck_assert_msg(strstr(text, "0x10000000: 112 bytes (ALLOC) [SEGMENT_START]"), "%s", text);
+    ck_assert_msg(strstr(text, "0x10000070: 3984 bytes (FREE)"), "%s", text);
+    ck_assert_msg(strstr(text, "Blocks: 2"), "%s", text);
+    free(text);
+    device_destroy(d);
+}
+END_TEST
+
+Suite *device_suite(void)
+{
+    Suite *s = suite_create("device");
+    TCase *tc = tcase_create("device");
+    tcase_add_test(tc, seed_example_small_device);
+    tcase_add_test(tc, seed_example_alloc_free);
+    tcase_add_test(tc, create_refuses_bad_configurations);
+    tcase_add_test(tc, switching_strategies);
+    tcase_add_test(tc, metrics_follow_their_definitions);
+    tcase_add_test(tc, timing_is_optional);
+    tcase_add_test(tc, status_lists_segments_and_blocks);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,322 @@
+/* pool: segments, overlap checks, blocks and their primitives. */
+#include <check.h>
+
+#include "core/pool.h"
+#include "tests/unit/suites.h"
+
+static pool_t pool;
+
+static void setup(void) { ck_assert_int_eq(pool_init(&pool), POOL_OK); }
+static void teardown(void) { pool_fini(&pool); }
+
+#define ck_assert_pool_ok(p)                                                  \
+    do {                                                                      \
+        const char *why_ = NULL;                                              \
+        ck_assert_msg(pool_check((p), &why_) == 0, "pool_check: %s", why_);   \
+    } while (0)
+
+static segment_t *make(uint64_t addr, uint64_t size)
+{
+    segment_t *s = NULL;
+    ck_assert_int_eq(pool_segment_create(&pool, addr, size, POOL_STREAM_ANY, 0, &s), POOL_OK);
+    return s;
+}
+
+START_TEST(segment_create_makes_one_free_block)
+{
+    segment_t *s = make(0x1000, 4096);
+    ck_assert_uint_eq(s->nblocks, 1);
+    ck_assert_ptr_eq(s->first, s->last);
+    ck_assert_uint_eq(s->first->addr, 0x1000);
+    ck_assert_uint_eq(s->first->size, 4096);
+    ck_assert_int_eq(s->first->state, BLOCK_FREE);
+    ck_assert_ptr_eq(pool_block_at(&pool, 0x1000), s->first);
+    ck_assert_uint_eq(pool.segment_bytes, 4096);
+    ck_assert_uint_eq(pool.nblocks, 1);
+    ck_assert_uint_eq(pool.alloc_bytes, 0);
+    ck_assert_uint_eq(pool_segment_count(&pool), 1);
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(segment_create_rejects_bad_ranges)
+{
+    ck_assert_int_eq(pool_segment_create(&pool, 0x1000, 0, 0, 0, NULL), POOL_EINVAL);
+    ck_assert_int_eq(pool_segment_create(&pool, UINT64_MAX - 10, 100, 0, 0, NULL), POOL_EINVAL);
+    make(0x1000, 0x1000);
+    ck_assert_int_eq(pool_segment_create(&pool, 0x1800, 0x1000, 0, 0, NULL), POOL_EOVERLAP);
+    ck_assert_uint_eq(pool_segment_count(&pool), 1);
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(overlap_kinds)
+{
+    make(0x1000, 0x1000); /* [0x1000, 0x2000) id 0 */
+    make(0x3000, 0x1000); /* [0x3000, 0x4000) id 1 */
+    pool_overlap_info_t o;
+
+    pool_segment_overlap(&pool, 0x2000, 0x1000, &o); /* exactly the gap */
+    ck_assert_int_eq(o.type, POOL_OVERLAP_NONE);
+    ck_assert_uint_eq(o.count, 0);
+
+    pool_segment_overlap(&pool, 0x800, 0x1000, &o); /* crosses the start of id 0 */
+    ck_assert_int_eq(o.type, POOL_OVERLAP_PARTIAL);
+    ck_assert_uint_eq(o.count, 1);
+    ck_assert_uint_eq(o.first_id, 0);
+    ck_assert_uint_eq(o.overlap_bytes, 0x800);
+
+    pool_segment_overlap(&pool, 0x3800, 0x1000, &o); /* crosses the end of id 1 */
+    ck_assert_int_eq(o.type, POOL_OVERLAP_PARTIAL);
+    ck_assert_uint_eq(o.first_id, 1);
+    ck_assert_uint_eq(o.overlap_bytes, 0x800);
+
+    pool_segment_overlap(&pool, 0x1100, 0x100, &o);
+    ck_assert_int_eq(o.type, POOL_OVERLAP_CONTAINED);
+    ck_assert_uint_eq(o.overlap_bytes, 0x100);
+
+    pool_segment_overlap(&pool, 0x2f00, 0x1200, &o);
+    ck_assert_int_eq(o.type, POOL_OVERLAP_CONTAINS);
+    ck_assert_uint_eq(o.first_id, 1);
+    ck_assert_uint_eq(o.overlap_bytes, 0x1000);
+
+    pool_segment_overlap(&pool, 0x1000, 0x1000, &o);
+    ck_assert_int_eq(o.type, POOL_OVERLAP_EXACT);
+
+    pool_segment_overlap(&pool, 0x1800, 0x2000, &o);
+    ck_assert_int_eq(o.type, POOL_OVERLAP_SEVERAL);
+    ck_assert_uint_eq(o.count, 2);
+    ck_assert_uint_eq(o.first_id, 0);
+    ck_assert_uint_eq(o.overlap_bytes, 0x800 + 0x800);
+
+    ck_assert_str_eq(pool_overlap_name(POOL_OVERLAP_SEVERAL), "several");
+    ck_assert_str_eq(pool_overlap_name(POOL_OVERLAP_CONTAINED), "contained");
+}
+END_TEST
+
+START_TEST(find_range_uses_gaps_and_alignment)
+{
+    uint64_t a;
+    ck_assert_int_eq(pool_segment_find_range(&pool, 100, 64, 0x1001, 0x10000, &a), POOL_OK);
+    ck_assert_uint_eq(a, 0x1040); /* empty pool: lo rounded up */
+    make(0x1000, 0x1000);         /* [0x1000, 0x2000) */
+    make(0x2800, 0x100);          /* [0x2800, 0x2900) */
+    /* The gap [0x2000, 0x2800) takes 0x800 bytes but not 0x801. */
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x800, 1, 0x1000, 0x10000, &a), POOL_OK);
+    ck_assert_uint_eq(a, 0x2000);
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x801, 1, 0x1000, 0x10000, &a), POOL_OK);
+    ck_assert_uint_eq(a, 0x2900);
+    /* Alignment: the unaligned start of the last gap is rounded up. */
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x900, 0x800, 0x1000, 0x10000, &a),
+                     POOL_OK);
+    ck_assert_uint_eq(a, 0x3000);
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x100, 0x4000, 0x1000, 0x10000, &a),
+                     POOL_OK);
+    ck_assert_uint_eq(a, 0x4000);
+    /* A start inside a segment moves past it. */
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x10, 1, 0x1800, 0x10000, &a), POOL_OK);
+    ck_assert_uint_eq(a, 0x2000);
+    /* No room below hi. */
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0x1000, 1, 0x1000, 0x3800, &a), POOL_ENOMEM);
+    ck_assert_int_eq(pool_segment_find_range(&pool, 0, 1, 0, 10, &a), POOL_EINVAL);
+    ck_assert_int_eq(pool_segment_find_range(&pool, 1, 3, 0, 10, &a), POOL_EINVAL);
+}
+END_TEST
+
+START_TEST(segment_at_finds_the_holder)
+{
+    segment_t *a = make(0x1000, 0x1000), *b = make(0x4000, 0x10);
+    ck_assert_ptr_eq(pool_segment_at(&pool, 0x1000), a);
+    ck_assert_ptr_eq(pool_segment_at(&pool, 0x1fff), a);
+    ck_assert_ptr_null(pool_segment_at(&pool, 0x2000));
+    ck_assert_ptr_null(pool_segment_at(&pool, 0xfff));
+    ck_assert_ptr_eq(pool_segment_at(&pool, 0x400f), b);
+    ck_assert_ptr_null(pool_segment_at(&pool, 0x4010));
+    /* Listing goes in address order. */
+    ck_assert_ptr_eq(pool_segment_first(&pool), a);
+    ck_assert_ptr_eq(pool_segment_next(a), b);
+    ck_assert_ptr_null(pool_segment_next(b));
+}
+END_TEST
+
+START_TEST(split_merge_and_totals)
+{
+    segment_t *s = make(0x1000, 1000);
+    block_t *b = s->first, *rest;
+    ck_assert_int_eq(pool_block_split(&pool, b, 100, &rest), POOL_OK);
+    ck_assert_uint_eq(b->size, 100);
+    ck_assert_uint_eq(rest->addr, 0x1000 + 100);
+    ck_assert_uint_eq(rest->size, 900);
+    ck_assert_ptr_eq(b->next, rest);
+    ck_assert_ptr_eq(rest->prev, b);
+    ck_assert_ptr_eq(s->last, rest);
+    ck_assert_uint_eq(s->nblocks, 2);
+    ck_assert_pool_ok(&pool);
+
+    pool_block_mark_alloc(&pool, b, 90, 7);
+    ck_assert_int_eq(b->state, BLOCK_ALLOC);
+    ck_assert_uint_eq(pool.alloc_bytes, 100);
+    ck_assert_uint_eq(pool.requested_bytes, 90);
+    ck_assert_uint_eq(pool.live_blocks, 1);
+    ck_assert_uint_eq(s->extent, 100);
+    ck_assert_uint_eq(pool.extent_bytes, 100);
+    ck_assert(!pool_blocks_mergeable(b, rest));
+    ck_assert_pool_ok(&pool);
+
+    ck_assert_int_eq(pool_block_mark_free_requested(&pool, b), POOL_OK);
+    ck_assert_int_eq(b->state, BLOCK_FREE_REQUESTED);
+    ck_assert_int_eq(pool_block_mark_free_requested(&pool, b), POOL_ESTATE);
+    ck_assert_uint_eq(pool.alloc_bytes, 100); /* still unavailable */
+    pool_block_mark_freed(&pool, b);
+    ck_assert_int_eq(b->state, BLOCK_FREE_COMPLETED);
+    ck_assert_int_eq(b->stream, 7);
+    ck_assert_uint_eq(pool.alloc_bytes, 0);
+    ck_assert_uint_eq(pool.requested_bytes, 0);
+    ck_assert_uint_eq(s->extent, 0);
+    ck_assert_pool_ok(&pool);
+
+    /* Freed (stream 7) next to pristine: mergeable, and the result is pristine. */
+    ck_assert(pool_blocks_mergeable(b, rest));
+    pool_block_merge(&pool, b, rest);
+    ck_assert_uint_eq(b->size, 1000);
+    ck_assert_int_eq(b->stream, POOL_STREAM_ANY);
+    ck_assert_int_eq(b->state, BLOCK_FREE);
+    ck_assert_ptr_null(b->next);
+    ck_assert_ptr_eq(s->last, b);
+    ck_assert_uint_eq(s->nblocks, 1);
+    ck_assert_ptr_null(pool_block_at(&pool, 0x1000 + 100));
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(streams_limit_merging)
+{
+    segment_t *s = make(0, 300);
+    block_t *a = s->first, *b, *c;
+    ck_assert_int_eq(pool_block_split(&pool, a, 100, &b), POOL_OK);
+    ck_assert_int_eq(pool_block_split(&pool, b, 100, &c), POOL_OK);
+    pool_block_mark_alloc(&pool, a, 100, 1);
+    pool_block_mark_alloc(&pool, b, 100, 2);
+    pool_block_mark_freed(&pool, a);
+    pool_block_mark_freed(&pool, b);
+    ck_assert(!pool_blocks_mergeable(a, b)); /* streams 1 and 2 */
+    ck_assert(pool_blocks_mergeable(b, c));  /* stream 2 and pristine */
+    ck_assert(!pool_blocks_mergeable(a, c)); /* not neighbours */
+    ck_assert(!pool_blocks_mergeable(NULL, a));
+    const char *why = NULL;
+    ck_assert_int_eq(pool_check_coalesced(&pool, &why), -1);
+    pool_block_merge(&pool, b, c); /* b is pristine now, so a may merge with it */
+    ck_assert_int_eq(b->stream, POOL_STREAM_ANY);
+    ck_assert(pool_blocks_mergeable(a, b));
+    pool_block_merge(&pool, a, b);
+    ck_assert_int_eq(pool_check_coalesced(&pool, &why), 0);
+    ck_assert_uint_eq(a->size, 300);
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(extent_walks_back_over_free_blocks)
+{
+    segment_t *s = make(0, 400);
+    block_t *a = s->first, *b, *c, *d;
+    ck_assert_int_eq(pool_block_split(&pool, a, 100, &b), POOL_OK);
+    ck_assert_int_eq(pool_block_split(&pool, b, 100, &c), POOL_OK);
+    ck_assert_int_eq(pool_block_split(&pool, c, 100, &d), POOL_OK);
+    pool_block_mark_alloc(&pool, a, 1, 0);
+    pool_block_mark_alloc(&pool, c, 1, 0);
+    ck_assert_uint_eq(s->extent, 300);
+    pool_block_mark_alloc(&pool, b, 1, 0);
+    ck_assert_uint_eq(s->extent, 300);
+    pool_block_mark_freed(&pool, b); /* not the top: extent stays */
+    ck_assert_uint_eq(s->extent, 300);
+    pool_block_mark_freed(&pool, c); /* top: drops past free b to a's end */
+    ck_assert_uint_eq(s->extent, 100);
+    ck_assert_uint_eq(pool.extent_bytes, 100);
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(remove_refuses_live_segments_unless_forced)
+{
+    segment_t *s = make(0x1000, 0x1000);
+    block_t *rest;
+    ck_assert_int_eq(pool_block_split(&pool, s->first, 0x100, &rest), POOL_OK);
+    pool_block_mark_alloc(&pool, s->first, 0x80, 0);
+    ck_assert_int_eq(pool_segment_remove(&pool, s, false), POOL_EBUSY);
+    ck_assert_uint_eq(pool_segment_count(&pool), 1);
+    ck_assert_int_eq(pool_segment_remove(&pool, s, true), POOL_OK);
+    ck_assert_uint_eq(pool_segment_count(&pool), 0);
+    ck_assert_uint_eq(pool.segment_bytes, 0);
+    ck_assert_uint_eq(pool.alloc_bytes, 0);
+    ck_assert_uint_eq(pool.requested_bytes, 0);
+    ck_assert_uint_eq(pool.live_blocks, 0);
+    ck_assert_uint_eq(pool.nblocks, 0);
+    ck_assert_uint_eq(pool.extent_bytes, 0);
+    ck_assert_ptr_null(pool_block_at(&pool, 0x1000));
+    ck_assert_pool_ok(&pool);
+    /* The range is free again. */
+    make(0x1000, 0x1000);
+}
+END_TEST
+
+START_TEST(check_detects_corruption)
+{
+    segment_t *s = make(0, 1000);
+    block_t *rest;
+    ck_assert_int_eq(pool_block_split(&pool, s->first, 100, &rest), POOL_OK);
+    const char *why = NULL;
+    rest->size += 1; /* tiles past the segment */
+    ck_assert_int_eq(pool_check(&pool, &why), -1);
+    ck_assert_ptr_nonnull(why);
+    rest->size -= 1;
+    pool.alloc_bytes = 5;
+    ck_assert_int_eq(pool_check(&pool, &why), -1);
+    ck_assert_str_eq(why, "pool allocated bytes are wrong");
+    pool.alloc_bytes = 0;
+    ck_assert_pool_ok(&pool);
+}
+END_TEST
+
+START_TEST(seed_fragmentation_is_one_minus_one_over_blocks)
+{
+    segment_t *s = make(0, 1000);
+    make(0x10000, 1000); /* one block: 0 */
+    block_t *b = s->first, *r;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(pool_block_split(&pool, b, 100, &r), POOL_OK);
+        b = r;
+    }
+    /* 4 blocks -> 0.75, and 0 for the other: mean 0.375. */
+    ck_assert_double_eq_tol(pool_seed_fragmentation(&pool), 0.375, 1e-12);
+}
+END_TEST
+
+START_TEST(strerror_names)
+{
+    ck_assert_str_eq(pool_strerror(POOL_ENOMEM), "out of memory");
+    ck_assert_str_eq(pool_strerror(POOL_EDOUBLE), "double free");
+    ck_assert_str_eq(pool_strerror(12345), "unknown error");
+    ck_assert_str_eq(block_state_name(BLOCK_FREE_REQUESTED), "free_requested");
+}
+END_TEST
+
+Suite *pool_suite(void)
+{
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("pool");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, segment_create_makes_one_free_block);
+    tcase_add_test(tc, segment_create_rejects_bad_ranges);
+    tcase_add_test(tc, overlap_kinds);
+    tcase_add_test(tc, find_range_uses_gaps_and_alignment);
+    tcase_add_test(tc, segment_at_finds_the_holder);
+    tcase_add_test(tc, split_merge_and_totals);
+    tcase_add_test(tc, streams_limit_merging);
+    tcase_add_test(tc, extent_walks_back_over_free_blocks);
+    tcase_add_test(tc, remove_refuses_live_segments_unless_forced);
+    tcase_add_test(tc, check_detects_corruption);
+    tcase_add_test(tc, seed_fragmentation_is_one_minus_one_over_blocks);
+    tcase_add_test(tc, strerror_names);
+    suite_add_tcase(s, tc);
+    return s;
+}

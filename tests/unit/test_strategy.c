@@ -1,0 +1,330 @@
+/*
+ * The contract every strategy keeps: the same tests, one loop over the
+ * strategy table (a new strategy is tested by being listed).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "core/strategy.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+static const char *name_of(int i) { return strategy_at((size_t)i)->name; }
+
+static bool is(int i, const char *name) { return strcmp(name_of(i), name) == 0; }
+
+START_TEST(table_lists_six_by_name)
+{
+    static const char *const names[] = {"first-fit", "best-fit", "worst-fit",
+                                        "next-fit",  "buddy",    "caching"};
+    ck_assert_uint_eq(strategy_count(), 6);
+    for (size_t i = 0; i < 6; i++) {
+        ck_assert_str_eq(strategy_at(i)->name, names[i]);
+        ck_assert_ptr_eq(strategy_find(names[i]), strategy_at(i));
+        ck_assert_int_eq(strategy_index(strategy_at(i)), (int)i);
+    }
+    ck_assert_ptr_null(strategy_find("fastest-fit"));
+    ck_assert_ptr_null(strategy_find(NULL));
+    ck_assert_ptr_null(strategy_at(6));
+    char buf[128];
+    ck_assert_str_eq(strategy_names(buf, sizeof buf),
+                     "first-fit, best-fit, worst-fit, next-fit, buddy, caching");
+}
+END_TEST
+
+START_TEST(alloc_then_free_restores_the_pool)
+{
+    device_t *d = test_device(name_of(_i), 256 * MiB);
+    device_result_t r;
+    ck_assert_int_eq(device_alloc(d, 100, 16, 0, &r), POOL_OK);
+    ck_assert(r.ok);
+    ck_assert_str_eq(r.error, "");
+    ck_assert_uint_ge(r.size, 100);
+    ck_assert_uint_eq(r.addr % 16, 0);
+    ck_assert_uint_ge(r.addr, DEVICE_DEFAULT_BASE);
+    uint64_t addr = r.addr, size = r.size;
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_requested, 100);
+    ck_assert_uint_eq(m.live_allocated, size);
+    ck_assert_uint_eq(m.live_blocks, 1);
+    ck_assert_uint_eq(m.internal_fragmentation, size - 100);
+    ck_assert_uint_eq(m.peak_live_requested, 100);
+    ck_assert_uint_ge(m.peak_footprint, size);
+    ck_assert_device_ok(d);
+
+    ck_assert_int_eq(device_free(d, addr, &r), POOL_OK);
+    ck_assert_uint_eq(r.addr, addr);
+    ck_assert_uint_eq(r.size, size);
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_requested, 0);
+    ck_assert_uint_eq(m.live_allocated, 0);
+    ck_assert_uint_eq(m.live_blocks, 0);
+    ck_assert_uint_eq(m.peak_live_requested, 100);
+    ck_assert_device_ok(d);
+
+    const device_stats_t *st = device_stats(d, (size_t)_i);
+    ck_assert_uint_eq(st->allocations, 1);
+    ck_assert_uint_eq(st->frees, 1);
+    ck_assert_uint_eq(st->bytes_allocated, 100);
+    ck_assert_uint_eq(st->bytes_freed, 100);
+    device_destroy(d);
+}
+END_TEST
+
+static void expect_failure(device_t *d, int rc, const device_result_t *r, int err,
+                           const char *needle)
+{
+    ck_assert_int_eq(rc, err);
+    ck_assert(!r->ok);
+    ck_assert_int_eq(r->err, err);
+    ck_assert_msg(strstr(r->error, needle), "\"%s\" lacks \"%s\"", r->error, needle);
+    ck_assert_device_ok(d);
+}
+
+START_TEST(every_error_is_a_result)
+{
+    device_t *d = test_device(name_of(_i), 64 * MiB);
+    device_result_t r;
+    expect_failure(d, device_alloc(d, 0, 16, 0, &r), &r, POOL_EINVAL, "size is zero");
+    expect_failure(d, device_alloc(d, 8, 3, 0, &r), &r, POOL_EINVAL, "not a power of two");
+    expect_failure(d, device_alloc(d, 8, 0, 0, &r), &r, POOL_EINVAL, "not a power of two");
+    expect_failure(d, device_alloc(d, 8, 16, POOL_STREAM_ANY, &r), &r, POOL_EINVAL, "reserved");
+    expect_failure(d, device_alloc(d, 64 * MiB + 1, 16, 0, &r), &r, POOL_ETOOBIG,
+                   "exceeds the device");
+    expect_failure(d, device_free(d, 0x5, &r), &r, POOL_ENOENT, "unknown address 0x5");
+
+    uint64_t a = test_alloc(d, 256, 16, 0);
+    test_alloc(d, 256, 16, 0); /* keeps a from merging forward */
+    expect_failure(d, device_free(d, a + 16, &r), &r, POOL_ENOENT, "not the start");
+    test_free(d, a);
+    expect_failure(d, device_free(d, a, &r), &r, POOL_EDOUBLE, "double free");
+    expect_failure(d, device_free_complete(d, a, &r), &r, POOL_EDOUBLE, "already free");
+
+    const device_stats_t *st = device_stats(d, (size_t)_i);
+    ck_assert_uint_eq(st->failed_allocations, 5);
+    ck_assert_uint_eq(st->failed_frees, 4);
+    ck_assert_uint_eq(st->allocations, 2);
+    ck_assert_uint_eq(st->frees, 1);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(out_of_memory_then_recovery)
+{
+    const uint64_t total = 8 * MiB, size = 64 * KiB;
+    device_t *d = test_device(name_of(_i), total);
+    uint64_t *addrs = calloc(total / size + 1, sizeof *addrs);
+    size_t n = 0;
+    device_result_t r;
+    while (device_alloc(d, size, 16, 0, &r) == POOL_OK) {
+        ck_assert_uint_lt(n, total / size + 1);
+        addrs[n++] = r.addr;
+    }
+    ck_assert_int_eq(r.err, POOL_ENOMEM);
+    ck_assert_msg(strstr(r.error, "out of memory"), "%s", r.error);
+    ck_assert(!device_can_alloc(d, size, 16, 0));
+    ck_assert_uint_gt(n, total / size / 2); /* no strategy wastes half a device here */
+    ck_assert_device_ok(d);
+    for (size_t i = 0; i < n; i++)
+        test_free(d, addrs[i]);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_blocks, 0);
+    ck_assert(device_can_alloc(d, size, 16, 0));
+    /* Everything freed: the same number fits again. */
+    for (size_t i = 0; i < n; i++)
+        addrs[i] = test_alloc(d, size, 16, 0);
+    ck_assert_device_ok(d);
+    free(addrs);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(alignment_is_honoured)
+{
+    device_t *d = test_device(name_of(_i), 64 * MiB);
+    static const uint64_t aligns[] = {1, 2, 8, 16, 64, 512, 4096, 65536};
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+            uint64_t a = test_alloc(d, 100 + 37 * i, aligns[i], 0);
+            ck_assert_msg(a % aligns[i] == 0, "0x%llx not aligned to %llu",
+                          (unsigned long long)a, (unsigned long long)aligns[i]);
+            ck_assert_device_ok(d);
+        }
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(streams_do_not_share_freed_blocks)
+{
+    device_t *d = test_device(name_of(_i), 64 * MiB);
+    uint64_t a = test_alloc(d, 1000, 16, 1);
+    test_alloc(d, 1000, 16, 1); /* a's neighbour stays allocated */
+    test_free(d, a);
+    uint64_t c = test_alloc(d, 1000, 16, 2);
+    ck_assert_uint_ne(c, a);
+    ck_assert_device_ok(d);
+    /* The owner gets its block back where the policy looks for it first. */
+    if (is(_i, "best-fit") || is(_i, "first-fit") || is(_i, "buddy") || is(_i, "caching"))
+        ck_assert_uint_eq(test_alloc(d, 1000, 16, 1), a);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(free_requested_blocks_wait_for_completion)
+{
+    device_t *d = test_device(name_of(_i), 64 * MiB);
+    device_result_t r;
+    uint64_t a = test_alloc(d, 1000, 16, 0);
+    test_alloc(d, 1000, 16, 0);
+    ck_assert_int_eq(device_free_request(d, a, &r), POOL_OK);
+    expect_failure(d, device_free_request(d, a, &r), &r, POOL_EDOUBLE, "already requested");
+    expect_failure(d, device_free(d, a, &r), &r, POOL_EDOUBLE, "already requested");
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_blocks, 2); /* still unavailable */
+    uint64_t c = test_alloc(d, 1000, 16, 0);
+    ck_assert_uint_ne(c, a);
+    expect_failure(d, device_free_complete(d, c, &r), &r, POOL_ESTATE, "not free_requested");
+    ck_assert_int_eq(device_free_complete(d, a, &r), POOL_OK);
+    ck_assert_uint_eq(r.addr, a);
+    expect_failure(d, device_free_complete(d, a, &r), &r, POOL_EDOUBLE, "already free");
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_blocks, 2);
+    if (is(_i, "best-fit") || is(_i, "first-fit") || is(_i, "buddy") || is(_i, "caching"))
+        ck_assert_uint_eq(test_alloc(d, 1000, 16, 0), a);
+    const device_stats_t *st = device_stats(d, (size_t)_i);
+    ck_assert_uint_eq(st->frees, 1);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(reset_empties_everything)
+{
+    device_t *d = test_device(name_of(_i), 64 * MiB);
+    for (int i = 0; i < 100; i++)
+        test_alloc(d, 100 + (uint64_t)i, 16, 0);
+    ck_assert_int_eq(device_reset(d), POOL_OK);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_blocks, 0);
+    ck_assert_uint_eq(m.live_requested, 0);
+    ck_assert_uint_eq(m.peak_live_requested, 0);
+    ck_assert_uint_eq(device_stats(d, (size_t)_i)->allocations, 0);
+    ck_assert_device_ok(d);
+    test_alloc(d, 100, 16, 0);
+    device_destroy(d);
+}
+END_TEST
+
+/* ---- randomized: invariants after every operation ------------------------ */
+
+typedef struct live_s {
+    uint64_t addr, size;
+    bool requested; /* free requested, not yet completed */
+} live_t;
+
+START_TEST(random_operations_keep_every_invariant)
+{
+    enum { OPS = 100000, MAX_LIVE = 160 };
+    device_t *d = test_device(name_of(_i), 96 * MiB);
+    live_t live[MAX_LIVE];
+    size_t n = 0;
+    uint64_t want_live_bytes = 0, want_allocs = 0, want_frees = 0;
+    rng_t rng;
+    rng_seed(&rng, 0x5eed0000u + (uint64_t)_i);
+    device_result_t r;
+    for (int op = 0; op < OPS; op++) {
+        uint64_t pick = rng_below(&rng, 100);
+        if (n < MAX_LIVE && (n == 0 || pick < 48)) {
+            /* Log-uniform sizes from 1 B to 2 MiB; mostly 16-byte alignment. */
+            uint64_t size = 1 + (rng_next(&rng) >> (43 + rng_below(&rng, 21)));
+            static const uint64_t aligns[] = {16, 16, 16, 16, 1, 8, 64, 4096};
+            uint64_t align = aligns[rng_below(&rng, 8)];
+            int64_t stream = (int64_t)rng_below(&rng, 3);
+            bool can = device_can_alloc(d, size, align, stream);
+            int rc = device_alloc(d, size, align, stream, &r);
+            REQUIRE(can == (rc == POOL_OK), "can_alloc said %d, alloc gave %d (%s)", can,
+                          rc, r.error);
+            if (rc == POOL_OK) {
+                REQUIRE(r.addr % align == 0, "0x%llx not aligned to %llu", (unsigned long long)r.addr,
+                        (unsigned long long)align);
+                REQUIRE(r.size >= size, "block smaller than the request");
+                for (size_t k = 0; k < n; k++)
+                    REQUIRE(r.addr + r.size <= live[k].addr ||
+                                      live[k].addr + live[k].size <= r.addr,
+                                  "new block overlaps a live one");
+                live[n++] = (live_t){.addr = r.addr, .size = size};
+                want_live_bytes += size;
+                want_allocs++;
+            } else {
+                REQUIRE(rc == POOL_ENOMEM, "alloc failed with %d: %s", rc, r.error);
+            }
+        } else if (n) {
+            size_t k = (size_t)rng_below(&rng, n);
+            if (live[k].requested) {
+                REQUIRE(device_free_complete(d, live[k].addr, &r) == POOL_OK, "%s", r.error);
+            } else if (pick >= 90) {
+                REQUIRE(device_free_request(d, live[k].addr, &r) == POOL_OK, "%s", r.error);
+                live[k].requested = true;
+                goto checked;
+            } else {
+                REQUIRE(device_free(d, live[k].addr, &r) == POOL_OK, "%s", r.error);
+            }
+            want_live_bytes -= live[k].size;
+            want_frees++;
+            live[k] = live[--n];
+        }
+    checked:;
+        device_metrics_t m;
+        device_metrics(d, &m);
+        REQUIRE(m.live_requested == want_live_bytes, "live bytes %llu, want %llu",
+                (unsigned long long)m.live_requested, (unsigned long long)want_live_bytes);
+        REQUIRE(m.live_blocks == n, "live blocks %llu, want %zu",
+                (unsigned long long)m.live_blocks, n);
+        REQUIRE(m.live_allocated >= m.live_requested, "allocated below requested");
+        REQUIRE(m.peak_footprint >= m.reserved, "footprint above its peak");
+        ck_assert_device_ok(d);
+    }
+    const device_stats_t *st = device_stats(d, (size_t)_i);
+    ck_assert_uint_eq(st->allocations, want_allocs);
+    ck_assert_uint_eq(st->frees, want_frees);
+    ck_assert_uint_gt(want_allocs, OPS / 3);
+    /* Free what is left: the pool returns to no live blocks. */
+    for (size_t k = 0; k < n; k++) {
+        if (live[k].requested)
+            REQUIRE(device_free_complete(d, live[k].addr, &r) == POOL_OK, "%s", r.error);
+        else
+            test_free(d, live[k].addr);
+    }
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.live_allocated, 0);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
+Suite *strategy_suite(void)
+{
+    Suite *s = suite_create("strategy");
+    TCase *tc = tcase_create("contract");
+    int n = (int)strategy_count();
+    tcase_add_test(tc, table_lists_six_by_name);
+    tcase_add_loop_test(tc, alloc_then_free_restores_the_pool, 0, n);
+    tcase_add_loop_test(tc, every_error_is_a_result, 0, n);
+    tcase_add_loop_test(tc, out_of_memory_then_recovery, 0, n);
+    tcase_add_loop_test(tc, alignment_is_honoured, 0, n);
+    tcase_add_loop_test(tc, streams_do_not_share_freed_blocks, 0, n);
+    tcase_add_loop_test(tc, free_requested_blocks_wait_for_completion, 0, n);
+    tcase_add_loop_test(tc, reset_empties_everything, 0, n);
+    suite_add_tcase(s, tc);
+    TCase *rnd = tcase_create("randomized");
+    tcase_set_timeout(rnd, 600);
+    tcase_add_loop_test(rnd, random_operations_keep_every_invariant, 0, n);
+    suite_add_tcase(s, rnd);
+    return s;
+}
