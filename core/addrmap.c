@@ -30,6 +30,10 @@ static int table_alloc(addrmap_t *m, size_t capacity)
 
 int addrmap_init(addrmap_t *m, size_t hint)
 {
+    /* Refuse hints whose table could not be addressed (this also keeps
+     * hint * 2 and the doubling below from wrapping). */
+    if (hint > SIZE_MAX / 4 / sizeof(addrmap_slot_t))
+        return -1;
     size_t cap = ADDRMAP_MIN_CAPACITY;
     while (cap < hint * 2)
         cap <<= 1;
@@ -74,7 +78,8 @@ static void put_fresh(addrmap_t *m, uint64_t key, void *value)
 static int grow(addrmap_t *m)
 {
     addrmap_t bigger;
-    if (table_alloc(&bigger, (m->mask + 1) * 2))
+    if (m->mask + 1 > SIZE_MAX / 2 / sizeof(addrmap_slot_t) ||
+        table_alloc(&bigger, (m->mask + 1) * 2))
         return -1;
     for (size_t i = 0; i <= m->mask; i++)
         if (m->slots[i].value)
@@ -86,6 +91,8 @@ static int grow(addrmap_t *m)
 
 int addrmap_put(addrmap_t *m, uint64_t key, void *value)
 {
+    if (!value)
+        return -1; /* NULL marks empty slots: not storable */
     for (size_t i = slot_of(m, key);; i = (i + 1) & m->mask) {
         addrmap_slot_t *s = &m->slots[i];
         if (!s->value)

@@ -23,13 +23,14 @@ typedef struct addrmap_s {
     int shift;    /* 64 - log2(capacity) */
 } addrmap_t;
 
-/* 0, or -1 when the host allocator fails. */
+/* 0, or -1 when the host allocator fails or the hint is absurd. */
 int addrmap_init(addrmap_t *m, size_t capacity_hint);
 void addrmap_fini(addrmap_t *m);
 void addrmap_clear(addrmap_t *m);
 
 void *addrmap_get(const addrmap_t *m, uint64_t key);
-/* Insert or replace.  0, or -1 when growing the table fails (nothing changed). */
+/* Insert or replace.  0, or -1 when value is NULL or growing the table
+ * fails (nothing changed either way). */
 int addrmap_put(addrmap_t *m, uint64_t key, void *value);
 /* Remove key; returns its value or NULL when absent. */
 void *addrmap_remove(addrmap_t *m, uint64_t key);

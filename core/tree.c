@@ -38,6 +38,18 @@ static inline int node_cmp_key(const tree_node_t *n, int64_t k0, uint64_t k1,
     return key_cmp(n->k0, n->k1, n->k2, k0, k1, k2);
 }
 
+/* n's key >= (k0, k1, k2): the test every descent makes.  k0 is almost
+ * always equal (one stream), so its branch predicts well; (k1, k2) is
+ * compared as one 128-bit number, which compiles without branches. */
+static inline bool node_ge_key(const tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2)
+{
+    if (n->k0 != k0)
+        return n->k0 > k0;
+    unsigned __int128 a = ((unsigned __int128)n->k1 << 64) | n->k2;
+    unsigned __int128 b = ((unsigned __int128)k1 << 64) | k2;
+    return a >= b;
+}
+
 static inline void fix(tree_node_t *n)
 {
     int hl = height(n->left), hr = height(n->right);
@@ -86,10 +98,19 @@ static tree_node_t *rotate_right(tree_t *t, tree_node_t *x)
     return y;
 }
 
-/* Restore heights, balance and max_weight from n up to the root. */
-static void rebalance_up(tree_t *t, tree_node_t *n)
+/* Restore heights, balance and max_weight from n up to the root.  A
+ * node's height and max_weight depend only on its own weight and its
+ * children's two fields, so once a node needs no rotation and neither
+ * field changed, nothing above it changes either: stop there — but not
+ * before reaching `must`, a node moved into place whose own fields are
+ * stale (the successor in a two-child removal). */
+static void rebalance_up(tree_t *t, tree_node_t *n, const tree_node_t *must)
 {
     while (n) {
+        if (n == must)
+            must = NULL; /* fields below it are right again: may stop now */
+        int old_height = n->height;
+        uint64_t old_max = n->max_weight;
         fix(n);
         int bal = height(n->left) - height(n->right);
         if (bal > 1) {
@@ -100,6 +121,8 @@ static void rebalance_up(tree_t *t, tree_node_t *n)
             if (height(n->right->right) < height(n->right->left))
                 rotate_right(t, n->right);
             n = rotate_left(t, n);
+        } else if (!must && n->height == old_height && n->max_weight == old_max) {
+            return;
         }
         n = n->parent;
     }
@@ -116,7 +139,7 @@ void tree_insert(tree_t *t, tree_node_t *n)
     tree_node_t *parent = NULL, **link = &t->root;
     while (*link) {
         parent = *link;
-        if (node_cmp_key(n, parent->k0, parent->k1, parent->k2) < 0)
+        if (!node_ge_key(n, parent->k0, parent->k1, parent->k2))
             link = &parent->left;
         else
             link = &parent->right;
@@ -127,7 +150,7 @@ void tree_insert(tree_t *t, tree_node_t *n)
     n->max_weight = n->weight;
     *link = n;
     t->count++;
-    rebalance_up(t, parent);
+    rebalance_up(t, parent, NULL);
 }
 
 static tree_node_t *leftmost(tree_node_t *n)
@@ -146,7 +169,7 @@ static tree_node_t *rightmost(tree_node_t *n)
 
 void tree_remove(tree_t *t, tree_node_t *z)
 {
-    tree_node_t *start;
+    tree_node_t *start, *moved = NULL;
     if (!z->left || !z->right) {
         tree_node_t *child = z->left ? z->left : z->right;
         start = z->parent;
@@ -164,10 +187,15 @@ void tree_remove(tree_t *t, tree_node_t *z)
         y->left = z->left;
         z->left->parent = y;
         replace_child(t, z->parent, z, y);
+        /* z's parent computed its own fields from z's: y starts from
+         * them, so the early stop above y compares like with like. */
+        y->height = z->height;
+        y->max_weight = z->max_weight;
+        moved = y;
     }
     z->left = z->right = z->parent = NULL;
     t->count--;
-    rebalance_up(t, start);
+    rebalance_up(t, start, moved);
 }
 
 void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
@@ -177,8 +205,13 @@ void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
     n->k1 = k1;
     n->k2 = k2;
     n->weight = weight;
-    for (; n; n = n->parent)
-        n->max_weight = max3(n->weight, maxw(n->left), maxw(n->right));
+    n->max_weight = max3(n->weight, maxw(n->left), maxw(n->right));
+    for (n = n->parent; n; n = n->parent) {
+        uint64_t m = max3(n->weight, maxw(n->left), maxw(n->right));
+        if (m == n->max_weight)
+            return; /* nothing above can change */
+        n->max_weight = m;
+    }
 }
 
 tree_node_t *tree_first(const tree_t *t) { return leftmost(t->root); }
@@ -207,7 +240,7 @@ tree_node_t *tree_lower_bound(const tree_t *t, int64_t k0, uint64_t k1,
 {
     tree_node_t *n = t->root, *best = NULL;
     while (n) {
-        if (node_cmp_key(n, k0, k1, k2) >= 0) {
+        if (node_ge_key(n, k0, k1, k2)) {
             best = n;
             n = n->left;
         } else {
@@ -240,7 +273,7 @@ tree_node_t *tree_find_fit(const tree_t *t, int64_t k0, uint64_t k1,
     int top = 0;
     tree_node_t *n = t->root;
     while (n) {
-        if (node_cmp_key(n, k0, k1, k2) >= 0) {
+        if (node_ge_key(n, k0, k1, k2)) {
             stack[top++] = n;
             n = n->left;
         } else {
