@@ -60,6 +60,7 @@ LIBCORE   = $(BUILD)/libmemsim-core.a
 MEMSIM    = $(BUILD)/memsim
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
+JSONQ     = $(BUILD)/jsonq
 DEPS_OK   = $(BUILD)/.deps-ok
 
 .PHONY: all test unit integration bench demo install uninstall clean deps
@@ -78,6 +79,7 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 $(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS)
+$(BUILD)/tests/tools/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 
 $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)
@@ -91,6 +93,10 @@ $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) -lm
 
+$(JSONQ): $(BUILD)/tests/tools/jsonq.o
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(JANSSON_LIBS)
+
 $(BENCHCORE): $(BENCH_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJ) $(LIBCORE) -lm
@@ -100,8 +106,8 @@ test: unit integration
 unit: $(UNIT)
 	$(Q)$(UNIT)
 
-integration: $(MEMSIM)
-	$(Q)MEMSIM=$(MEMSIM) sh tests/integration/run.sh
+integration: $(MEMSIM) $(JSONQ)
+	$(Q)BUILD=$(BUILD) sh tests/integration/run.sh
 
 bench: $(BENCHCORE)
 	$(Q)$(BENCHCORE)
@@ -120,4 +126,5 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+	$(BUILD)/tests/tools/jsonq.d

@@ -1,0 +1,49 @@
+# Shared helpers for the shell integration tests.  Source it; set BUILD.
+# Each check prints "ok - name" or "not ok - name: why"; summary prints
+# the closing line "N passed, N failed" and sets the exit status.
+
+PASSED=0
+FAILED=0
+BUILD=${BUILD:-build}
+MEMSIM=$BUILD/memsim
+JSONQ=$BUILD/jsonq
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memsim-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "not ok - $1: $2"; }
+
+# expect_eq NAME ACTUAL EXPECTED
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
+}
+
+# expect_status NAME STATUS CMD...: run CMD, compare its exit status;
+# its stdout and stderr are left in $TMP/out and $TMP/err.
+expect_status() {
+    name=$1 want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    got=$?
+    if [ "$got" = "$want" ]; then pass "$name"; else
+        fail "$name" "exit $got, want $want; stderr: $(head -c 300 "$TMP/err")"
+    fi
+}
+
+# expect_grep NAME PATTERN FILE
+expect_grep() {
+    if grep -q -- "$2" "$3"; then pass "$1"; else
+        fail "$1" "no '$2' in $(head -c 300 "$3")"
+    fi
+}
+
+# expect_one_line NAME FILE: exactly one line (bad input gets one clear line)
+expect_one_line() {
+    n=$(wc -l <"$2")
+    if [ "$n" -eq 1 ]; then pass "$1"; else fail "$1" "$n lines: $(head -c 300 "$2")"; fi
+}
+
+summary() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}
