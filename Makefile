@@ -91,7 +91,8 @@ $(MEMSIM): $(CLI_OBJ) $(LIBCORE)
 
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+		-o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o
 	$(call say,LINK,$@)

@@ -68,6 +68,28 @@ static uint64_t reserved(const device_t *d)
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/* Build a pool under ops into *pool and *state, touching nothing else
+ * (a pool holds no pointers into itself, so it moves by copy). */
+static int build(const device_t *d, const strategy_ops_t *ops, pool_t *pool, void **state)
+{
+    int err = pool_init(pool);
+    if (err)
+        return err;
+    *state = calloc(1, ops->state_size ? ops->state_size : 1);
+    if (!*state) {
+        pool_fini(pool);
+        return POOL_EHOST;
+    }
+    strategy_env_t env = {.base = d->base, .total = d->total, .granule = d->granule};
+    if ((err = ops->init(*state, pool, &env))) {
+        if (ops->fini)
+            ops->fini(*state);
+        free(*state);
+        pool_fini(pool);
+    }
+    return err;
+}
+
 static void stop_strategy(device_t *d)
 {
     if (d->ops && d->ops->fini)
@@ -77,22 +99,19 @@ static void stop_strategy(device_t *d)
     pool_fini(&d->pool);
 }
 
+/* Replace the pool with a fresh one under ops.  On failure the device
+ * keeps its old pool and strategy untouched. */
 static int start_strategy(device_t *d, const strategy_ops_t *ops)
 {
-    int err = pool_init(&d->pool);
+    pool_t pool;
+    void *state;
+    int err = build(d, ops, &pool, &state);
     if (err)
         return err;
+    stop_strategy(d);
     d->ops = ops;
-    d->state = calloc(1, ops->state_size ? ops->state_size : 1);
-    if (!d->state) {
-        pool_fini(&d->pool);
-        return POOL_EHOST;
-    }
-    strategy_env_t env = {.base = d->base, .total = d->total, .granule = d->granule};
-    if ((err = ops->init(d->state, &d->pool, &env))) {
-        stop_strategy(d);
-        return err;
-    }
+    d->state = state;
+    d->pool = pool;
     d->peak_footprint = reserved(d);
     d->peak_live = 0;
     d->internal_at_peak = 0;
@@ -191,22 +210,18 @@ int device_set_strategy(device_t *d, const char *name, device_result_t *r)
         return fail(r, POOL_EBUSY,
                     "cannot switch to %s: %" PRIu64 " blocks are still allocated under %s",
                     ops->name, d->pool.live_blocks, d->ops->name);
-    const strategy_ops_t *old = d->ops;
-    stop_strategy(d);
     int err = start_strategy(d, ops);
-    if (err) {
-        int back = start_strategy(d, old);
-        (void)back; /* old started on this device before; only host OOM fails */
+    if (err)
         return fail(r, err, "cannot start strategy %s: %s", ops->name, pool_strerror(err));
-    }
     return succeed(r, 0, 0);
 }
 
 int device_reset(device_t *d)
 {
-    memset(d->stats, 0, strategy_count() * sizeof *d->stats);
-    stop_strategy(d);
-    return start_strategy(d, d->ops);
+    int err = start_strategy(d, d->ops);
+    if (!err)
+        memset(d->stats, 0, strategy_count() * sizeof *d->stats);
+    return err;
 }
 
 /* ---- operations ----------------------------------------------------------- */

@@ -87,9 +87,9 @@ static void list_unlink(buddy_lists_t *l, block_t *b)
         l->nonempty &= ~(1ull << k);
 }
 
-/* Index a free block; a new stream tag needs a list set, which can fail
- * only on host memory exhaustion (the block then stays unindexed, which
- * pool checks report). */
+/* Index a free block.  Its tag's lists exist: pristine's from init, a
+ * stream's from its first allocation (place makes them first), so this
+ * does not fail once the device is running. */
 static int push_free(buddy_state_t *st, block_t *b)
 {
     buddy_lists_t *l = lists_get(st, b->stream);
@@ -169,6 +169,9 @@ static int place(void *vst, pool_t *p, const strategy_request_t *req, block_t **
     int k = request_order(st, req);
     if (k < 0)
         return req->align > st->base_align ? POOL_EINVAL : POOL_ENOMEM;
+    /* The stream's lists must exist before its block can come back. */
+    if (!lists_get(st, req->stream))
+        return POOL_EHOST;
     int j;
     buddy_lists_t *l = choose(st, req->stream, k, &j);
     if (!l)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -165,6 +166,88 @@ START_TEST(status_lists_segments_and_blocks)
 }
 END_TEST
 
+
+/* ---- the host's allocator fails ------------------------------------------- */
+
+/* One scripted run: create a device, then enough operations to grow the
+ * block storage and the address map several times, frees of every kind,
+ * a second stream, a trim, a reset and a strategy switch.  Counts the
+ * operations that failed for want of host memory; returns -1 when
+ * anything else went wrong. */
+static int host_script(const char *strategy, device_t **out, int *host_failures)
+{
+    device_config_t cfg = {.total = 256 * MiB, .strategy = strategy};
+    device_result_t r;
+    uint64_t addrs[10000];
+    *host_failures = 0;
+    *out = NULL;
+    int rc = device_create(&cfg, out, NULL, 0);
+    if (rc)
+        return rc == POOL_EHOST ? (++*host_failures, 0) : -1;
+    device_t *d = *out;
+    for (int i = 0; i < 10000; i++) {
+        rc = device_alloc(d, 16 + (uint64_t)(i * 37 % 2000), 16, i % 7 == 0, &r);
+        addrs[i] = rc ? 0 : r.addr;
+        if (rc == POOL_EHOST && strstr(r.error, "host allocation failed"))
+            ++*host_failures;
+        else if (rc)
+            return -1;
+    }
+    for (int i = 0; i < 10000; i += 2)
+        if (addrs[i] && device_free(d, addrs[i], &r))
+            return -1;
+    for (int i = 1; i < 10000; i += 4)
+        if (addrs[i] && (device_free_request(d, addrs[i], &r) ||
+                         device_free_complete(d, addrs[i], &r)))
+            return -1;
+    device_trim(d);
+    int reset = device_reset(d);
+    if (reset == POOL_EHOST)
+        ++*host_failures;
+    else if (reset)
+        return -1;
+    rc = device_set_strategy(d, "buddy", &r);
+    if (rc == POOL_EHOST)
+        ++*host_failures;
+    else if (rc && !(rc == POOL_EBUSY && reset == POOL_EHOST)) /* blocks still live */
+        return -1;
+    return 0;
+}
+
+/* SQLite's loop: fail the 1st host allocation, then the 2nd, ... until a
+ * run needs fewer.  Every failure must come back as POOL_EHOST and leave
+ * the device consistent and usable. */
+START_TEST(host_allocation_failures_are_results)
+{
+    const char *name = strategy_at((size_t)_i)->name;
+    long n;
+    int injected = 0;
+    for (n = 1; n < 100000; n++) {
+        device_t *d;
+        int host_failures;
+        failmalloc_arm(n);
+        int rc = host_script(name, &d, &host_failures);
+        bool fired = failmalloc_disarm();
+        REQUIRE(rc == 0, "%s: failing allocation %ld broke the run", name, n);
+        REQUIRE(host_failures == (fired ? 1 : 0), "%s: allocation %ld failed, %d reported",
+                name, n, host_failures);
+        injected += host_failures;
+        if (d) {
+            ck_assert_device_ok(d);
+            device_result_t r;
+            REQUIRE(device_alloc(d, 100, 16, 0, &r) == POOL_OK, "%s: unusable after %ld: %s",
+                    name, n, r.error);
+            ck_assert_device_ok(d);
+            device_destroy(d);
+        }
+        if (!fired)
+            break; /* the whole script ran on fewer allocations */
+    }
+    ck_assert_int_lt(n, 100000);
+    ck_assert_int_gt(injected, 3); /* failures landed inside operations */
+}
+END_TEST
+
 Suite *device_suite(void)
 {
     Suite *s = suite_create("device");
@@ -177,5 +260,9 @@ Suite *device_suite(void)
     tcase_add_test(tc, timing_is_optional);
     tcase_add_test(tc, status_lists_segments_and_blocks);
     suite_add_tcase(s, tc);
+    TCase *oom = tcase_create("host-oom");
+    tcase_set_timeout(oom, 300);
+    tcase_add_loop_test(oom, host_allocation_failures_are_results, 0, (int)strategy_count());
+    suite_add_tcase(s, oom);
     return s;
 }
