@@ -243,7 +243,7 @@ static json_t *row_json(const simulate_row_t *r)
     const device_metrics_t *m = &r->m;
     return json_pack(
         "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f,"
-        " s:f, s:f, s:o}",
+        " s:f, s:f, s:I, s:I, s:o}",
         "name", r->ops->name,
         "allocations", (json_int_t)r->rep.allocations,
         "failed_requests", (json_int_t)r->rep.failed_allocations,
@@ -263,6 +263,8 @@ static json_t *row_json(const simulate_row_t *r)
         "utilization", m->utilization,
         "mean_alloc_ns", mean_ns(r->st.alloc_ns, r->st.allocations),
         "mean_free_ns", mean_ns(r->st.free_ns, r->st.frees),
+        "current_bytes", (json_int_t)r->st.current_bytes,
+        "active_blocks", (json_int_t)r->st.active_blocks,
         "invariant_violation", r->why ? json_string(r->why) : json_null());
 }
 

@@ -272,6 +272,8 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
     st->allocations++;
     st->bytes_allocated += size;
     st->alloc_ns += r->ns;
+    st->current_bytes += size;
+    st->active_blocks++;
     uint64_t res = reserved(d);
     if (res > d->peak_footprint) {
         const pool_t *p = &d->pool;
@@ -328,6 +330,8 @@ static int complete_free(device_t *d, block_t *b, uint64_t t0, device_result_t *
     st->frees++;
     st->bytes_freed += requested;
     st->free_ns += r->ns;
+    st->current_bytes -= requested;
+    st->active_blocks--;
     return succeed(r, addr, size);
 }
 

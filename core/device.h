@@ -53,6 +53,8 @@ typedef struct device_stats_s {
     uint64_t bytes_allocated;    /* requested bytes, cumulative */
     uint64_t bytes_freed;        /* requested bytes, cumulative */
     uint64_t alloc_ns, free_ns;  /* total time in successful operations */
+    uint64_t current_bytes;      /* bytes_allocated - bytes_freed */
+    uint64_t active_blocks;      /* allocations - frees: blocks it holds now */
 } device_stats_t;
 
 /* The pool's state in numbers (see docs/strategies.md). */

@@ -70,6 +70,8 @@ START_TEST(alloc_then_free_restores_the_pool)
     ck_assert_uint_eq(st->frees, 1);
     ck_assert_uint_eq(st->bytes_allocated, 100);
     ck_assert_uint_eq(st->bytes_freed, 100);
+    ck_assert_uint_eq(st->current_bytes, 0);
+    ck_assert_uint_eq(st->active_blocks, 0);
     device_destroy(d);
 }
 END_TEST
@@ -292,6 +294,8 @@ START_TEST(random_operations_keep_every_invariant)
     const device_stats_t *st = device_stats(d, (size_t)_i);
     ck_assert_uint_eq(st->allocations, want_allocs);
     ck_assert_uint_eq(st->frees, want_frees);
+    ck_assert_uint_eq(st->current_bytes, want_live_bytes);
+    ck_assert_uint_eq(st->active_blocks, want_allocs - want_frees);
     ck_assert_uint_gt(want_allocs, OPS / 3);
     /* Free what is left: the pool returns to no live blocks. */
     for (size_t k = 0; k < n; k++) {
