@@ -117,12 +117,14 @@ demo: $(MEMSIM)
 	$(Q)sh scripts/demo.sh $(MEMSIM)
 
 install: $(MEMSIM) $(LIBCORE)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
 	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
+	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
+	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
+		$(DESTDIR)$(PREFIX)/include/memsim.h
 
 clean:
 	rm -rf build
