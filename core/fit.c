@@ -170,7 +170,8 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
 
 /* ---- the common shape of the four fit strategies ------------------------- */
 
-int fit_init(fit_state_t *st, fit_order_t order, pool_t *p, const strategy_env_t *env)
+int fit_init(fit_state_t *st, fit_order_t order, fit_select_fn select, pool_t *p,
+             const strategy_env_t *env)
 {
     uint64_t g = env->granule;
     if (!g || (g & (g - 1)) || (env->base & (g - 1)))
@@ -179,6 +180,7 @@ int fit_init(fit_state_t *st, fit_order_t order, pool_t *p, const strategy_env_t
     if (!size)
         return POOL_EINVAL;
     fit_index_init(&st->ix, order, g);
+    st->select = select;
     st->rover = env->base;
     segment_t *s;
     int err = pool_segment_create(p, env->base, size, POOL_STREAM_ANY, 0, &s);
@@ -186,6 +188,30 @@ int fit_init(fit_state_t *st, fit_order_t order, pool_t *p, const strategy_env_t
         return err;
     fit_index_insert(&st->ix, s->first);
     return POOL_OK;
+}
+
+int fit_place_op(void *vst, pool_t *p, const strategy_request_t *req, block_t **out)
+{
+    fit_state_t *st = vst;
+    uint64_t bytes = fit_block_bytes(st->ix.granule, req);
+    uint64_t need = fit_search_bytes(st->ix.granule, req);
+    if (!bytes || !need)
+        return POOL_ENOMEM;
+    block_t *b = st->select(st, req, need);
+    if (!b)
+        return POOL_ENOMEM;
+    int err = fit_carve(&st->ix, p, b, req, bytes, st->ix.granule, out);
+    if (!err)
+        st->rover = block_end(*out);
+    return err;
+}
+
+bool fit_can_place_op(const void *vst, const pool_t *p, const strategy_request_t *req)
+{
+    (void)p;
+    const fit_state_t *st = vst;
+    uint64_t need = fit_search_bytes(st->ix.granule, req);
+    return need && st->select(st, req, need);
 }
 
 void fit_release_op(void *st, pool_t *p, block_t *b)
@@ -204,24 +230,4 @@ int fit_check_op(const void *st, const pool_t *p, const char **why)
     if (pool_check_coalesced(p, why))
         return -1;
     return fit_index_check(&((const fit_state_t *)st)->ix, p, NULL, why);
-}
-
-int fit_place(fit_state_t *st, pool_t *p, const strategy_request_t *req,
-              fit_select_fn select, block_t **out)
-{
-    uint64_t bytes = fit_block_bytes(st->ix.granule, req);
-    uint64_t need = fit_search_bytes(st->ix.granule, req);
-    if (!bytes || !need)
-        return POOL_ENOMEM;
-    block_t *b = select(st, req, need);
-    if (!b)
-        return POOL_ENOMEM;
-    return fit_carve(&st->ix, p, b, req, bytes, st->ix.granule, out);
-}
-
-bool fit_can_place(const fit_state_t *st, const strategy_request_t *req,
-                   fit_select_fn select)
-{
-    uint64_t need = fit_search_bytes(st->ix.granule, req);
-    return need && select(st, req, need);
 }

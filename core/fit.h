@@ -71,25 +71,29 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
 
 /* ---- the common shape of the four fit strategies ------------------------- */
 
-/* State of a fit strategy: the index, then the strategy's own fields. */
+struct fit_state_s;
+
+/* A fit strategy's choice among the free blocks, given the bytes a
+ * candidate needs; NULL when none fits.  Must not change anything. */
+typedef block_t *(*fit_select_fn)(const struct fit_state_s *st,
+                                  const strategy_request_t *req, uint64_t need);
+
+/* State of a fit strategy.  What the four differ in is the index order
+ * and select; the rest of their method tables is the fit_*_op below. */
 typedef struct fit_state_s {
     fit_index_t ix;
-    uint64_t rover; /* next fit: where the last allocation ended */
+    fit_select_fn select;
+    uint64_t rover; /* where the last allocation ended (next fit's start) */
 } fit_state_t;
 
-/* Initialise ix with order, and create the device segment. */
-int fit_init(fit_state_t *st, fit_order_t order, pool_t *p, const strategy_env_t *env);
+/* Set up the index with order and select, and create the device segment. */
+int fit_init(fit_state_t *st, fit_order_t order, fit_select_fn select, pool_t *p,
+             const strategy_env_t *env);
+int fit_place_op(void *st, pool_t *p, const strategy_request_t *req, block_t **out);
+bool fit_can_place_op(const void *st, const pool_t *p, const strategy_request_t *req);
 void fit_release_op(void *st, pool_t *p, block_t *b);
 uint64_t fit_largest_free_op(const void *st, const pool_t *p);
 int fit_check_op(const void *st, const pool_t *p, const char **why);
-
-/* Run a fit strategy's selection and carve the winner. */
-typedef block_t *(*fit_select_fn)(const fit_state_t *st, const strategy_request_t *req,
-                                  uint64_t need);
-int fit_place(fit_state_t *st, pool_t *p, const strategy_request_t *req,
-              fit_select_fn select, block_t **out);
-bool fit_can_place(const fit_state_t *st, const strategy_request_t *req,
-                   fit_select_fn select);
 
 /* Of two candidates, the one with the lower address (either may be NULL). */
 static inline block_t *fit_lower(block_t *a, block_t *b)

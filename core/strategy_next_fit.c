@@ -18,22 +18,7 @@ static block_t *select_next(const fit_state_t *st, const strategy_request_t *req
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)
 {
-    return fit_init(st, FIT_BY_ADDR, p, env);
-}
-
-static int place(void *st, pool_t *p, const strategy_request_t *req, block_t **out)
-{
-    fit_state_t *fs = st;
-    int err = fit_place(fs, p, req, select_next, out);
-    if (!err)
-        fs->rover = block_end(*out);
-    return err;
-}
-
-static bool can_place(const void *st, const pool_t *p, const strategy_request_t *req)
-{
-    (void)p;
-    return fit_can_place(st, req, select_next);
+    return fit_init(st, FIT_BY_ADDR, select_next, p, env);
 }
 
 static const strategy_ops_t ops = {
@@ -42,8 +27,8 @@ static const strategy_ops_t ops = {
     .state_size = sizeof(fit_state_t),
     .footprint = STRATEGY_FOOTPRINT_EXTENT,
     .init = init,
-    .place = place,
-    .can_place = can_place,
+    .place = fit_place_op,
+    .can_place = fit_can_place_op,
     .release = fit_release_op,
     .largest_free = fit_largest_free_op,
     .check = fit_check_op,

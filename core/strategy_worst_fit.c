@@ -19,18 +19,7 @@ static block_t *select_worst(const fit_state_t *st, const strategy_request_t *re
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)
 {
-    return fit_init(st, FIT_BY_SIZE, p, env);
-}
-
-static int place(void *st, pool_t *p, const strategy_request_t *req, block_t **out)
-{
-    return fit_place(st, p, req, select_worst, out);
-}
-
-static bool can_place(const void *st, const pool_t *p, const strategy_request_t *req)
-{
-    (void)p;
-    return fit_can_place(st, req, select_worst);
+    return fit_init(st, FIT_BY_SIZE, select_worst, p, env);
 }
 
 static const strategy_ops_t ops = {
@@ -39,8 +28,8 @@ static const strategy_ops_t ops = {
     .state_size = sizeof(fit_state_t),
     .footprint = STRATEGY_FOOTPRINT_EXTENT,
     .init = init,
-    .place = place,
-    .can_place = can_place,
+    .place = fit_place_op,
+    .can_place = fit_can_place_op,
     .release = fit_release_op,
     .largest_free = fit_largest_free_op,
     .check = fit_check_op,
