@@ -29,7 +29,8 @@ endif
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith
 DEBUG   = -g
 STD     = -std=c11 -D_GNU_SOURCE
-ALL_CFLAGS  = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) -I. -MMD -MP $(CFLAGS)
+ALL_CFLAGS  = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) -fPIC -fvisibility=hidden -I. -MMD -MP \
+	$(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Evaluated when a recipe runs, after scripts/deps.sh has made sure they exist.
@@ -47,17 +48,22 @@ say =
 endif
 
 CORE_SRC  = $(sort $(wildcard core/*.c))
+PRELOAD_SRC = $(sort $(wildcard preload/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
+PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+# What the unit tests link: everything of the preload but its exported hooks.
+PRELOAD_TESTABLE = $(filter-out $(BUILD)/preload/hooks.o,$(PRELOAD_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 LIBCORE   = $(BUILD)/libmemsim-core.a
 MEMSIM    = $(BUILD)/memsim
+LIBMEMSIM = $(BUILD)/libmemsim.so
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 JSONQ     = $(BUILD)/jsonq
@@ -65,20 +71,26 @@ DEPS_OK   = $(BUILD)/.deps-ok
 
 .PHONY: all test unit integration bench demo install uninstall clean deps
 
+# libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
+# the first library of a process, which an LD_PRELOADed library is not.
+ifeq ($(SANITIZE),1)
 all: $(MEMSIM) $(LIBCORE)
+else
+all: $(MEMSIM) $(LIBCORE) $(LIBMEMSIM)
+endif
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/deps.sh
 	$(Q)sh scripts/deps.sh
 	$(Q)mkdir -p $(@D) && touch $@
 
-$(BUILD)/%.o: %.c | $(DEPS_OK)
+$(BUILD)/%.o: %.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
-$(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS)
+$(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 $(BUILD)/tests/tools/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 
 $(LIBCORE): $(CORE_OBJ)
@@ -89,10 +101,15 @@ $(MEMSIM): $(CLI_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBCORE) $(JANSSON_LIBS) -lm
 
-$(UNIT): $(UNIT_OBJ) $(LIBCORE)
+$(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread
+
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) -lm
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(LIBCORE) $(CHECK_LIBS) $(JANSSON_LIBS) \
+		-ldl -lpthread -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o
 	$(call say,LINK,$@)
@@ -129,5 +146,5 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
 	$(BUILD)/tests/tools/jsonq.d

@@ -12,6 +12,8 @@ int main(void)
     Suite *(*const suites[])(void) = {
         tree_suite,     addrmap_suite,  pool_suite,     strategy_suite, buddy_suite,
         caching_suite,  device_suite,   workload_suite, units_suite,
+        jsonw_suite,
+        config_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

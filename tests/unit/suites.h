@@ -13,5 +13,7 @@ Suite *caching_suite(void);
 Suite *device_suite(void);
 Suite *workload_suite(void);
 Suite *units_suite(void);
+Suite *jsonw_suite(void);
+Suite *config_suite(void);
 
 #endif

@@ -1,0 +1,459 @@
+/*
+ * jsonw: the JSON-line writer for inside the traced process.  See jsonw.h.
+ *
+ * Everything here is pure computation on the caller's jsonw_t and
+ * buffer, with read-only tables: async-signal-safe by construction.
+ * Keep it that way: no stdio, no malloc, no errno, no locale, no
+ * mutable statics, and include nothing beyond the four headers below.
+ *
+ * Every writer follows one pattern: work out the token's exact length,
+ * check it against cap - len once (reserve), then write it without
+ * further checks.  Strings, whose escaped length is unknown until they
+ * are scanned, check before each piece and commit len at the end.
+ */
+#include "preload/jsonw.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* "00" "01" ... "99": two digits per lookup, half the divisions. */
+static const char digit_pairs[201] = "00010203040506070809"
+                                     "10111213141516171819"
+                                     "20212223242526272829"
+                                     "30313233343536373839"
+                                     "40414243444546474849"
+                                     "50515253545556575859"
+                                     "60616263646566676869"
+                                     "70717273747576777879"
+                                     "80818283848586878889"
+                                     "90919293949596979899";
+
+static const uint64_t pow10_u64[20] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
+};
+
+/* How a string byte is written.  0: as is.  ESC_U: \u00XX.  ESC_UTF8: a
+ * byte >= 0x80, copied as part of a well-formed sequence or replaced.
+ * Anything else: a backslash and that character. */
+enum { ESC_U = 'u', ESC_UTF8 = 1 };
+
+#define U_ ESC_U
+#define H_ ESC_UTF8
+#define H16_ H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_
+static const unsigned char str_escape[256] = {
+    /* 0x00 */ U_, U_, U_, U_, U_, U_, U_, U_, 'b', 't', 'n', U_, 'f', 'r', U_, U_,
+    /* 0x10 */ U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_, U_,
+    /* 0x20 */ 0, 0, '"', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x30 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\\', 0, 0, 0,
+    /* 0x60 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x70 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, U_,
+    /* 0x80 */ H16_, H16_, H16_, H16_, H16_, H16_, H16_, H16_,
+};
+#undef U_
+#undef H_
+#undef H16_
+
+static const char hex_digits[16] = "0123456789abcdef";
+
+/* ---- primitives --------------------------------------------------------- */
+
+/* Room for n more bytes?  If not, or if an earlier token overflowed,
+ * set overflow and return false: the caller writes nothing. */
+static inline bool reserve(jsonw_t *w, size_t n)
+{
+    if (w->overflow || n > w->cap - w->len) {
+        w->overflow = true;
+        return false;
+    }
+    return true;
+}
+
+/* Decimal digits in v, 1 for 0.  bits * 1233 / 4096 ~ bits * log10(2)
+ * is the digit count or one less; one table compare decides.  (v | 1
+ * has as many digits as v, since no power of ten is odd but 1.) */
+static inline unsigned u64_digits(uint64_t v)
+{
+    v |= 1;
+    unsigned bits = 64 - (unsigned)__builtin_clzll(v);
+    unsigned t = (bits * 1233) >> 12;
+    return t + (v >= pow10_u64[t]);
+}
+
+/* Write the low n decimal digits of v, zero-padded, ending just before end. */
+static inline void put_digits(char *end, uint64_t v, unsigned n)
+{
+    while (n >= 2) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        end -= 2;
+        memcpy(end, digit_pairs + 2 * r, 2);
+        n -= 2;
+    }
+    if (n)
+        end[-1] = (char)('0' + v % 10);
+}
+
+/* A value token of n bytes after the comma, if one is due.  Returns
+ * where to write it, or NULL on overflow.  Sets need_comma. */
+static inline char *value_begin(jsonw_t *w, size_t n)
+{
+    size_t c = w->need_comma;
+    if (!reserve(w, c + n))
+        return NULL;
+    char *d = w->buf + w->len;
+    *d = ','; /* in room: c + n >= 1; overwritten when c == 0 */
+    d += c;
+    w->len += c + n;
+    w->need_comma = true;
+    return d;
+}
+
+static void put_literal(jsonw_t *w, const char *s, size_t n)
+{
+    char *d = value_begin(w, n);
+    if (d)
+        memcpy(d, s, n);
+}
+
+/* "{" or "[", after a comma when it is an array element. */
+static void put_open(jsonw_t *w, char ch)
+{
+    char *d = value_begin(w, 1);
+    if (!d)
+        return;
+    *d = ch;
+    w->need_comma = false;
+}
+
+static void put_close(jsonw_t *w, char ch)
+{
+    if (!reserve(w, 1))
+        return;
+    w->buf[w->len++] = ch;
+    w->need_comma = true;
+}
+
+/* ---- structure ---------------------------------------------------------- */
+
+void jsonw_init(jsonw_t *w, char *buf, size_t cap)
+{
+    w->buf = buf;
+    w->cap = buf ? cap : 0;
+    w->len = 0;
+    w->overflow = false;
+    w->need_comma = false;
+}
+
+void jsonw_object_begin(jsonw_t *w) { put_open(w, '{'); }
+void jsonw_object_end(jsonw_t *w) { put_close(w, '}'); }
+void jsonw_array_begin(jsonw_t *w) { put_open(w, '['); }
+void jsonw_array_end(jsonw_t *w) { put_close(w, ']'); }
+
+void jsonw_line_end(jsonw_t *w)
+{
+    if (!reserve(w, 2))
+        return;
+    memcpy(w->buf + w->len, "}\n", 2);
+    w->len += 2;
+    w->need_comma = false;
+}
+
+void jsonw_key(jsonw_t *w, const char *key)
+{
+    size_t n = strlen(key);
+    char *d = value_begin(w, n + 3);
+    if (!d)
+        return;
+    *d++ = '"';
+    memcpy(d, key, n);
+    memcpy(d + n, "\":", 2);
+    w->need_comma = false;
+}
+
+/* ---- numbers ------------------------------------------------------------ */
+
+void jsonw_u64(jsonw_t *w, uint64_t v)
+{
+    unsigned n = u64_digits(v);
+    char *d = value_begin(w, n);
+    if (d)
+        put_digits(d + n, v, n);
+}
+
+void jsonw_i64(jsonw_t *w, int64_t v)
+{
+    unsigned neg = v < 0;
+    uint64_t mag = neg ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    unsigned n = u64_digits(mag);
+    char *d = value_begin(w, neg + n);
+    if (!d)
+        return;
+    *d = '-';
+    put_digits(d + neg + n, mag, n);
+}
+
+/*
+ * |v| rounded to d decimals, as an integer part *ip and d fraction
+ * digits *fq (< 10^d); false for NaN, infinities and |v| >= 1e18.
+ * v = m * 2^e exactly, from its bits.  The integer part is m >> -e; the
+ * fraction is fm / 2^s (s = -e), and fm * 10^d / 2^s rounded half up is
+ * its d digits.  fm < 2^53 and 10^d < 2^30, so the product fits in 128
+ * bits, and when s >= 84 it is below half of 2^s: the digits are 0.
+ */
+static bool double_fixed(uint64_t bits, unsigned d, uint64_t *ip, uint64_t *fq)
+{
+    unsigned bexp = (unsigned)(bits >> 52) & 0x7ff;
+    uint64_t m = bits & ((1ull << 52) - 1);
+
+    if (bexp == 0x7ff)
+        return false;
+    if (bexp)
+        m |= 1ull << 52;
+    else
+        bexp = 1; /* subnormal */
+    int e = (int)bexp - 1075;
+    if (e >= 0) { /* an integer; m << e < 2^63 while e <= 10 */
+        if (e > 10 || (m << e) >= pow10_u64[18])
+            return false;
+        *ip = m << e;
+        *fq = 0;
+        return true;
+    }
+    unsigned s = (unsigned)-e;
+    uint64_t fm = s < 64 ? m & ((1ull << s) - 1) : m;
+    *ip = s < 64 ? m >> s : 0;
+    *fq = 0;
+    if (s < 84) {
+        unsigned __int128 p = (unsigned __int128)fm * pow10_u64[d];
+        uint64_t q = (uint64_t)(p >> s);
+        unsigned __int128 rem = p - ((unsigned __int128)q << s);
+        q += rem >= ((unsigned __int128)1 << (s - 1)); /* ties away from zero */
+        if (q == pow10_u64[d]) {
+            ++*ip;
+            q = 0;
+        }
+        *fq = q;
+    }
+    return true;
+}
+
+void jsonw_double(jsonw_t *w, double v, int decimals)
+{
+    uint64_t bits, ip, fq;
+    unsigned d = decimals < 0 ? 0 : decimals > 9 ? 9 : (unsigned)decimals;
+
+    memcpy(&bits, &v, sizeof bits);
+    if (!double_fixed(bits, d, &ip, &fq)) {
+        jsonw_null(w);
+        return;
+    }
+    unsigned neg = (unsigned)(bits >> 63) & ((ip | fq) != 0); /* never "-0" */
+    unsigned ni = u64_digits(ip);
+    size_t n = neg + ni + (d ? d + 1 : 0);
+    char *out = value_begin(w, n);
+    if (!out)
+        return;
+    *out = '-';
+    put_digits(out + neg + ni, ip, ni);
+    if (d) {
+        out[neg + ni] = '.';
+        put_digits(out + n, fq, d);
+    }
+}
+
+/* ---- literals ----------------------------------------------------------- */
+
+void jsonw_null(jsonw_t *w) { put_literal(w, "null", 4); }
+
+void jsonw_bool(jsonw_t *w, bool v)
+{
+    if (v)
+        put_literal(w, "true", 4);
+    else
+        put_literal(w, "false", 5);
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* Length of the well-formed UTF-8 sequence at s (s[0] >= 0x80, n bytes
+ * left), or 0 when s[0] does not start one (RFC 3629, table 3-7 of the
+ * Unicode standard: the second byte's range depends on the lead byte). */
+static inline size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t k;
+    if (c < 0xc2) /* continuation byte, or overlong lead C0/C1 */
+        return 0;
+    if (c < 0xe0) {
+        k = 2;
+    } else if (c < 0xf0) {
+        k = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong below U+0800 */
+        else if (c == 0xed)
+            hi = 0x9f; /* surrogates U+D800..DFFF */
+    } else if (c < 0xf5) {
+        k = 4;
+        if (c == 0xf0)
+            lo = 0x90; /* overlong below U+10000 */
+        else if (c == 0xf4)
+            hi = 0x8f; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n < k || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+/*
+ * Runs of bytes written as they are (printable ASCII and well-formed
+ * UTF-8) are found first and copied with one memcpy; each escape or
+ * replacement ends a run.  w->len moves only once the closing quote
+ * has fitted, so on overflow the string is all or nothing (though
+ * buf[len, cap) may have been written).
+ */
+void jsonw_strn(jsonw_t *w, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t c = w->need_comma, len = w->len, cap = w->cap, i = 0, j = 0;
+    char *buf = w->buf;
+
+    if (!reserve(w, c + 2))
+        return;
+    buf[len] = ',';
+    len += c;
+    buf[len++] = '"';
+    for (;;) {
+        while (j < n) {
+            unsigned char e = str_escape[s[j]];
+            if (e == 0) {
+                j++;
+            } else if (e == ESC_UTF8) {
+                size_t k = utf8_seq_len(s + j, n - j);
+                if (!k)
+                    break;
+                j += k;
+            } else {
+                break;
+            }
+        }
+        if (j > i) {
+            if (cap - len < j - i)
+                goto full;
+            memcpy(buf + len, s + i, j - i);
+            len += j - i;
+        }
+        if (j == n)
+            break;
+        unsigned char ch = s[j], e = str_escape[ch];
+        if (e == ESC_UTF8) { /* a byte that starts no well-formed sequence */
+            if (cap - len < 3)
+                goto full;
+            memcpy(buf + len, "\xef\xbf\xbd", 3);
+            len += 3;
+        } else if (e == ESC_U) {
+            if (cap - len < 6)
+                goto full;
+            memcpy(buf + len, "\\u00", 4);
+            buf[len + 4] = hex_digits[ch >> 4];
+            buf[len + 5] = hex_digits[ch & 15];
+            len += 6;
+        } else {
+            if (cap - len < 2)
+                goto full;
+            buf[len] = '\\';
+            buf[len + 1] = (char)e;
+            len += 2;
+        }
+        i = j = j + 1;
+    }
+    if (cap - len < 1)
+        goto full;
+    buf[len++] = '"';
+    w->len = len;
+    w->need_comma = true;
+    return;
+full:
+    w->overflow = true;
+}
+
+void jsonw_str(jsonw_t *w, const char *s)
+{
+    if (!s)
+        jsonw_null(w);
+    else
+        jsonw_strn(w, s, strlen(s));
+}
+
+/* ---- key and value ------------------------------------------------------ */
+
+void jsonw_key_u64(jsonw_t *w, const char *key, uint64_t v)
+{
+    jsonw_key(w, key);
+    jsonw_u64(w, v);
+}
+
+void jsonw_key_i64(jsonw_t *w, const char *key, int64_t v)
+{
+    jsonw_key(w, key);
+    jsonw_i64(w, v);
+}
+
+void jsonw_key_str(jsonw_t *w, const char *key, const char *s)
+{
+    jsonw_key(w, key);
+    jsonw_str(w, s);
+}
+
+void jsonw_key_strn(jsonw_t *w, const char *key, const char *s, size_t n)
+{
+    jsonw_key(w, key);
+    jsonw_strn(w, s, n);
+}
+
+void jsonw_key_null(jsonw_t *w, const char *key)
+{
+    jsonw_key(w, key);
+    jsonw_null(w);
+}
+
+void jsonw_key_bool(jsonw_t *w, const char *key, bool v)
+{
+    jsonw_key(w, key);
+    jsonw_bool(w, v);
+}
+
+void jsonw_key_double(jsonw_t *w, const char *key, double v, int decimals)
+{
+    jsonw_key(w, key);
+    jsonw_double(w, v, decimals);
+}

@@ -1,0 +1,148 @@
+/*
+ * livemap: sharded open-addressing tables.  See livemap.h.
+ */
+#include "preload/livemap.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "preload/sysmem.h"
+
+#define SHARDS 64
+#define MIN_SLOTS 1024
+
+typedef struct shard_s {
+    pthread_mutex_t lock;
+    livemap_entry_t *slots; /* capacity is a power of two */
+    uint64_t mask;
+    uint64_t count;
+} shard_t;
+
+static shard_t shards[SHARDS] = {
+#define S PTHREAD_MUTEX_INITIALIZER
+    [0 ... SHARDS - 1] = {.lock = S},
+#undef S
+};
+static _Atomic uint64_t total_count, total_bytes;
+
+static inline uint64_t mix(uint64_t a) { return (a >> 4) * 0x9E3779B97F4A7C15ull; }
+static inline shard_t *shard_of(uint64_t a) { return &shards[mix(a) >> 58]; }
+static inline uint64_t home(const shard_t *s, uint64_t a) { return (mix(a) >> 20) & s->mask; }
+
+static void put_fresh_locked(shard_t *s, const livemap_entry_t *e)
+{
+    uint64_t i = home(s, e->addr);
+    while (s->slots[i].addr)
+        i = (i + 1) & s->mask;
+    s->slots[i] = *e;
+    s->count++;
+}
+
+static bool grow_locked(shard_t *s)
+{
+    uint64_t cap = s->slots ? (s->mask + 1) * 2 : MIN_SLOTS;
+    livemap_entry_t *slots = sysmem_alloc(cap * sizeof *slots);
+    if (!slots)
+        return false;
+    livemap_entry_t *old = s->slots;
+    uint64_t old_cap = old ? s->mask + 1 : 0;
+    s->slots = slots;
+    s->mask = cap - 1;
+    s->count = 0;
+    for (uint64_t i = 0; i < old_cap; i++)
+        if (old[i].addr)
+            put_fresh_locked(s, &old[i]);
+    sysmem_free(old, old_cap * sizeof *old);
+    return true;
+}
+
+bool livemap_put(const livemap_entry_t *e)
+{
+    shard_t *s = shard_of(e->addr);
+    pthread_mutex_lock(&s->lock);
+    if (s->slots) {
+        for (uint64_t i = home(s, e->addr); s->slots[i].addr; i = (i + 1) & s->mask) {
+            if (s->slots[i].addr == e->addr) {
+                total_bytes += e->size - s->slots[i].size;
+                s->slots[i] = *e;
+                pthread_mutex_unlock(&s->lock);
+                return true;
+            }
+        }
+    }
+    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s)) {
+        pthread_mutex_unlock(&s->lock);
+        return false;
+    }
+    put_fresh_locked(s, e);
+    pthread_mutex_unlock(&s->lock);
+    total_count++;
+    total_bytes += e->size;
+    return true;
+}
+
+bool livemap_take(uint64_t addr, livemap_entry_t *out)
+{
+    shard_t *s = shard_of(addr);
+    pthread_mutex_lock(&s->lock);
+    if (!s->slots) {
+        pthread_mutex_unlock(&s->lock);
+        return false;
+    }
+    uint64_t i = home(s, addr);
+    for (;; i = (i + 1) & s->mask) {
+        if (!s->slots[i].addr) {
+            pthread_mutex_unlock(&s->lock);
+            return false;
+        }
+        if (s->slots[i].addr == addr)
+            break;
+    }
+    *out = s->slots[i];
+    /* Backward shift deletion: no tombstones. */
+    uint64_t hole = i;
+    for (uint64_t j = (i + 1) & s->mask; s->slots[j].addr; j = (j + 1) & s->mask) {
+        uint64_t h = home(s, s->slots[j].addr);
+        if (((j - h) & s->mask) >= ((j - hole) & s->mask)) {
+            s->slots[hole] = s->slots[j];
+            hole = j;
+        }
+    }
+    s->slots[hole].addr = 0;
+    s->count--;
+    pthread_mutex_unlock(&s->lock);
+    total_count--;
+    total_bytes -= out->size;
+    return true;
+}
+
+uint64_t livemap_count(void) { return total_count; }
+uint64_t livemap_bytes(void) { return total_bytes; }
+
+void livemap_lock_all(void)
+{
+    for (int i = 0; i < SHARDS; i++)
+        pthread_mutex_lock(&shards[i].lock);
+}
+
+void livemap_unlock_all(void)
+{
+    for (int i = 0; i < SHARDS; i++)
+        pthread_mutex_unlock(&shards[i].lock);
+}
+
+void livemap_clear(void)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        shard_t *s = &shards[i];
+        pthread_mutex_lock(&s->lock);
+        sysmem_free(s->slots, s->slots ? (s->mask + 1) * sizeof *s->slots : 0);
+        s->slots = NULL;
+        s->mask = 0;
+        s->count = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
+    total_count = 0;
+    total_bytes = 0;
+}

@@ -1,0 +1,790 @@
+/*
+ * recorder: the events of one traced process.  See recorder.h; the
+ * records themselves are specified in docs/trace-format.md.
+ */
+#include "preload/recorder.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/device.h"
+#include "include/memsim.h"
+#include "preload/jsonw.h"
+#include "preload/stacks.h"
+#include "preload/sysmem.h"
+#include "preload/trace.h"
+
+#define TRACE_FORMAT_VERSION 1
+#define RECORD_MAX 512   /* every fixed-shape record fits */
+#define MOVE_SLOT 320    /* realloc/mremap records, reserved before the call */
+#define MODULES_MAX 4096
+
+static struct {
+    _Atomic bool active;
+    config_t cfg;
+    trace_t trace;
+    pid_t pid;
+    uint64_t t0;               /* CLOCK_MONOTONIC at start, ns */
+    char exe[PATH_MAX];        /* /proc/self/exe */
+    char exe_base[256];
+    device_t *sim;             /* shadow device, or NULL */
+    pthread_mutex_t sim_lock;
+    _Atomic uint64_t unknown_frees;
+    struct {
+        uintptr_t base, size;
+        bool seen;
+    } modules[MODULES_MAX];
+    size_t nmodules;
+    pthread_mutex_t modules_lock;
+    int argc;                  /* the process's arguments, for a fork child's meta */
+    char **argv;
+} R = {.sim_lock = PTHREAD_MUTEX_INITIALIZER, .modules_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
+
+/* The program must see the errno its own call left: every entry point
+ * declares KEEP_ERRNO first, and errno comes back on any return. */
+static inline void restore_errno(const int *saved) { errno = *saved; }
+#define KEEP_ERRNO int saved_errno_ __attribute__((cleanup(restore_errno))) = errno
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static const char *const fn_names[FN_COUNT] = {
+    [FN_MALLOC] = "malloc",
+    [FN_CALLOC] = "calloc",
+    [FN_REALLOC] = "realloc",
+    [FN_REALLOCARRAY] = "reallocarray",
+    [FN_MEMALIGN] = "memalign",
+    [FN_POSIX_MEMALIGN] = "posix_memalign",
+    [FN_ALIGNED_ALLOC] = "aligned_alloc",
+    [FN_VALLOC] = "valloc",
+    [FN_PVALLOC] = "pvalloc",
+    [FN_FREE] = "free",
+    [FN_MMAP] = "mmap",
+    [FN_MMAP64] = "mmap64",
+    [FN_MUNMAP] = "munmap",
+    [FN_MREMAP] = "mremap",
+};
+
+const char *recorder_fn_name(recorder_fn_t fn) { return fn < FN_COUNT ? fn_names[fn] : "?"; }
+
+bool recorder_active(void) { return atomic_load_explicit(&R.active, memory_order_relaxed); }
+const char *recorder_trace_path(void) { return R.trace.path; }
+const char *recorder_output(void) { return R.cfg.output; }
+uint64_t recorder_unknown_frees(void) { return atomic_load(&R.unknown_frees); }
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t tid(void)
+{
+    if (!my_tid)
+        my_tid = (pid_t)syscall(SYS_gettid);
+    return my_tid;
+}
+
+/* {"ev":ev,"t":...,"tid":... */
+static void head(jsonw_t *w, const char *ev, uint64_t t)
+{
+    jsonw_object_begin(w);
+    jsonw_key_str(w, "ev", ev);
+    jsonw_key_u64(w, "t", t - R.t0);
+    jsonw_key_i64(w, "tid", tid());
+}
+
+static void emit(jsonw_t *w)
+{
+    jsonw_line_end(w);
+    if (w->overflow)
+        atomic_fetch_add(&R.trace.dropped, 1);
+    else
+        trace_append(&R.trace, w->buf, w->len);
+}
+
+/* Copy a formatted record into a slot reserved earlier, padded with
+ * spaces (JSON allows them) so that the slot's size never shows. */
+static void fill_slot(char *slot, jsonw_t *w)
+{
+    jsonw_line_end(w);
+    if (w->overflow || w->len > MOVE_SLOT) {
+        memset(slot, ' ', MOVE_SLOT - 1);
+        memcpy(slot, "{\"ev\":\"lost\"}", 13);
+    } else {
+        memcpy(slot, w->buf, w->len - 1);
+        memset(slot + w->len - 1, ' ', MOVE_SLOT - w->len);
+    }
+    slot[MOVE_SLOT - 1] = '\n';
+}
+
+/* ---- stacks -------------------------------------------------------------- */
+
+static void write_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx)
+{
+    (void)ctx;
+    char buf[64 + STACKS_MAX_DEPTH * 22];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "stack", now_ns());
+    jsonw_key_u64(&w, "id", id);
+    jsonw_key(&w, "frames");
+    jsonw_array_begin(&w);
+    for (unsigned i = 0; i < n; i++)
+        jsonw_u64(&w, frames[i]);
+    jsonw_array_end(&w);
+    emit(&w);
+}
+
+static bool frames_known(const uintptr_t *frames, unsigned n);
+
+/* The caller's stack id.  A new stack whose frames lie outside every
+ * known module means a library was loaded: announce it (the analyzer
+ * symbolizes offline from the module records). */
+static uint64_t capture_stack(void)
+{
+    uintptr_t frames[STACKS_MAX_DEPTH];
+    unsigned n = stacks_capture(frames, R.cfg.stack_depth);
+    bool is_new;
+    uint64_t id = stacks_intern(frames, n, write_stack, NULL, &is_new);
+    if (is_new && !frames_known(frames, n))
+        recorder_modules_changed();
+    return id;
+}
+
+/* ---- the shadow device ------------------------------------------------------ */
+
+static uint64_t sim_alloc(size_t size, size_t align)
+{
+    if (!R.sim)
+        return LIVEMAP_NO_SIM;
+    device_result_t r;
+    pthread_mutex_lock(&R.sim_lock);
+    int rc = device_alloc(R.sim, size ? size : 1, align ? align : 1, 0, &r);
+    pthread_mutex_unlock(&R.sim_lock);
+    return rc ? LIVEMAP_NO_SIM : r.addr;
+}
+
+static void sim_free(uint64_t addr)
+{
+    if (!R.sim || addr == LIVEMAP_NO_SIM)
+        return;
+    device_result_t r;
+    pthread_mutex_lock(&R.sim_lock);
+    device_free(R.sim, addr, &r);
+    pthread_mutex_unlock(&R.sim_lock);
+}
+
+static void key_sim(jsonw_t *w, uint64_t sim)
+{
+    if (sim == LIVEMAP_NO_SIM)
+        jsonw_key_null(w, "sim");
+    else
+        jsonw_key_u64(w, "sim", sim);
+}
+
+/* ---- heap events -------------------------------------------------------------- */
+
+void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    uint64_t stack = capture_stack();
+    livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = stack,
+                         .sim = sim_alloc(size, align)};
+    livemap_put(&e);
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "alloc", now_ns());
+    jsonw_key_str(&w, "fn", fn_names[fn]);
+    jsonw_key_u64(&w, "addr", e.addr);
+    jsonw_key_u64(&w, "size", size);
+    jsonw_key_u64(&w, "align", align);
+    jsonw_key_u64(&w, "stack", stack);
+    key_sim(&w, e.sim);
+    emit(&w);
+}
+
+void recorder_free(recorder_fn_t fn, const void *p)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    livemap_entry_t e;
+    bool known = livemap_take((uintptr_t)p, &e);
+    uint64_t stack = capture_stack();
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    if (!known) {
+        /* Allocated before tracing started, or not by this heap. */
+        atomic_fetch_add(&R.unknown_frees, 1);
+        head(&w, "error", now_ns());
+        jsonw_key_str(&w, "kind", "unknown_free");
+        jsonw_key_str(&w, "fn", fn_names[fn]);
+        jsonw_key_u64(&w, "addr", (uintptr_t)p);
+        jsonw_key_u64(&w, "stack", stack);
+        emit(&w);
+        return;
+    }
+    sim_free(e.sim);
+    head(&w, "free", now_ns());
+    jsonw_key_str(&w, "fn", fn_names[fn]);
+    jsonw_key_u64(&w, "addr", e.addr);
+    jsonw_key_u64(&w, "size", e.size);
+    jsonw_key_u64(&w, "stack", stack);
+    emit(&w);
+}
+
+void recorder_realloc_begin(recorder_move_t *m, const void *old)
+{
+    KEEP_ERRNO;
+    memset(m, 0, sizeof *m);
+    if (!recorder_active())
+        return;
+    m->known = livemap_take((uintptr_t)old, &m->old);
+    if (!m->known)
+        m->old.addr = (uintptr_t)old;
+    m->stack = capture_stack();
+    m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
+    m->t = now_ns();
+}
+
+void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, size_t size)
+{
+    KEEP_ERRNO;
+    if (!m->t)
+        return; /* begin ran untraced */
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    if (!p) {
+        if (m->known)
+            livemap_put(&m->old); /* the old block stays */
+        head(&w, "realloc_failed", m->t);
+        jsonw_key_str(&w, "fn", fn_names[fn]);
+        jsonw_key_u64(&w, "addr", m->old.addr);
+        jsonw_key_u64(&w, "size", size);
+        jsonw_key_u64(&w, "stack", m->stack);
+    } else {
+        if (m->known)
+            sim_free(m->old.sim);
+        else
+            atomic_fetch_add(&R.unknown_frees, 1);
+        livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = m->stack,
+                             .sim = sim_alloc(size, 16)};
+        livemap_put(&e);
+        head(&w, "realloc", m->t);
+        jsonw_key_str(&w, "fn", fn_names[fn]);
+        jsonw_key_u64(&w, "old_addr", m->old.addr);
+        jsonw_key_u64(&w, "addr", e.addr);
+        if (m->known)
+            jsonw_key_u64(&w, "old_size", m->old.size);
+        else
+            jsonw_key_null(&w, "old_size");
+        jsonw_key_u64(&w, "size", size);
+        jsonw_key_u64(&w, "stack", m->stack);
+        key_sim(&w, e.sim);
+    }
+    if (m->slot)
+        fill_slot(m->slot, &w);
+}
+
+/* ---- mappings ------------------------------------------------------------------ */
+
+void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int flags, int fd)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    uint64_t stack = capture_stack();
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "mmap", now_ns());
+    jsonw_key_str(&w, "fn", fn_names[fn]);
+    jsonw_key_u64(&w, "addr", (uintptr_t)p);
+    jsonw_key_u64(&w, "size", len);
+    jsonw_key_i64(&w, "prot", prot);
+    jsonw_key_i64(&w, "flags", flags);
+    jsonw_key_i64(&w, "fd", fd);
+    jsonw_key_u64(&w, "stack", stack);
+    emit(&w);
+}
+
+void recorder_munmap(const void *p, size_t len)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    uint64_t stack = capture_stack();
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "munmap", now_ns());
+    jsonw_key_str(&w, "fn", "munmap");
+    jsonw_key_u64(&w, "addr", (uintptr_t)p);
+    jsonw_key_u64(&w, "size", len);
+    jsonw_key_u64(&w, "stack", stack);
+    emit(&w);
+}
+
+void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
+{
+    KEEP_ERRNO;
+    memset(m, 0, sizeof *m);
+    if (!recorder_active())
+        return;
+    m->old.addr = (uintptr_t)old;
+    m->old.size = old_len;
+    m->stack = capture_stack();
+    m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
+    m->t = now_ns();
+}
+
+void recorder_mremap_end(recorder_move_t *m, const void *p, size_t len, int flags)
+{
+    KEEP_ERRNO;
+    if (!m->t || !m->slot)
+        return;
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, p == MAP_FAILED ? "mremap_failed" : "mremap", m->t);
+    jsonw_key_str(&w, "fn", "mremap");
+    jsonw_key_u64(&w, "old_addr", m->old.addr);
+    jsonw_key_u64(&w, "old_size", m->old.size);
+    if (p == MAP_FAILED)
+        jsonw_key_null(&w, "addr");
+    else
+        jsonw_key_u64(&w, "addr", (uintptr_t)p);
+    jsonw_key_u64(&w, "size", len);
+    jsonw_key_i64(&w, "flags", flags);
+    jsonw_key_u64(&w, "stack", m->stack);
+    fill_slot(m->slot, &w);
+}
+
+/* ---- phases and modules --------------------------------------------------------- */
+
+void recorder_phase(const char *name, bool begin)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    char buf[RECORD_MAX + 1024];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "phase", now_ns());
+    jsonw_key_str(&w, "op", begin ? "begin" : "end");
+    if (begin) {
+        size_t n = name ? strnlen(name, 512) : 0;
+        jsonw_key(&w, "name");
+        jsonw_strn(&w, name ? name : "", n);
+    }
+    emit(&w);
+}
+
+static void write_module(const char *op, const char *path, uintptr_t base, uintptr_t size)
+{
+    char buf[RECORD_MAX + 6 * PATH_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "module", now_ns());
+    jsonw_key_str(&w, "op", op);
+    jsonw_key_str(&w, "path", path);
+    jsonw_key_u64(&w, "base", base);
+    jsonw_key_u64(&w, "size", size);
+    emit(&w);
+}
+
+/* A snapshot of the loaded objects, taken without holding any memsim
+ * lock: dl_iterate_phdr takes the loader's lock, and a thread inside
+ * dlopen holds that lock while it allocates (and so enters memsim). */
+#define MODULE_NAME_MAX 512
+typedef struct snapshot_s {
+    size_t n, cap;
+    unsigned long long adds, subs;
+    struct {
+        uintptr_t base, size;
+        char name[MODULE_NAME_MAX];
+    } *mods;
+} snapshot_t;
+
+static unsigned long long seen_adds, seen_subs;
+
+static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    snapshot_t *s = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        s->adds = info->dlpi_adds;
+        s->subs = info->dlpi_subs;
+    }
+    if (!s->mods || s->n == s->cap)
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < lo)
+            lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > hi)
+            hi = ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi <= lo)
+        return 0;
+    s->mods[s->n].base = info->dlpi_addr + lo;
+    s->mods[s->n].size = hi - lo;
+    copy_str(s->mods[s->n].name, MODULE_NAME_MAX,
+             info->dlpi_name && *info->dlpi_name ? info->dlpi_name : R.exe);
+    s->n++;
+    return 0;
+}
+
+void recorder_modules_changed(void)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    snapshot_t snap = {0};
+    dl_iterate_phdr(snap_one, &snap); /* counters only */
+    if (R.nmodules && snap.adds == seen_adds && snap.subs == seen_subs)
+        return;
+    snap.cap = MODULES_MAX;
+    size_t bytes = snap.cap * sizeof *snap.mods;
+    snap.mods = sysmem_alloc(bytes);
+    if (!snap.mods)
+        return;
+    dl_iterate_phdr(snap_one, &snap);
+    pthread_mutex_lock(&R.modules_lock);
+    seen_adds = snap.adds;
+    seen_subs = snap.subs;
+    for (size_t i = 0; i < R.nmodules; i++)
+        R.modules[i].seen = false;
+    for (size_t k = 0; k < snap.n; k++) {
+        size_t i;
+        for (i = 0; i < R.nmodules; i++)
+            if (R.modules[i].base == snap.mods[k].base && R.modules[i].size == snap.mods[k].size)
+                break;
+        if (i < R.nmodules) {
+            R.modules[i].seen = true;
+            continue;
+        }
+        if (R.nmodules < MODULES_MAX)
+            R.modules[R.nmodules++] =
+                (__typeof__(R.modules[0])){.base = snap.mods[k].base, .size = snap.mods[k].size,
+                                       .seen = true};
+        write_module("load", snap.mods[k].name, snap.mods[k].base, snap.mods[k].size);
+    }
+    for (size_t i = 0; i < R.nmodules;) {
+        if (R.modules[i].seen) {
+            i++;
+            continue;
+        }
+        write_module("unload", "", R.modules[i].base, R.modules[i].size);
+        R.modules[i] = R.modules[--R.nmodules];
+    }
+    pthread_mutex_unlock(&R.modules_lock);
+    sysmem_free(snap.mods, bytes);
+}
+
+/* Whether every frame lies in a module the trace has announced. */
+static bool frames_known(const uintptr_t *frames, unsigned n)
+{
+    pthread_mutex_lock(&R.modules_lock);
+    bool all = true;
+    for (unsigned k = 0; k < n && all; k++) {
+        bool in = false;
+        for (size_t i = 0; i < R.nmodules && !in; i++)
+            in = frames[k] - R.modules[i].base < R.modules[i].size;
+        all = in;
+    }
+    pthread_mutex_unlock(&R.modules_lock);
+    return all;
+}
+
+/* ---- start, meta ------------------------------------------------------------------ */
+
+static void write_argv(jsonw_t *w, const char *key, int argc, char *const argv[])
+{
+    jsonw_key(w, key);
+    jsonw_array_begin(w);
+    for (int i = 0; argv && (argc < 0 || i < argc) && argv[i]; i++)
+        jsonw_str(w, argv[i]);
+    jsonw_array_end(w);
+}
+
+static size_t argv_bytes(int argc, char *const argv[])
+{
+    size_t n = 0;
+    for (int i = 0; argv && (argc < 0 || i < argc) && argv[i]; i++)
+        n += strlen(argv[i]) * 6 + 4; /* worst case escaping */
+    return n;
+}
+
+static void write_meta(int argc, char **argv, const char *parent_trace)
+{
+    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(argc, argv);
+    char *buf = sysmem_alloc(cap);
+    if (!buf) {
+        atomic_fetch_add(&R.trace.dropped, 1);
+        return;
+    }
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, "meta", R.t0);
+    jsonw_key_str(&w, "format", "memsim-trace");
+    jsonw_key_u64(&w, "version", TRACE_FORMAT_VERSION);
+    jsonw_key_i64(&w, "pid", R.pid);
+    jsonw_key_i64(&w, "ppid", getppid());
+    jsonw_key_str(&w, "exe", R.exe);
+    write_argv(&w, "argv", argc, argv);
+    jsonw_key_u64(&w, "start_unix_ns", (uint64_t)real.tv_sec * 1000000000ull +
+                                           (uint64_t)real.tv_nsec);
+    jsonw_key_u64(&w, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
+    jsonw_key_str(&w, "strategy", R.sim ? R.cfg.strategy : "none");
+    jsonw_key_u64(&w, "device_size", R.cfg.device_size);
+    jsonw_key_u64(&w, "stack_depth", R.cfg.stack_depth);
+    jsonw_key_bool(&w, "mmap", R.cfg.mmap);
+    jsonw_key_str(&w, "memsim_version", MEMSIM_VERSION);
+    if (parent_trace)
+        jsonw_key_str(&w, "parent_trace", parent_trace);
+    else
+        jsonw_key_null(&w, "parent_trace");
+    emit(&w);
+    sysmem_free(buf, cap);
+}
+
+
+/* Create this process's trace file, trying counters until a free name. */
+static int open_trace(char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    int rc = -EEXIST;
+    for (unsigned n = 0; n < 10000 && rc == -EEXIST; n++) {
+        if (config_trace_path(&R.cfg, R.exe_base, (long)R.pid, n, path, sizeof path)) {
+            rc = -ENAMETOOLONG;
+            break;
+        }
+        rc = trace_open(&R.trace, path);
+        if (!config_path_has_counter(&R.cfg))
+            break;
+    }
+    if (rc) {
+        /* strerror is not async-signal-safe, but this runs at start or in
+         * a fork child, where no other thread runs memsim code. */
+        const char *what = strerror(-rc);
+        size_t at = 0;
+        const char *parts[] = {"memsim: cannot create the trace file ", path, ": ", what,
+                               "; tracing is off"};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0] && at + 1 < errlen; i++) {
+            size_t k = strnlen(parts[i], errlen - at - 1);
+            memcpy(err + at, parts[i], k);
+            at += k;
+        }
+        if (errlen)
+            err[at < errlen ? at : errlen - 1] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* MEMSIM_OUTPUT relative to the directory the process started in, made
+ * absolute once: a forked child that changed directory still writes
+ * beside its parent.  (An exec'd program reads the variable afresh.) */
+static void absolute_output(config_t *c)
+{
+    char cwd[PATH_MAX];
+    if (c->output[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return;
+    size_t a = strlen(cwd), b = strlen(c->output);
+    if (a + 1 + b >= sizeof c->output)
+        return;
+    memmove(c->output + a + 1, c->output, b + 1);
+    memcpy(c->output, cwd, a);
+    c->output[a] = '/';
+}
+
+int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **argv,
+                   const char *parent_trace, char *err, size_t errlen)
+{
+    R.cfg = *cfg;
+    absolute_output(&R.cfg);
+    R.pid = getpid();
+    R.argc = argc;
+    R.argv = argv;
+    R.t0 = now_ns();
+    copy_str(R.exe, sizeof R.exe, exe_path ? exe_path : "");
+    const char *slash = strrchr(R.exe, '/');
+    copy_str(R.exe_base, sizeof R.exe_base, slash ? slash + 1 : R.exe);
+    if (open_trace(err, errlen))
+        return -1;
+    const char *why = NULL;
+    if (stacks_init(cfg->stack_depth, &why) && why) {
+        ssize_t rc = write(2, "memsim: ", 8);
+        rc = write(2, why, strlen(why));
+        rc = write(2, "\n", 1);
+        (void)rc;
+        R.cfg.stack_depth = 0;
+    }
+    if (strcmp(cfg->strategy, CONFIG_STRATEGY_NONE) != 0) {
+        device_config_t dc = {.total = cfg->device_size, .strategy = cfg->strategy,
+                              .no_timing = true};
+        char derr[256];
+        if (device_create(&dc, &R.sim, derr, sizeof derr))
+            R.sim = NULL;
+    }
+    write_meta(argc, argv, parent_trace);
+    atomic_store(&R.active, true);
+    recorder_modules_changed();
+    return 0;
+}
+
+/* ---- processes --------------------------------------------------------------------- */
+
+void recorder_fork_prepare(void)
+{
+    stacks_lock();
+    livemap_lock_all();
+    pthread_mutex_lock(&R.sim_lock);
+    pthread_mutex_lock(&R.modules_lock);
+    pthread_mutex_lock(&R.trace.grow_lock);
+}
+
+static void fork_unlock(void)
+{
+    pthread_mutex_unlock(&R.trace.grow_lock);
+    pthread_mutex_unlock(&R.modules_lock);
+    pthread_mutex_unlock(&R.sim_lock);
+    livemap_unlock_all();
+    stacks_unlock();
+}
+
+void recorder_fork_parent(void) { fork_unlock(); }
+
+void recorder_forked(pid_t child)
+{
+    KEEP_ERRNO;
+    if (!recorder_active() || child <= 0)
+        return;
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "fork", now_ns());
+    jsonw_key_i64(&w, "child", child);
+    emit(&w);
+}
+
+void recorder_fork_child(void)
+{
+    KEEP_ERRNO;
+    fork_unlock();
+    my_tid = 0;
+    if (!recorder_active())
+        return;
+    char parent[PATH_MAX];
+    copy_str(parent, sizeof parent, R.trace.path);
+    trace_forget(&R.trace);
+    stacks_reset();
+    atomic_store(&R.active, false);
+    if (!R.cfg.trace_children)
+        return;
+    R.pid = getpid();
+    char err[PATH_MAX + 128];
+    if (open_trace(err, sizeof err)) {
+        size_t n = strlen(err);
+        err[n] = '\n';
+        ssize_t rc = write(2, err, n + 1);
+        (void)rc;
+        return;
+    }
+    write_meta(R.argc, R.argv, parent); /* a fork child runs the same program */
+    for (size_t i = 0; i < R.nmodules; i++)
+        R.modules[i].seen = false;
+    R.nmodules = 0;
+    atomic_store(&R.active, true);
+    recorder_modules_changed();
+}
+
+void recorder_exec(const char *path, char *const argv[])
+{
+    KEEP_ERRNO;
+    if (!recorder_active() || getpid() != R.pid)
+        return; /* a vfork child runs on its parent's memory: not ours */
+    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(-1, argv);
+    char *buf = sysmem_alloc(cap);
+    if (buf) {
+        jsonw_t w;
+        jsonw_init(&w, buf, cap);
+        head(&w, "exec", now_ns());
+        jsonw_key_str(&w, "path", path ? path : "");
+        write_argv(&w, "argv", -1, argv);
+        emit(&w);
+        sysmem_free(buf, cap);
+    }
+    recorder_end("exec", -1, -1);
+}
+
+void recorder_exec_failed(int err)
+{
+    KEEP_ERRNO;
+    if (getpid() != R.pid || !trace_is_open(&R.trace))
+        return;
+    trace_reopen(&R.trace);
+    atomic_store(&R.active, true);
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "exec_failed", now_ns());
+    jsonw_key_i64(&w, "errno", err);
+    emit(&w);
+}
+
+void recorder_end(const char *reason, int status, int signal)
+{
+    KEEP_ERRNO;
+    if (!recorder_active() || getpid() != R.pid)
+        return;
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "end", now_ns());
+    jsonw_key_str(&w, "reason", reason);
+    if (status >= 0)
+        jsonw_key_i64(&w, "status", status);
+    else
+        jsonw_key_null(&w, "status");
+    if (signal > 0)
+        jsonw_key_i64(&w, "signal", signal);
+    else
+        jsonw_key_null(&w, "signal");
+    jsonw_key_u64(&w, "records", atomic_load(&R.trace.records) + 1);
+    jsonw_key_u64(&w, "dropped", atomic_load(&R.trace.dropped));
+    jsonw_key_u64(&w, "unknown_frees", atomic_load(&R.unknown_frees));
+    jsonw_key_u64(&w, "live_allocations", livemap_count());
+    jsonw_key_u64(&w, "live_bytes", livemap_bytes());
+    jsonw_key_u64(&w, "stacks", stacks_count());
+    jsonw_line_end(&w);
+    if (!w.overflow && trace_close_with(&R.trace, buf, w.len) == 0) {
+        atomic_store(&R.active, false);
+        trace_finish(&R.trace);
+    }
+}

@@ -1,0 +1,105 @@
+/*
+ * recorder: what libmemsim.so records, behind a plain C API that tests
+ * call directly (no LD_PRELOAD needed).  preload/hooks.c is a thin shell
+ * over it: each hook calls the real function and one recorder function.
+ *
+ * One recorder per process.  Every function is safe to call from any
+ * thread; none allocates through malloc (tables come from sysmem, the
+ * shadow device's own allocations go to the real allocator because the
+ * hooks' reentrancy guard is held).  Ordering rules the hooks follow:
+ *   - record a free (or munmap) before calling the real function;
+ *   - record an allocation after the real function returned;
+ *   - realloc and mremap reserve their record before the real call and
+ *     fill it in after (recorder_realloc_begin/_end),
+ * so a free is always in the trace before an allocation that reuses the
+ * address, whatever the threads do.
+ */
+#ifndef MEMSIM_PRELOAD_RECORDER_H
+#define MEMSIM_PRELOAD_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "preload/config.h"
+#include "preload/livemap.h"
+
+typedef enum recorder_fn_e {
+    FN_MALLOC,
+    FN_CALLOC,
+    FN_REALLOC,
+    FN_REALLOCARRAY,
+    FN_MEMALIGN,
+    FN_POSIX_MEMALIGN,
+    FN_ALIGNED_ALLOC,
+    FN_VALLOC,
+    FN_PVALLOC,
+    FN_FREE,
+    FN_MMAP,
+    FN_MMAP64,
+    FN_MUNMAP,
+    FN_MREMAP,
+    FN_COUNT
+} recorder_fn_t;
+
+const char *recorder_fn_name(recorder_fn_t fn);
+
+/* Start recording this process: open its trace (name from cfg, the
+ * executable's base name and the pid), write the meta and module
+ * records, create the shadow device.  parent_trace: the trace of the
+ * process this one was forked from, or NULL.  0, or -1 with a one-line
+ * reason in err (the process then runs untraced). */
+int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **argv,
+                   const char *parent_trace, char *err, size_t errlen);
+bool recorder_active(void);
+/* MEMSIM_OUTPUT as made absolute at start (what exec'd children should see). */
+const char *recorder_output(void);
+const char *recorder_trace_path(void);
+
+void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align);
+/* Before the real free; p != NULL. */
+void recorder_free(recorder_fn_t fn, const void *p);
+
+/* realloc (and reallocarray) of a non-NULL old block to a new size:
+ * begin before the real call, end after with its result (NULL: failed,
+ * the old block stays). */
+typedef struct recorder_move_s {
+    char *slot;             /* reserved record, or NULL */
+    livemap_entry_t old;    /* the old block's entry */
+    bool known;             /* old was in the live map */
+    uint64_t stack;
+    uint64_t t;
+} recorder_move_t;
+void recorder_realloc_begin(recorder_move_t *m, const void *old);
+void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, size_t size);
+
+void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int flags, int fd);
+void recorder_munmap(const void *p, size_t len);
+void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len);
+void recorder_mremap_end(recorder_move_t *m, const void *p, size_t len, int flags);
+
+void recorder_phase(const char *name, bool begin);
+void recorder_modules_changed(void);
+
+/* fork: lock everything before, then either side unlocks.  The child
+ * starts its own trace (or stops, with MEMSIM_TRACE_CHILDREN=0). */
+void recorder_fork_prepare(void);
+void recorder_fork_parent(void);
+void recorder_fork_child(void);
+/* The parent's fork record, once fork() returned the child's pid. */
+void recorder_forked(pid_t child);
+
+/* exec: the exec record and the end record (reason "exec"); if the exec
+ * fails, recorder_exec_failed reopens the trace. */
+void recorder_exec(const char *path, char *const argv[]);
+void recorder_exec_failed(int err);
+
+/* The end record.  reason: "exit", "_exit" or "signal"; status or signal
+ * < 0 when unknown or not applicable.  Safe in a signal handler. */
+void recorder_end(const char *reason, int status, int signal);
+
+/* Counters for the end record and tests. */
+uint64_t recorder_unknown_frees(void);
+
+#endif

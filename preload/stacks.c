@@ -1,0 +1,226 @@
+/*
+ * stacks: private libunwind, capture and the dedup table.  See stacks.h.
+ */
+#include "preload/stacks.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "preload/sysmem.h"
+
+/* ---- the unwinder --------------------------------------------------------- */
+
+typedef int (*unw_backtrace_fn)(void **buffer, int size);
+typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
+
+#define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
+
+static unw_backtrace_fn backtrace_fn;
+static unsigned max_depth;
+static uintptr_t self_lo, self_hi; /* libmemsim's own text */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t probe = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (probe >= lo && probe < hi) {
+            self_lo = lo;
+            self_hi = hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int stacks_init(unsigned depth, const char **why)
+{
+    max_depth = depth > STACKS_MAX_DEPTH ? STACKS_MAX_DEPTH : depth;
+    if (!max_depth)
+        return 0;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)stacks_init);
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        max_depth = 0;
+        *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
+        return -1;
+    }
+    backtrace_fn = (unw_backtrace_fn)dlsym(h, "unw_backtrace");
+    unw_set_caching_policy_fn policy =
+        (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
+    void **as = dlsym(h, "_ULx86_64_local_addr_space");
+    if (!backtrace_fn) {
+        max_depth = 0;
+        *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
+        return -1;
+    }
+    if (policy && as)
+        policy(*as, UNW_CACHE_PER_THREAD);
+    return 0;
+}
+
+unsigned stacks_capture(uintptr_t *frames, unsigned max)
+{
+    void *buf[STACKS_MAX_DEPTH + 16];
+    unsigned want = max < max_depth ? max : max_depth;
+    if (!want || !backtrace_fn)
+        return 0;
+    int n = backtrace_fn(buf, (int)(want + 16 < sizeof buf / sizeof buf[0]
+                                        ? want + 16
+                                        : sizeof buf / sizeof buf[0]));
+    unsigned k = 0, i = 0;
+    while (i < (unsigned)n && (uintptr_t)buf[i] >= self_lo && (uintptr_t)buf[i] < self_hi)
+        i++; /* memsim's own frames: hooks, recorder */
+    for (; i < (unsigned)n && k < want; i++)
+        frames[k++] = (uintptr_t)buf[i];
+    return k;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+typedef struct entry_s {
+    uint64_t hash;
+    uint64_t id;
+    const uintptr_t *frames; /* in the arena, immutable */
+    unsigned n;
+} entry_t;
+
+#define ARENA_CHUNK (4u << 20)
+#define TLS_CACHE 256
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static entry_t *table;       /* open addressing, hash 0 marks empty */
+static uint64_t table_mask;
+static _Atomic uint64_t nstacks;
+static char *arena;          /* current chunk */
+static size_t arena_used = ARENA_CHUNK;
+static _Atomic unsigned generation = 1; /* bumped by stacks_reset */
+
+static __thread struct {
+    uint64_t hash;
+    const entry_t *e;
+    unsigned gen;
+} cache[TLS_CACHE] __attribute__((tls_model("initial-exec")));
+
+static uint64_t hash_frames(const uintptr_t *f, unsigned n)
+{
+    uint64_t h = 0x84222325cbf29ce4ull ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= f[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+static const uintptr_t *arena_copy(const uintptr_t *f, unsigned n)
+{
+    size_t bytes = n * sizeof *f;
+    if (arena_used + bytes > ARENA_CHUNK) {
+        char *chunk = sysmem_alloc(ARENA_CHUNK);
+        if (!chunk)
+            return NULL;
+        arena = chunk;
+        arena_used = 0;
+    }
+    uintptr_t *dst = (uintptr_t *)(arena + arena_used);
+    memcpy(dst, f, bytes);
+    arena_used += bytes;
+    return dst;
+}
+
+static bool grow_locked(void)
+{
+    uint64_t cap = table ? (table_mask + 1) * 2 : 4096;
+    entry_t *t = sysmem_alloc(cap * sizeof *t);
+    if (!t)
+        return false;
+    for (uint64_t i = 0; table && i <= table_mask; i++) {
+        if (!table[i].hash)
+            continue;
+        uint64_t j = table[i].hash & (cap - 1);
+        while (t[j].hash)
+            j = (j + 1) & (cap - 1);
+        t[j] = table[i];
+    }
+    /* The old table stays mapped: per-thread caches may point into it. */
+    table = t;
+    table_mask = cap - 1;
+    return true;
+}
+
+static bool same(const entry_t *e, uint64_t h, const uintptr_t *f, unsigned n)
+{
+    return e->hash == h && e->n == n && memcmp(e->frames, f, n * sizeof *f) == 0;
+}
+
+uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
+                       bool *is_new)
+{
+    *is_new = false;
+    if (!n)
+        return 0;
+    uint64_t h = hash_frames(frames, n);
+    unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    unsigned slot = (unsigned)(h % TLS_CACHE);
+    if (cache[slot].gen == gen && cache[slot].hash == h && same(cache[slot].e, h, frames, n))
+        return cache[slot].e->id;
+
+    pthread_mutex_lock(&lock);
+    const entry_t *found = NULL;
+    if (table) {
+        for (uint64_t i = h & table_mask; table[i].hash; i = (i + 1) & table_mask)
+            if (same(&table[i], h, frames, n)) {
+                found = &table[i];
+                break;
+            }
+    }
+    if (!found) {
+        uint64_t count = atomic_load(&nstacks);
+        const uintptr_t *copy;
+        if (((!table || (count + 1) * 2 > table_mask + 1) && !grow_locked()) ||
+            !(copy = arena_copy(frames, n))) {
+            pthread_mutex_unlock(&lock);
+            return 0;
+        }
+        uint64_t i = h & table_mask;
+        while (table[i].hash)
+            i = (i + 1) & table_mask;
+        table[i] = (entry_t){.hash = h, .id = count + 1, .frames = copy, .n = n};
+        atomic_store(&nstacks, count + 1);
+        found = &table[i];
+        write(found->id, copy, n, ctx);
+        *is_new = true;
+    }
+    pthread_mutex_unlock(&lock);
+    /* Entries never move once placed except by growth, which copies them:
+     * cache the pointer only when it cannot go stale (same generation and
+     * the table did not grow — checked next time through `same`). */
+    cache[slot].hash = h;
+    cache[slot].e = found;
+    cache[slot].gen = gen;
+    return found->id;
+}
+
+uint64_t stacks_count(void) { return atomic_load(&nstacks); }
+
+void stacks_lock(void) { pthread_mutex_lock(&lock); }
+void stacks_unlock(void) { pthread_mutex_unlock(&lock); }
+
+void stacks_reset(void)
+{
+    /* Old tables and arena chunks stay mapped (caches may point there);
+     * a new generation makes every cache entry miss. */
+    table = NULL;
+    table_mask = 0;
+    arena_used = ARENA_CHUNK;
+    atomic_store(&nstacks, 0);
+    atomic_fetch_add(&generation, 1);
+}

@@ -1,0 +1,210 @@
+/*
+ * trace: the mapped trace file.  See trace.h.
+ */
+#include "preload/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TRACE_SPAN (256ull << 30)   /* virtual bytes reserved: the largest trace */
+#define TRACE_FIRST (1ull << 20)    /* first file size */
+#define TRACE_STEP_MAX (64ull << 20) /* growth: double up to this much at once */
+
+/* The raw system calls: the program's own mmap/munmap are interposed,
+ * and these must not be recorded or re-enter the hooks. */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
+
+static int sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+
+static int reopen(const trace_t *t)
+{
+    int fd = open(t->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) || st.st_dev != t->dev || st.st_ino != t->ino) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Map the file up to `want` bytes (at least).  Called with grow_lock. */
+static int grow_locked(trace_t *t, uint64_t want, int fd)
+{
+    uint64_t have = atomic_load(&t->mapped);
+    if (want <= have)
+        return 0;
+    uint64_t size = have ? have : TRACE_FIRST;
+    while (size < want)
+        size += size < TRACE_STEP_MAX ? size : TRACE_STEP_MAX;
+    if (size > t->span)
+        return -1;
+    int own = fd < 0;
+    if (own && (fd = reopen(t)) < 0)
+        return -1;
+    int rc = -1;
+    if (ftruncate(fd, (off_t)size) == 0 &&
+        sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                 fd, (off_t)have) != MAP_FAILED) {
+        atomic_store(&t->mapped, size);
+        rc = 0;
+    }
+    if (own)
+        close(fd);
+    return rc;
+}
+
+int trace_open(trace_t *t, const char *path)
+{
+    memset(t, 0, sizeof *t);
+    /* Keep the path absolute: the file is reopened by path to grow it,
+     * and the program may change its directory meanwhile. */
+    size_t at = 0, n = strlen(path);
+    if (path[0] != '/') {
+        if (!getcwd(t->path, sizeof t->path))
+            return -errno;
+        at = strlen(t->path);
+        if (at > 1)
+            t->path[at++] = '/';
+        while (n > 2 && path[0] == '.' && path[1] == '/') {
+            path += 2;
+            n -= 2;
+        }
+    }
+    if (at + n >= sizeof t->path)
+        return -ENAMETOOLONG;
+    memcpy(t->path + at, path, n + 1);
+    path = t->path;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        return -e;
+    }
+    t->dev = st.st_dev;
+    t->ino = st.st_ino;
+    void *base = sys_mmap(NULL, TRACE_SPAN, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+        close(fd);
+        unlink(path);
+        return -ENOMEM;
+    }
+    t->base = base;
+    t->span = TRACE_SPAN;
+    pthread_mutex_init(&t->grow_lock, NULL);
+    int rc = grow_locked(t, TRACE_FIRST, fd);
+    close(fd);
+    if (rc) {
+        sys_munmap(base, TRACE_SPAN);
+        t->base = NULL;
+        unlink(path);
+        return -ENOSPC;
+    }
+    return 0;
+}
+
+char *trace_reserve(trace_t *t, size_t len, uint64_t *off)
+{
+    if (!t->base)
+        return NULL;
+    uint64_t at = atomic_fetch_add(&t->head, len);
+    if (at & TRACE_CLOSED) {
+        atomic_fetch_add(&t->dropped, 1); /* after the end record */
+        return NULL;
+    }
+    if (at + len > atomic_load(&t->mapped)) {
+        pthread_mutex_lock(&t->grow_lock);
+        int rc = grow_locked(t, at + len, -1);
+        pthread_mutex_unlock(&t->grow_lock);
+        if (rc) {
+            atomic_fetch_add(&t->dropped, 1);
+            return NULL;
+        }
+    }
+    if (off)
+        *off = at;
+    atomic_fetch_add(&t->records, 1);
+    return t->base + at;
+}
+
+int trace_append(trace_t *t, const char *rec, size_t len)
+{
+    char *p = trace_reserve(t, len, NULL);
+    if (!p)
+        return -1;
+    memcpy(p, rec, len);
+    return 0;
+}
+
+int trace_close_with(trace_t *t, const char *rec, size_t len)
+{
+    if (!t->base)
+        return -1;
+    uint64_t at = atomic_load(&t->head);
+    do {
+        if (at & TRACE_CLOSED)
+            return -1;
+    } while (!atomic_compare_exchange_weak(&t->head, &at, (at + len) | TRACE_CLOSED));
+    if (at + len > atomic_load(&t->mapped)) {
+        /* A signal may have interrupted a grower: never wait for it. */
+        if (pthread_mutex_trylock(&t->grow_lock))
+            return -1;
+        int rc = grow_locked(t, at + len, -1);
+        pthread_mutex_unlock(&t->grow_lock);
+        if (rc)
+            return -1;
+    }
+    memcpy(t->base + at, rec, len);
+    atomic_fetch_add(&t->records, 1);
+    atomic_store(&t->end_at, at + len);
+    return 0;
+}
+
+void trace_reopen(trace_t *t)
+{
+    uint64_t end = atomic_load(&t->end_at);
+    uint64_t head = atomic_exchange(&t->head, end);
+    (void)head; /* reservations made while closed were refused */
+}
+
+void trace_finish(trace_t *t)
+{
+    uint64_t end = atomic_load(&t->end_at);
+    if (!t->base || !(atomic_load(&t->head) & TRACE_CLOSED))
+        return;
+    int fd = reopen(t);
+    if (fd >= 0) {
+        if (end < atomic_load(&t->mapped) && ftruncate(fd, (off_t)end)) {
+            /* keep the NUL tail: readers stop at it */
+        }
+        close(fd);
+    }
+}
+
+void trace_forget(trace_t *t)
+{
+    if (t->base)
+        sys_munmap(t->base, t->span);
+    t->base = NULL;
+    atomic_store(&t->head, 0);
+    atomic_store(&t->mapped, 0);
+    atomic_store(&t->records, 0);
+    atomic_store(&t->dropped, 0);
+    atomic_store(&t->end_at, 0);
+    pthread_mutex_init(&t->grow_lock, NULL);
+}
