@@ -67,6 +67,7 @@ LIBMEMSIM = $(BUILD)/libmemsim.so
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 JSONQ     = $(BUILD)/jsonq
+TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
 
 .PHONY: all test unit integration bench demo install uninstall clean deps
@@ -115,6 +116,10 @@ $(JSONQ): $(BUILD)/tests/tools/jsonq.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(JANSSON_LIBS)
 
+$(TRACECHECK): $(BUILD)/tests/tools/tracecheck.o $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBCORE) $(JANSSON_LIBS)
+
 $(BENCHCORE): $(BENCH_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJ) $(LIBCORE) -lm
@@ -147,4 +152,4 @@ clean:
 	rm -rf build
 
 -include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
-	$(BUILD)/tests/tools/jsonq.d
+	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d

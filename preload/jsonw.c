@@ -104,18 +104,67 @@ static inline unsigned u64_digits(uint64_t v)
     return t + (v >= pow10_u64[t]);
 }
 
-/* Write the low n decimal digits of v, zero-padded, ending just before end. */
+/* Exactly n (1..4) digits of v < 10^n, ending just before end. */
+static inline void put_digits4(char *end, uint32_t v, unsigned n)
+{
+    if (n > 2) {
+        uint32_t q = v / 100;
+        memcpy(end - 2, digit_pairs + 2 * (v - 100 * q), 2);
+        end -= 2;
+        n -= 2;
+        v = q;
+    }
+    if (n == 2)
+        memcpy(end - 2, digit_pairs + 2 * v, 2);
+    else
+        end[-1] = (char)('0' + v);
+}
+
+/* Exactly n (>= 1) digits of v < 10^n, zero-padded, ending just before
+ * end.  Splitting into 8-digit chunks, each into 4-digit halves, keeps
+ * the chain of dependent multiply-by-reciprocal divisions short: three
+ * deep for a 15-digit address where two-at-a-time would be eight. */
 static inline void put_digits(char *end, uint64_t v, unsigned n)
 {
-    while (n >= 2) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        end -= 2;
-        memcpy(end, digit_pairs + 2 * r, 2);
-        n -= 2;
+    while (n > 8) {
+        uint64_t q = v / 100000000;
+        uint32_t r = (uint32_t)(v - q * 100000000);
+        uint32_t hi = r / 10000;
+        put_digits4(end, r - hi * 10000, 4);
+        put_digits4(end - 4, hi, 4);
+        end -= 8;
+        n -= 8;
+        v = q;
     }
-    if (n)
-        end[-1] = (char)('0' + v % 10);
+    uint32_t x = (uint32_t)v;
+    if (n > 4) {
+        uint32_t hi = x / 10000;
+        put_digits4(end, x - hi * 10000, 4);
+        end -= 4;
+        n -= 4;
+        x = hi;
+    }
+    put_digits4(end, x, n);
+}
+
+/* memcpy for the short copies that dominate (keys, "malloc"): a libc
+ * call with a variable length costs more than the copy.  Overlapping
+ * fixed-size moves, none outside [s, s + n) or [d, d + n). */
+static inline void copy_small(char *d, const void *s, size_t n)
+{
+    const char *c = s;
+    if (n > 16) {
+        memcpy(d, c, n);
+    } else if (n >= 8) {
+        memcpy(d, c, 8);
+        memcpy(d + n - 8, c + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, c, 4);
+        memcpy(d + n - 4, c + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = c[i];
+    }
 }
 
 /* A value token of n bytes after the comma, if one is due.  Returns
@@ -183,14 +232,13 @@ void jsonw_line_end(jsonw_t *w)
     w->need_comma = false;
 }
 
-void jsonw_key(jsonw_t *w, const char *key)
+void jsonw_keyn(jsonw_t *w, const char *key, size_t n)
 {
-    size_t n = strlen(key);
     char *d = value_begin(w, n + 3);
     if (!d)
         return;
     *d++ = '"';
-    memcpy(d, key, n);
+    copy_small(d, key, n);
     memcpy(d + n, "\":", 2);
     w->need_comma = false;
 }
@@ -336,14 +384,18 @@ static inline size_t utf8_seq_len(const unsigned char *s, size_t n)
 
 /*
  * Runs of bytes written as they are (printable ASCII and well-formed
- * UTF-8) are found first and copied with one memcpy; each escape or
+ * UTF-8) are found first and copied in one go; each escape or
  * replacement ends a run.  w->len moves only once the closing quote
  * has fitted, so on overflow the string is all or nothing (though
  * buf[len, cap) may have been written).
+ *
+ * to_nul: stop at the first NUL instead of after n bytes (n is then
+ * SIZE_MAX), so that jsonw_str() reads its string once.  No byte past
+ * the NUL is read: utf8_seq_len() stops at the first byte that is not
+ * a continuation, and NUL is not one.
  */
-void jsonw_strn(jsonw_t *w, const char *str, size_t n)
+static inline void put_string(jsonw_t *w, const unsigned char *s, size_t n, bool to_nul)
 {
-    const unsigned char *s = (const unsigned char *)str;
     size_t c = w->need_comma, len = w->len, cap = w->cap, i = 0, j = 0;
     char *buf = w->buf;
 
@@ -369,10 +421,10 @@ void jsonw_strn(jsonw_t *w, const char *str, size_t n)
         if (j > i) {
             if (cap - len < j - i)
                 goto full;
-            memcpy(buf + len, s + i, j - i);
+            copy_small(buf + len, s + i, j - i);
             len += j - i;
         }
-        if (j == n)
+        if (j == n || (to_nul && s[j] == 0))
             break;
         unsigned char ch = s[j], e = str_escape[ch];
         if (e == ESC_UTF8) { /* a byte that starts no well-formed sequence */
@@ -406,54 +458,15 @@ full:
     w->overflow = true;
 }
 
+void jsonw_strn(jsonw_t *w, const char *s, size_t n)
+{
+    put_string(w, (const unsigned char *)s, n, false);
+}
+
 void jsonw_str(jsonw_t *w, const char *s)
 {
     if (!s)
         jsonw_null(w);
     else
-        jsonw_strn(w, s, strlen(s));
-}
-
-/* ---- key and value ------------------------------------------------------ */
-
-void jsonw_key_u64(jsonw_t *w, const char *key, uint64_t v)
-{
-    jsonw_key(w, key);
-    jsonw_u64(w, v);
-}
-
-void jsonw_key_i64(jsonw_t *w, const char *key, int64_t v)
-{
-    jsonw_key(w, key);
-    jsonw_i64(w, v);
-}
-
-void jsonw_key_str(jsonw_t *w, const char *key, const char *s)
-{
-    jsonw_key(w, key);
-    jsonw_str(w, s);
-}
-
-void jsonw_key_strn(jsonw_t *w, const char *key, const char *s, size_t n)
-{
-    jsonw_key(w, key);
-    jsonw_strn(w, s, n);
-}
-
-void jsonw_key_null(jsonw_t *w, const char *key)
-{
-    jsonw_key(w, key);
-    jsonw_null(w);
-}
-
-void jsonw_key_bool(jsonw_t *w, const char *key, bool v)
-{
-    jsonw_key(w, key);
-    jsonw_bool(w, v);
-}
-
-void jsonw_key_double(jsonw_t *w, const char *key, double v, int decimals)
-{
-    jsonw_key(w, key);
-    jsonw_double(w, v, decimals);
+        put_string(w, (const unsigned char *)s, SIZE_MAX, true);
 }

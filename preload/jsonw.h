@@ -62,6 +62,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct jsonw_s {
     char *buf;       /* destination; may be NULL only when cap == 0 */
@@ -100,8 +101,12 @@ void jsonw_array_end(jsonw_t *w);    /* "]" */
 void jsonw_line_end(jsonw_t *w);
 
 /* "key": with a comma before it when needed.  key is a trusted ASCII
- * literal (no quotes, backslashes or control bytes): written as is. */
-void jsonw_key(jsonw_t *w, const char *key);
+ * literal (no quotes, backslashes or control bytes): written as is.
+ * jsonw_key() and the jsonw_key_*() below are inline so that strlen()
+ * of a literal key folds to a constant; they all call jsonw_keyn(). */
+void jsonw_keyn(jsonw_t *w, const char *key, size_t n);
+
+static inline void jsonw_key(jsonw_t *w, const char *key) { jsonw_keyn(w, key, strlen(key)); }
 
 /* ---- values ------------------------------------------------------------- */
 
@@ -131,12 +136,46 @@ void jsonw_double(jsonw_t *w, double v, int decimals);
 
 /* ---- key and value in one call: jsonw_key() then the value -------------- */
 
-void jsonw_key_u64(jsonw_t *w, const char *key, uint64_t v);
-void jsonw_key_i64(jsonw_t *w, const char *key, int64_t v);
-void jsonw_key_str(jsonw_t *w, const char *key, const char *s);
-void jsonw_key_strn(jsonw_t *w, const char *key, const char *s, size_t n);
-void jsonw_key_null(jsonw_t *w, const char *key);
-void jsonw_key_bool(jsonw_t *w, const char *key, bool v);
-void jsonw_key_double(jsonw_t *w, const char *key, double v, int decimals);
+static inline void jsonw_key_u64(jsonw_t *w, const char *key, uint64_t v)
+{
+    jsonw_key(w, key);
+    jsonw_u64(w, v);
+}
+
+static inline void jsonw_key_i64(jsonw_t *w, const char *key, int64_t v)
+{
+    jsonw_key(w, key);
+    jsonw_i64(w, v);
+}
+
+static inline void jsonw_key_str(jsonw_t *w, const char *key, const char *s)
+{
+    jsonw_key(w, key);
+    jsonw_str(w, s);
+}
+
+static inline void jsonw_key_strn(jsonw_t *w, const char *key, const char *s, size_t n)
+{
+    jsonw_key(w, key);
+    jsonw_strn(w, s, n);
+}
+
+static inline void jsonw_key_null(jsonw_t *w, const char *key)
+{
+    jsonw_key(w, key);
+    jsonw_null(w);
+}
+
+static inline void jsonw_key_bool(jsonw_t *w, const char *key, bool v)
+{
+    jsonw_key(w, key);
+    jsonw_bool(w, v);
+}
+
+static inline void jsonw_key_double(jsonw_t *w, const char *key, double v, int decimals)
+{
+    jsonw_key(w, key);
+    jsonw_double(w, v, decimals);
+}
 
 #endif

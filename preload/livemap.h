@@ -21,6 +21,7 @@ typedef struct livemap_entry_s {
     uint64_t size;  /* bytes requested */
     uint64_t sim;   /* simulated address, LIVEMAP_NO_SIM when it had none */
     uint64_t stack; /* stack id of the allocation */
+    int64_t owner;  /* pid of the process that allocated it (a fork child inherits) */
 } livemap_entry_t;
 
 /* Insert or replace; false when memory for the table ran out. */

@@ -206,7 +206,7 @@ void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
         return;
     uint64_t stack = capture_stack();
     livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = stack,
-                         .sim = sim_alloc(size, align)};
+                         .sim = sim_alloc(size, align), .owner = R.pid};
     livemap_put(&e);
     char buf[RECORD_MAX];
     jsonw_t w;
@@ -249,6 +249,8 @@ void recorder_free(recorder_fn_t fn, const void *p)
     jsonw_key_u64(&w, "addr", e.addr);
     jsonw_key_u64(&w, "size", e.size);
     jsonw_key_u64(&w, "stack", stack);
+    if (e.owner != R.pid)
+        jsonw_key_bool(&w, "inherited", true); /* allocated before a fork */
     emit(&w);
 }
 
@@ -288,7 +290,7 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
         else
             atomic_fetch_add(&R.unknown_frees, 1);
         livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = m->stack,
-                             .sim = sim_alloc(size, 16)};
+                             .sim = sim_alloc(size, 16), .owner = R.pid};
         livemap_put(&e);
         head(&w, "realloc", m->t);
         jsonw_key_str(&w, "fn", fn_names[fn]);
@@ -301,6 +303,8 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
         jsonw_key_u64(&w, "size", size);
         jsonw_key_u64(&w, "stack", m->stack);
         key_sim(&w, e.sim);
+        if (m->known && m->old.owner != R.pid)
+            jsonw_key_bool(&w, "inherited", true);
     }
     if (m->slot)
         fill_slot(m->slot, &w);
