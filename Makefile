@@ -70,6 +70,14 @@ JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
 
+# Programs the preload tests run under libmemsim.so (tests/programs/*.c).
+# unwind_clash links LLVM's libunwind, built only where it is installed
+# (Debian package libunwind-14).
+LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases \
+	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
+PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
+
 .PHONY: all test unit integration bench demo install uninstall clean deps
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
@@ -120,6 +128,14 @@ $(TRACECHECK): $(BUILD)/tests/tools/tracecheck.o $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBCORE) $(JANSSON_LIBS)
 
+$(BUILD)/programs/%: tests/programs/%.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PROGRAM_LIBS) -lpthread
+
+$(BUILD)/programs/unwind_clash: PROGRAM_LIBS = -L$(dir $(LLVM_UNWIND)) -l:$(notdir $(LLVM_UNWIND)) \
+	-Wl,-rpath,$(dir $(LLVM_UNWIND))
+
 $(BENCHCORE): $(BENCH_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJ) $(LIBCORE) -lm
@@ -129,11 +145,23 @@ test: unit integration
 unit: $(UNIT)
 	$(Q)$(UNIT)
 
+# The preload tests need libmemsim.so, which SANITIZE=1 does not build:
+# test_preload.sh then prints a skip line.
+ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(JSONQ)
-	$(Q)BUILD=$(BUILD) sh tests/integration/run.sh
+else
+integration: $(MEMSIM) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS)
+endif
+	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(BUILD)/programs/alloc_heavy
 	$(Q)$(BENCHCORE)
+	$(Q)sh bench/preload.sh $(BUILD)
+
+$(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
 
 demo: $(MEMSIM)
 	$(Q)sh scripts/demo.sh $(MEMSIM)
@@ -152,4 +180,4 @@ clean:
 	rm -rf build
 
 -include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
-	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d
+	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d)

@@ -60,6 +60,7 @@ static const uint64_t pow10_u64[20] = {
  * Anything else: a backslash and that character. */
 enum { ESC_U = 'u', ESC_UTF8 = 1 };
 
+/* clang-format off */
 #define U_ ESC_U
 #define H_ ESC_UTF8
 #define H16_ H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_, H_
@@ -77,6 +78,7 @@ static const unsigned char str_escape[256] = {
 #undef U_
 #undef H_
 #undef H16_
+/* clang-format on */
 
 static const char hex_digits[16] = "0123456789abcdef";
 
@@ -218,10 +220,25 @@ void jsonw_init(jsonw_t *w, char *buf, size_t cap)
     w->need_comma = false;
 }
 
-void jsonw_object_begin(jsonw_t *w) { put_open(w, '{'); }
-void jsonw_object_end(jsonw_t *w) { put_close(w, '}'); }
-void jsonw_array_begin(jsonw_t *w) { put_open(w, '['); }
-void jsonw_array_end(jsonw_t *w) { put_close(w, ']'); }
+void jsonw_object_begin(jsonw_t *w)
+{
+    put_open(w, '{');
+}
+
+void jsonw_object_end(jsonw_t *w)
+{
+    put_close(w, '}');
+}
+
+void jsonw_array_begin(jsonw_t *w)
+{
+    put_open(w, '[');
+}
+
+void jsonw_array_end(jsonw_t *w)
+{
+    put_close(w, ']');
+}
 
 void jsonw_line_end(jsonw_t *w)
 {
@@ -336,7 +353,10 @@ void jsonw_double(jsonw_t *w, double v, int decimals)
 
 /* ---- literals ----------------------------------------------------------- */
 
-void jsonw_null(jsonw_t *w) { put_literal(w, "null", 4); }
+void jsonw_null(jsonw_t *w)
+{
+    put_literal(w, "null", 4);
+}
 
 void jsonw_bool(jsonw_t *w, bool v)
 {

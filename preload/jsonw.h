@@ -72,10 +72,8 @@ typedef struct jsonw_s {
     bool need_comma; /* internal: the next key or element needs a comma */
 } jsonw_t;
 
-/* Longest text of one number: "-9223372036854775808" and
- * "18446744073709551615" are 20 bytes, a double at most 29. */
-#define JSONW_NUMBER_MAX 29
-
+/* Start writing at buf[0].  A NULL buf counts as cap 0: every token
+ * overflows. */
 void jsonw_init(jsonw_t *w, char *buf, size_t cap);
 
 /* Back to an earlier state: truncate to len (<= w->len), clear overflow,
@@ -106,7 +104,10 @@ void jsonw_line_end(jsonw_t *w);
  * of a literal key folds to a constant; they all call jsonw_keyn(). */
 void jsonw_keyn(jsonw_t *w, const char *key, size_t n);
 
-static inline void jsonw_key(jsonw_t *w, const char *key) { jsonw_keyn(w, key, strlen(key)); }
+static inline void jsonw_key(jsonw_t *w, const char *key)
+{
+    jsonw_keyn(w, key, strlen(key));
+}
 
 /* ---- values ------------------------------------------------------------- */
 

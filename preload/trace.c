@@ -177,6 +177,15 @@ int trace_close_with(trace_t *t, const char *rec, size_t len)
 
 void trace_reopen(trace_t *t)
 {
+    /* trace_finish cut the file to its end; the mapping beyond must be
+     * file again before anything is written there (or it would fault). */
+    int fd = reopen(t);
+    if (fd < 0 || ftruncate(fd, (off_t)atomic_load(&t->mapped))) {
+        if (fd >= 0)
+            close(fd);
+        return; /* stays closed: nothing can be written safely */
+    }
+    close(fd);
     uint64_t end = atomic_load(&t->end_at);
     uint64_t head = atomic_exchange(&t->head, end);
     (void)head; /* reservations made while closed were refused */

@@ -64,9 +64,10 @@ int trace_append(trace_t *t, const char *rec, size_t len);
  * 0 or -1 (already closed, or no room). */
 int trace_close_with(trace_t *t, const char *rec, size_t len);
 
-/* Undo a close made by trace_close_with (an exec that failed): records
- * follow the end record again.  Records other threads tried to write
- * while the trace was closed are lost (counted as dropped). */
+/* Undo a close made by trace_close_with (an exec that failed): the file
+ * is extended again and records follow the end record.  Records other
+ * threads tried to write while the trace was closed are lost (counted as
+ * dropped).  If the file cannot be extended the trace stays closed. */
 void trace_reopen(trace_t *t);
 
 /* Truncate the closed file to its exact length.  The mapping stays:

@@ -14,6 +14,10 @@ int main(void)
         caching_suite,  device_suite,   workload_suite, units_suite,
         jsonw_suite,
         config_suite,
+        trace_suite,
+        livemap_suite,
+        stacks_suite,
+        recorder_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

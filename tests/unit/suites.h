@@ -13,6 +13,10 @@ Suite *caching_suite(void);
 Suite *device_suite(void);
 Suite *workload_suite(void);
 Suite *units_suite(void);
+Suite *trace_suite(void);
+Suite *livemap_suite(void);
+Suite *stacks_suite(void);
+Suite *recorder_suite(void);
 Suite *jsonw_suite(void);
 Suite *config_suite(void);
 

@@ -1,0 +1,143 @@
+/* stacks: capture with the private libunwind, and the dedup table. */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "preload/stacks.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+typedef struct written_s {
+    _Atomic int calls;
+    uint64_t last_id;
+    unsigned last_n;
+    uintptr_t last[8];
+    _Atomic int per_id[4096];
+} written_t;
+
+static void record(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx)
+{
+    written_t *w = ctx;
+    w->calls++;
+    w->last_id = id;
+    w->last_n = n;
+    memcpy(w->last, frames, (n < 8 ? n : 8) * sizeof *frames);
+    if (id < 4096)
+        w->per_id[id]++;
+}
+
+START_TEST(same_frames_same_id)
+{
+    static written_t w;
+    memset(&w, 0, sizeof w);
+    stacks_reset();
+    bool fresh;
+    uintptr_t a[3] = {0x1000, 0x2000, 0x3000}, b[3] = {0x1000, 0x2000, 0x3001};
+    ck_assert_uint_eq(stacks_intern(a, 3, record, &w, &fresh), 1);
+    ck_assert(fresh);
+    ck_assert_int_eq(w.calls, 1);
+    ck_assert_uint_eq(w.last_id, 1);
+    ck_assert_uint_eq(w.last_n, 3);
+    ck_assert_uint_eq(w.last[2], 0x3000);
+    ck_assert_uint_eq(stacks_intern(a, 3, record, &w, &fresh), 1);
+    ck_assert(!fresh);
+    ck_assert_uint_eq(stacks_intern(b, 3, record, &w, &fresh), 2);
+    ck_assert_uint_eq(stacks_intern(a, 2, record, &w, &fresh), 3); /* a prefix differs */
+    ck_assert_uint_eq(stacks_intern(a, 0, record, &w, &fresh), 0); /* no stack */
+    ck_assert_int_eq(w.calls, 3);
+    ck_assert_uint_eq(stacks_count(), 3);
+    /* A fork child starts over. */
+    stacks_reset();
+    ck_assert_uint_eq(stacks_count(), 0);
+    ck_assert_uint_eq(stacks_intern(b, 3, record, &w, &fresh), 1);
+    ck_assert(fresh);
+}
+END_TEST
+
+START_TEST(many_stacks_grow_the_table)
+{
+    static written_t w;
+    memset(&w, 0, sizeof w);
+    stacks_reset();
+    bool fresh;
+    for (uintptr_t i = 1; i <= 100000; i++) {
+        uintptr_t f[4] = {i, i * 3, 7, i ^ 0x55};
+        REQUIRE(stacks_intern(f, 4, record, &w, &fresh) == i, "stack %lu", (unsigned long)i);
+    }
+    for (uintptr_t i = 1; i <= 100000; i += 7) {
+        uintptr_t f[4] = {i, i * 3, 7, i ^ 0x55};
+        REQUIRE(stacks_intern(f, 4, record, &w, &fresh) == i && !fresh, "again %lu",
+                (unsigned long)i);
+    }
+    ck_assert_int_eq(w.calls, 100000);
+}
+END_TEST
+
+static written_t shared;
+
+static void *intern_all(void *arg)
+{
+    (void)arg;
+    bool fresh;
+    for (int round = 0; round < 50; round++)
+        for (uintptr_t i = 1; i <= 2000; i++) {
+            uintptr_t f[2] = {i, 0xabc};
+            if (!stacks_intern(f, 2, record, &shared, &fresh))
+                return (void *)1;
+        }
+    return NULL;
+}
+
+START_TEST(threads_write_each_stack_once)
+{
+    memset(&shared, 0, sizeof shared);
+    stacks_reset();
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, intern_all, NULL);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        ck_assert_ptr_null(r);
+    }
+    ck_assert_int_eq(shared.calls, 2000);
+    ck_assert_uint_eq(stacks_count(), 2000);
+    for (int id = 1; id <= 2000; id++)
+        REQUIRE(shared.per_id[id] == 1, "stack %d written %d times", id, shared.per_id[id]);
+}
+END_TEST
+
+static __attribute__((noinline)) unsigned capture_here(uintptr_t *frames)
+{
+    return stacks_capture(frames, 64);
+}
+
+START_TEST(capture_uses_libunwind)
+{
+    const char *why = NULL;
+    ck_assert_msg(stacks_init(64, &why) == 0, "%s", why ? why : "");
+    uintptr_t frames[64];
+    unsigned n = capture_here(frames);
+    /* The test binary is "memsim" here, so its frames are skipped: what
+     * is left starts in libc (the runner's caller chain). */
+    ck_assert_uint_ge(n, 1);
+    ck_assert_uint_le(n, 64);
+    ck_assert(frames[0] != 0);
+    ck_assert_int_eq(stacks_init(0, &why), 0); /* depth 0: off */
+    ck_assert_uint_eq(stacks_capture(frames, 64), 0);
+}
+END_TEST
+
+Suite *stacks_suite(void)
+{
+    Suite *s = suite_create("stacks");
+    TCase *tc = tcase_create("stacks");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, same_frames_same_id);
+    tcase_add_test(tc, many_stacks_grow_the_table);
+    tcase_add_test(tc, threads_write_each_stack_once);
+    tcase_add_test(tc, capture_uses_libunwind);
+    suite_add_tcase(s, tc);
+    return s;
+}
