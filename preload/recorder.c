@@ -108,6 +108,10 @@ static void head(jsonw_t *w, const char *ev, uint64_t t)
     jsonw_key_i64(w, "tid", tid());
 }
 
+/* A failed request may ask for more than any reader's integers hold
+ * (jansson's are int64): such sizes are written as INT64_MAX. */
+static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
+
 static void emit(jsonw_t *w)
 {
     jsonw_line_end(w);
@@ -282,7 +286,7 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
         head(&w, "realloc_failed", m->t);
         jsonw_key_str(&w, "fn", fn_names[fn]);
         jsonw_key_u64(&w, "addr", m->old.addr);
-        jsonw_key_u64(&w, "size", size);
+        jsonw_key_u64(&w, "size", clamp63(size));
         jsonw_key_u64(&w, "stack", m->stack);
     } else {
         if (m->known)
@@ -378,7 +382,7 @@ void recorder_mremap_end(recorder_move_t *m, const void *p, size_t len, int flag
         jsonw_key_null(&w, "addr");
     else
         jsonw_key_u64(&w, "addr", (uintptr_t)p);
-    jsonw_key_u64(&w, "size", len);
+    jsonw_key_u64(&w, "size", clamp63(len));
     jsonw_key_i64(&w, "flags", flags);
     jsonw_key_u64(&w, "stack", m->stack);
     fill_slot(m->slot, &w);
