@@ -18,7 +18,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,6 +64,10 @@ static struct {
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
+    int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                       const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
     void (*exit_)(int);
     void (*Exit_)(int);
     int (*sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -95,6 +101,8 @@ static void resolve(void)
     R(execvp, "execvp");
     R(execvpe, "execvpe");
     R(fexecve, "fexecve");
+    R(posix_spawn, "posix_spawn");
+    R(posix_spawnp, "posix_spawnp");
     R(exit_, "_exit");
     R(Exit_, "_Exit");
     R(sigaction, "sigaction");
@@ -115,6 +123,20 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+/* MEMSIM_TRACE_CHILDREN=0: the first traced process notes its pid in
+ * MEMSIM_ROOT_PID; a process that inherits another pid there is below it
+ * (an exec keeps the pid, so the first process's own execs are traced). */
+static bool below_root(void)
+{
+    const char *root = getenv("MEMSIM_ROOT_PID");
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (root && *root)
+        return strcmp(root, pid) != 0;
+    setenv("MEMSIM_ROOT_PID", pid, 1);
+    return false;
+}
+
 __attribute__((constructor(101))) static void memsim_start(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -129,6 +151,8 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     static char err[PATH_MAX + 256];
     if (config_load(&cfg, NULL, err, sizeof err)) {
         say(err);
+    } else if (!cfg.trace_children && below_root()) {
+        /* MEMSIM_TRACE_CHILDREN=0: a program started below the first one */
     } else {
         char exe[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -465,6 +489,37 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     EXEC_HOOK(REAL(fexecve)(fd, argv, envp), "", argv);
+}
+
+static int spawn(int (*call)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                             const posix_spawnattr_t *, char *const[], char *const[]),
+                 pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    pid_t child;
+    int rc = call(&child, path, fa, attr, argv, envp);
+    if (rc == 0) {
+        if (pid)
+            *pid = child;
+        if (tracing()) {
+            guard = 1;
+            recorder_spawned(child, path, argv);
+            guard = 0;
+        }
+    }
+    return rc;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(REAL(posix_spawn), pid, path, fa, attr, argv, envp);
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(REAL(posix_spawnp), pid, file, fa, attr, argv, envp);
 }
 
 /* execl, execlp, execle: collect the arguments and go through the

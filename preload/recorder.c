@@ -732,6 +732,27 @@ void recorder_fork_child(void)
     recorder_modules_changed();
 }
 
+void recorder_spawned(pid_t child, const char *path, char *const argv[])
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(-1, argv);
+    char *buf = sysmem_alloc(cap);
+    if (!buf) {
+        atomic_fetch_add(&R.trace.dropped, 1);
+        return;
+    }
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, "spawn", now_ns());
+    jsonw_key_i64(&w, "child", child);
+    jsonw_key_str(&w, "path", path ? path : "");
+    write_argv(&w, "argv", -1, argv);
+    emit(&w);
+    sysmem_free(buf, cap);
+}
+
 void recorder_exec(const char *path, char *const argv[])
 {
     KEEP_ERRNO;

@@ -90,6 +90,10 @@ void recorder_fork_child(void);
 /* The parent's fork record, once fork() returned the child's pid. */
 void recorder_forked(pid_t child);
 
+/* posix_spawn: the parent's spawn record (the child execs at once and
+ * writes its own trace; no atfork handler runs for it). */
+void recorder_spawned(pid_t child, const char *path, char *const argv[]);
+
 /* exec: the exec record and the end record (reason "exec"); if the exec
  * fails, recorder_exec_failed reopens the trace. */
 void recorder_exec(const char *path, char *const argv[]);
