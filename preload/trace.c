@@ -54,7 +54,8 @@ static int grow_locked(trace_t *t, uint64_t want, int fd)
         return -1;
     int rc = -1;
     if (ftruncate(fd, (off_t)size) == 0 &&
-        sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+        sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_FIXED | MAP_POPULATE,
                  fd, (off_t)have) != MAP_FAILED) {
         atomic_store(&t->mapped, size);
         rc = 0;
