@@ -14,7 +14,8 @@
  *
  * Prints one line of counts: records, allocs, frees, reallocs, tagged
  * allocation calls (sizes with size % MOD == REM, the test programs'
- * own), stacks, errors, live at end, and the end reason.  Exit 0 when
+ * own), stacks, errors, live at end, peak heap (the most requested bytes
+ * live at once), and the end reason.  Exit 0 when
  * every check passed, 1 with one line per problem otherwise, 2 usage.
  */
 #include <jansson.h>
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
     size_t cap = 0;
     ssize_t len;
     long n = 0, allocs = 0, frees = 0, reallocs = 0, tagged = 0, nstacks = 0, errors = 0;
+    long long heap = 0, peak = 0; /* live requested bytes, and their maximum */
     bool ended = false, nul_tail = false;
     const char *end_reason = "none";
     static char reason_buf[64];
@@ -134,6 +136,8 @@ int main(int argc, char **argv)
                 if (ok && addrmap_get(&live, (uint64_t)a))
                     PROBLEM(n, "alloc of 0x%llx, which is still live", (long long)a);
                 addrmap_put(&live, (uint64_t)a, (void *)(uintptr_t)(s + 1));
+                heap += s;
+                peak = heap > peak ? heap : peak;
                 allocs++;
                 if (tag_mod && (unsigned long)s % tag_mod == tag_rem)
                     tagged++;
@@ -148,6 +152,8 @@ int main(int argc, char **argv)
                             (long long)a);
                 else if (inherited)
                     v = (void *)(uintptr_t)(s + 1);
+                if (v && !inherited)
+                    heap -= s;
                 else if (ok && (uintptr_t)v != (uintptr_t)(s + 1))
                     PROBLEM(n, "free of 0x%llx with size %lld, allocated with %lld",
                             (long long)a, (long long)s, (long long)((uintptr_t)v - 1));
@@ -167,6 +173,10 @@ int main(int argc, char **argv)
                 if (ok && addrmap_get(&live, (uint64_t)a))
                     PROBLEM(n, "realloc to 0x%llx, which is still live", (long long)a);
                 addrmap_put(&live, (uint64_t)a, (void *)(uintptr_t)(s + 1));
+                if (v && !json_is_true(json_object_get(o, "inherited")))
+                    heap -= (long long)((uintptr_t)v - 1);
+                heap += s;
+                peak = heap > peak ? heap : peak;
                 reallocs++;
                 if (tag_mod && (unsigned long)s % tag_mod == tag_rem)
                     tagged++;
@@ -202,8 +212,8 @@ int main(int argc, char **argv)
             PROBLEM(n, "end reason is %s, expected %s", end_reason, expect_end);
     }
     printf("records=%ld allocs=%ld frees=%ld reallocs=%ld tagged=%ld stacks=%ld errors=%ld "
-           "live=%zu end=%s\n",
-           n, allocs, frees, reallocs, tagged, nstacks, errors, live.count, end_reason);
+           "live=%zu peak=%lld end=%s\n",
+           n, allocs, frees, reallocs, tagged, nstacks, errors, live.count, peak, end_reason);
     addrmap_fini(&live);
     addrmap_fini(&stacks);
     return problems ? 1 : 0;
