@@ -45,7 +45,8 @@ static struct {
     pthread_mutex_t modules_lock;
     int argc;                  /* the process's arguments, for a fork child's meta */
     char **argv;
-} R = {.sim_lock = PTHREAD_MUTEX_INITIALIZER, .modules_lock = PTHREAD_MUTEX_INITIALIZER};
+} R = {.sim_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
+       .modules_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
 
