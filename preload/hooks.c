@@ -46,6 +46,27 @@ extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
 static __thread int guard __attribute__((tls_model("initial-exec")));
+
+/* Blocks the real allocator handed out while a thread was inside memsim
+ * (memsim's own tables, libunwind's, and glibc's thread-local storage of
+ * the libunwind memsim loads, which glibc frees later on the program's
+ * behalf): a free of one of them is no error of the program's. */
+static livemap_t quiet = LIVEMAP_INITIALIZER;
+
+static void *quiet_note(void *p, size_t n)
+{
+    if (p) {
+        livemap_entry_t e = {.addr = (uintptr_t)p, .size = n};
+        livemap_put(&quiet, &e);
+    }
+    return p;
+}
+
+static bool quiet_forget(void *p)
+{
+    livemap_entry_t e;
+    return livemap_take(&quiet, (uintptr_t)p, &e);
+}
 static _Atomic bool started; /* start-up done (traced or not) */
 static bool track_maps;      /* MEMSIM_MMAP */
 
@@ -123,9 +144,16 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
-/* MEMSIM_TRACE_CHILDREN=0: the first traced process notes its pid in
- * MEMSIM_ROOT_PID; a process that inherits another pid there is below it
- * (an exec keeps the pid, so the first process's own execs are traced). */
+/* What memsim passes on to the programs this process starts, through
+ * the environment of every exec and posix_spawn (never by changing the
+ * program's own environment, which the program may own — bash does):
+ * MEMSIM_OUTPUT made absolute, so a child that runs elsewhere writes
+ * beside its parent; and with MEMSIM_TRACE_CHILDREN=0, MEMSIM_ROOT_PID,
+ * the first process's pid (an exec keeps the pid, so the first process's
+ * own execs stay traced; any other process finding it stays passive). */
+static char env_output[PATH_MAX + 32];
+static char env_root[48];
+
 static bool below_root(void)
 {
     const char *root = getenv("MEMSIM_ROOT_PID");
@@ -133,8 +161,43 @@ static bool below_root(void)
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     if (root && *root)
         return strcmp(root, pid) != 0;
-    setenv("MEMSIM_ROOT_PID", pid, 1);
+    snprintf(env_root, sizeof env_root, "MEMSIM_ROOT_PID=%s", pid);
     return false;
+}
+
+static size_t env_count(char *const *envp)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    return n;
+}
+
+static bool same_name(const char *entry, const char *assignment)
+{
+    size_t k = (size_t)(strchr(assignment, '=') - assignment) + 1;
+    return strncmp(entry, assignment, k) == 0;
+}
+
+/* envp with memsim's variables put in, built in out (env_count + 3
+ * entries); envp itself when there is nothing to add. */
+static char *const *env_for_child(char *const *envp, char **out)
+{
+    if (!env_output[0] && !env_root[0])
+        return envp;
+    size_t k = 0;
+    for (size_t i = 0; envp && envp[i]; i++) {
+        if ((env_output[0] && same_name(envp[i], env_output)) ||
+            (env_root[0] && same_name(envp[i], env_root)))
+            continue;
+        out[k++] = envp[i];
+    }
+    if (env_output[0])
+        out[k++] = env_output;
+    if (env_root[0])
+        out[k++] = env_root;
+    out[k] = NULL;
+    return out;
 }
 
 __attribute__((constructor(101))) static void memsim_start(int argc, char **argv, char **envp)
@@ -161,11 +224,8 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
             say(err);
         } else {
             track_maps = cfg.mmap;
-            /* Programs it execs after changing directory must write to
-             * the same place: give them the absolute form. */
-            if (strcmp(getenv(CONFIG_ENV_OUTPUT) ? getenv(CONFIG_ENV_OUTPUT) : "",
-                       recorder_output()) != 0)
-                setenv(CONFIG_ENV_OUTPUT, recorder_output(), 1);
+            snprintf(env_output, sizeof env_output, "%s=%s", CONFIG_ENV_OUTPUT,
+                     recorder_output());
             on_exit(on_exit_status, NULL);
             pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
             signals_install();
@@ -204,6 +264,8 @@ static void on_exit_status(int status, void *arg)
 
 EXPORT void *malloc(size_t n)
 {
+    if (guard)
+        return quiet_note(__libc_malloc(n), n);
     if (!tracing())
         return __libc_malloc(n);
     guard = 1;
@@ -216,18 +278,23 @@ EXPORT void *malloc(size_t n)
 
 EXPORT void free(void *p)
 {
+    if (p && guard)
+        quiet_forget(p);
     if (!p || !tracing()) {
         __libc_free(p);
         return;
     }
     guard = 1;
-    recorder_free(FN_FREE, p);
+    if (!recorder_free(FN_FREE, p) && !quiet_forget(p))
+        recorder_unknown_free(FN_FREE, p);
     __libc_free(p);
     guard = 0;
 }
 
 EXPORT void *calloc(size_t k, size_t n)
 {
+    if (guard)
+        return quiet_note(__libc_calloc(k, n), k * n);
     if (!tracing())
         return __libc_calloc(k, n);
     guard = 1;
@@ -241,6 +308,11 @@ EXPORT void *calloc(size_t k, size_t n)
 static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, size_t, size_t),
                   size_t k)
 {
+    if (guard) {
+        if (old)
+            quiet_forget(old);
+        return quiet_note(call(old, k, n), k * n);
+    }
     if (!tracing())
         return call(old, k, n);
     guard = 1;
@@ -251,7 +323,8 @@ static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, s
         if (p)
             recorder_alloc(fn, p, bytes, 16);
     } else if (bytes == 0 && fn == FN_REALLOC) {
-        recorder_free(fn, old); /* glibc frees and returns NULL */
+        if (!recorder_free(fn, old) && !quiet_forget(old)) /* glibc frees, returns NULL */
+            recorder_unknown_free(fn, old);
         p = call(old, k, n);
     } else {
         recorder_move_t m;
@@ -288,6 +361,8 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
 
 EXPORT void *memalign(size_t align, size_t n)
 {
+    if (guard)
+        return quiet_note(__libc_memalign(align, n), n);
     if (!tracing())
         return __libc_memalign(align, n);
     guard = 1;
@@ -300,6 +375,12 @@ EXPORT void *memalign(size_t align, size_t n)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+    if (guard) {
+        int rc = REAL(posix_memalign)(out, align, n);
+        if (rc == 0)
+            quiet_note(*out, n);
+        return rc;
+    }
     if (!tracing())
         return REAL(posix_memalign)(out, align, n);
     guard = 1;
@@ -312,6 +393,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
+    if (guard)
+        return quiet_note(REAL(aligned_alloc)(align, n), n);
     if (!tracing())
         return REAL(aligned_alloc)(align, n);
     guard = 1;
@@ -324,6 +407,8 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 
 EXPORT void *valloc(size_t n)
 {
+    if (guard)
+        return quiet_note(__libc_valloc(n), n);
     if (!tracing())
         return __libc_valloc(n);
     guard = 1;
@@ -336,6 +421,8 @@ EXPORT void *valloc(size_t n)
 
 EXPORT void *pvalloc(size_t n)
 {
+    if (guard)
+        return quiet_note(__libc_pvalloc(n), n);
     if (!tracing())
         return __libc_pvalloc(n);
     guard = 1;
@@ -446,49 +533,71 @@ EXPORT pid_t fork(void)
 }
 
 /* exec: the exec and end records go out first; if the exec returns, it
- * failed, and the trace goes on. */
-#define EXEC_HOOK(call, path, argv)               \
-    do {                                          \
-        bool traced_ = tracing();                 \
-        if (traced_) {                            \
-            guard = 1;                            \
-            recorder_exec((path), (argv));        \
-            guard = 0;                            \
-        }                                         \
-        int rc_ = (call);                         \
-        if (traced_) {                            \
-            int e_ = errno;                       \
-            guard = 1;                            \
-            recorder_exec_failed(e_);             \
-            guard = 0;                            \
-            errno = e_;                           \
-        }                                         \
-        return rc_;                               \
-    } while (0)
+ * failed, and the trace goes on.  The child's environment gets memsim's
+ * variables (env_for_child). */
+static void exec_begin(bool traced, const char *path, char *const argv[])
+{
+    if (traced) {
+        guard = 1;
+        recorder_exec(path, argv);
+        guard = 0;
+    }
+}
+
+static int exec_failed(bool traced, int rc)
+{
+    if (traced) {
+        int e = errno;
+        guard = 1;
+        recorder_exec_failed(e);
+        guard = 0;
+        errno = e;
+    }
+    return rc;
+}
+
+#define CHILD_ENV(envp, name)                     \
+    char *name##_buf[env_count(envp) + 3];        \
+    char *const *name = env_for_child((envp), name##_buf)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    EXEC_HOOK(REAL(execve)(path, argv, envp), path, argv);
+    bool traced = tracing();
+    CHILD_ENV(envp, env);
+    exec_begin(traced, path, argv);
+    return exec_failed(traced, REAL(execve)(path, argv, env));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-    EXEC_HOOK(REAL(execv)(path, argv), path, argv);
+    bool traced = tracing();
+    CHILD_ENV(environ, env);
+    exec_begin(traced, path, argv);
+    return exec_failed(traced, REAL(execve)(path, argv, env));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-    EXEC_HOOK(REAL(execvp)(file, argv), file, argv);
+    bool traced = tracing();
+    CHILD_ENV(environ, env);
+    exec_begin(traced, file, argv);
+    return exec_failed(traced, REAL(execvpe)(file, argv, env));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    EXEC_HOOK(REAL(execvpe)(file, argv, envp), file, argv);
+    bool traced = tracing();
+    CHILD_ENV(envp, env);
+    exec_begin(traced, file, argv);
+    return exec_failed(traced, REAL(execvpe)(file, argv, env));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    EXEC_HOOK(REAL(fexecve)(fd, argv, envp), "", argv);
+    bool traced = tracing();
+    CHILD_ENV(envp, env);
+    exec_begin(traced, "", argv);
+    return exec_failed(traced, REAL(fexecve)(fd, argv, env));
 }
 
 static int spawn(int (*call)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -497,7 +606,8 @@ static int spawn(int (*call)(pid_t *, const char *, const posix_spawn_file_actio
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     pid_t child;
-    int rc = call(&child, path, fa, attr, argv, envp);
+    CHILD_ENV(envp, env);
+    int rc = call(&child, path, fa, attr, argv, env);
     if (rc == 0) {
         if (pid)
             *pid = child;

@@ -9,25 +9,15 @@
 
 #include "preload/sysmem.h"
 
-#define SHARDS 64
+#define SHARDS LIVEMAP_SHARDS
 #define MIN_SLOTS 1024
 
-typedef struct shard_s {
-    pthread_mutex_t lock;
-    livemap_entry_t *slots; /* capacity is a power of two */
-    uint64_t mask;
-    uint64_t count;
-} shard_t;
+typedef livemap_shard_t shard_t;
 
-static shard_t shards[SHARDS] = {
-#define S PTHREAD_MUTEX_INITIALIZER
-    [0 ... SHARDS - 1] = {.lock = S},
-#undef S
-};
-static _Atomic uint64_t total_count, total_bytes;
+livemap_t livemap_program = LIVEMAP_INITIALIZER;
 
 static inline uint64_t mix(uint64_t a) { return (a >> 4) * 0x9E3779B97F4A7C15ull; }
-static inline shard_t *shard_of(uint64_t a) { return &shards[mix(a) >> 58]; }
+static inline shard_t *shard_of(livemap_t *m, uint64_t a) { return &m->shards[mix(a) >> 58]; }
 static inline uint64_t home(const shard_t *s, uint64_t a) { return (mix(a) >> 20) & s->mask; }
 
 static void put_fresh_locked(shard_t *s, const livemap_entry_t *e)
@@ -57,14 +47,14 @@ static bool grow_locked(shard_t *s)
     return true;
 }
 
-bool livemap_put(const livemap_entry_t *e)
+bool livemap_put(livemap_t *m, const livemap_entry_t *e)
 {
-    shard_t *s = shard_of(e->addr);
+    shard_t *s = shard_of(m, e->addr);
     pthread_mutex_lock(&s->lock);
     if (s->slots) {
         for (uint64_t i = home(s, e->addr); s->slots[i].addr; i = (i + 1) & s->mask) {
             if (s->slots[i].addr == e->addr) {
-                total_bytes += e->size - s->slots[i].size;
+                m->bytes += e->size - s->slots[i].size;
                 s->slots[i] = *e;
                 pthread_mutex_unlock(&s->lock);
                 return true;
@@ -77,14 +67,14 @@ bool livemap_put(const livemap_entry_t *e)
     }
     put_fresh_locked(s, e);
     pthread_mutex_unlock(&s->lock);
-    total_count++;
-    total_bytes += e->size;
+    m->count++;
+    m->bytes += e->size;
     return true;
 }
 
-bool livemap_take(uint64_t addr, livemap_entry_t *out)
+bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
 {
-    shard_t *s = shard_of(addr);
+    shard_t *s = shard_of(m, addr);
     pthread_mutex_lock(&s->lock);
     if (!s->slots) {
         pthread_mutex_unlock(&s->lock);
@@ -112,30 +102,30 @@ bool livemap_take(uint64_t addr, livemap_entry_t *out)
     s->slots[hole].addr = 0;
     s->count--;
     pthread_mutex_unlock(&s->lock);
-    total_count--;
-    total_bytes -= out->size;
+    m->count--;
+    m->bytes -= out->size;
     return true;
 }
 
-uint64_t livemap_count(void) { return total_count; }
-uint64_t livemap_bytes(void) { return total_bytes; }
+uint64_t livemap_count(const livemap_t *m) { return m->count; }
+uint64_t livemap_bytes(const livemap_t *m) { return m->bytes; }
 
-void livemap_lock_all(void)
+void livemap_lock_all(livemap_t *m)
 {
     for (int i = 0; i < SHARDS; i++)
-        pthread_mutex_lock(&shards[i].lock);
+        pthread_mutex_lock(&m->shards[i].lock);
 }
 
-void livemap_unlock_all(void)
+void livemap_unlock_all(livemap_t *m)
 {
     for (int i = 0; i < SHARDS; i++)
-        pthread_mutex_unlock(&shards[i].lock);
+        pthread_mutex_unlock(&m->shards[i].lock);
 }
 
-void livemap_clear(void)
+void livemap_clear(livemap_t *m)
 {
     for (int i = 0; i < SHARDS; i++) {
-        shard_t *s = &shards[i];
+        shard_t *s = &m->shards[i];
         pthread_mutex_lock(&s->lock);
         sysmem_free(s->slots, s->slots ? (s->mask + 1) * sizeof *s->slots : 0);
         s->slots = NULL;
@@ -143,6 +133,6 @@ void livemap_clear(void)
         s->count = 0;
         pthread_mutex_unlock(&s->lock);
     }
-    total_count = 0;
-    total_bytes = 0;
+    m->count = 0;
+    m->bytes = 0;
 }

@@ -11,6 +11,8 @@
 #ifndef MEMSIM_PRELOAD_LIVEMAP_H
 #define MEMSIM_PRELOAD_LIVEMAP_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,17 +26,39 @@ typedef struct livemap_entry_s {
     int64_t owner;  /* pid of the process that allocated it (a fork child inherits) */
 } livemap_entry_t;
 
-/* Insert or replace; false when memory for the table ran out. */
-bool livemap_put(const livemap_entry_t *e);
-/* Remove addr; true and *out filled when it was there. */
-bool livemap_take(uint64_t addr, livemap_entry_t *out);
-/* Entries and bytes live now. */
-uint64_t livemap_count(void);
-uint64_t livemap_bytes(void);
+#define LIVEMAP_SHARDS 64
 
-void livemap_lock_all(void);
-void livemap_unlock_all(void);
+typedef struct livemap_shard_s {
+    pthread_mutex_t lock;
+    livemap_entry_t *slots; /* capacity is a power of two; NULL until first use */
+    uint64_t mask;
+    uint64_t count;
+} livemap_shard_t;
+
+typedef struct livemap_s {
+    livemap_shard_t shards[LIVEMAP_SHARDS];
+    _Atomic uint64_t count; /* entries */
+    _Atomic uint64_t bytes; /* sum of their sizes */
+} livemap_t;
+
+/* A static livemap_t starts out as LIVEMAP_INITIALIZER. */
+#define LIVEMAP_INITIALIZER \
+    {.shards = {[0 ... LIVEMAP_SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}}}
+
+/* Insert or replace; false when memory for the table ran out. */
+bool livemap_put(livemap_t *m, const livemap_entry_t *e);
+/* Remove addr; true and *out filled when it was there. */
+bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out);
+/* Entries and bytes live now. */
+uint64_t livemap_count(const livemap_t *m);
+uint64_t livemap_bytes(const livemap_t *m);
+
+void livemap_lock_all(livemap_t *m);
+void livemap_unlock_all(livemap_t *m);
 /* Forget everything (tests). */
-void livemap_clear(void);
+void livemap_clear(livemap_t *m);
+
+/* The program's live blocks, as the recorder keeps them. */
+extern livemap_t livemap_program;
 
 #endif

@@ -24,6 +24,7 @@
 #define TRACE_FORMAT_VERSION 1
 #define RECORD_MAX 512   /* every fixed-shape record fits */
 #define MOVE_SLOT 320    /* realloc/mremap records, reserved before the call */
+#define END_SLOT 400     /* the end record, reserved before its counts are known */
 #define MODULES_MAX 4096
 
 static struct {
@@ -124,17 +125,23 @@ static void emit(jsonw_t *w)
 
 /* Copy a formatted record into a slot reserved earlier, padded with
  * spaces (JSON allows them) so that the slot's size never shows. */
-static void fill_slot(char *slot, jsonw_t *w)
+static void pad_into(char *slot, size_t size, jsonw_t *w)
 {
     jsonw_line_end(w);
-    if (w->overflow || w->len > MOVE_SLOT) {
-        memset(slot, ' ', MOVE_SLOT - 1);
+    if (w->overflow || w->len > size) {
+        memset(slot, ' ', size - 1);
         memcpy(slot, "{\"ev\":\"lost\"}", 13);
     } else {
         memcpy(slot, w->buf, w->len - 1);
-        memset(slot + w->len - 1, ' ', MOVE_SLOT - w->len);
+        memset(slot + w->len - 1, ' ', size - w->len);
     }
-    slot[MOVE_SLOT - 1] = '\n';
+    slot[size - 1] = '\n';
+}
+
+static void fill_slot(char *slot, jsonw_t *w)
+{
+    pad_into(slot, MOVE_SLOT, w);
+    trace_commit(&R.trace, MOVE_SLOT);
 }
 
 /* ---- stacks -------------------------------------------------------------- */
@@ -212,7 +219,7 @@ void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
     uint64_t stack = capture_stack();
     livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = stack,
                          .sim = sim_alloc(size, align), .owner = R.pid};
-    livemap_put(&e);
+    livemap_put(&livemap_program, &e);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
@@ -226,29 +233,19 @@ void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
     emit(&w);
 }
 
-void recorder_free(recorder_fn_t fn, const void *p)
+bool recorder_free(recorder_fn_t fn, const void *p)
 {
     KEEP_ERRNO;
     if (!recorder_active())
-        return;
+        return true;
     livemap_entry_t e;
-    bool known = livemap_take((uintptr_t)p, &e);
+    if (!livemap_take(&livemap_program, (uintptr_t)p, &e))
+        return false;
     uint64_t stack = capture_stack();
+    sim_free(e.sim);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    if (!known) {
-        /* Allocated before tracing started, or not by this heap. */
-        atomic_fetch_add(&R.unknown_frees, 1);
-        head(&w, "error", now_ns());
-        jsonw_key_str(&w, "kind", "unknown_free");
-        jsonw_key_str(&w, "fn", fn_names[fn]);
-        jsonw_key_u64(&w, "addr", (uintptr_t)p);
-        jsonw_key_u64(&w, "stack", stack);
-        emit(&w);
-        return;
-    }
-    sim_free(e.sim);
     head(&w, "free", now_ns());
     jsonw_key_str(&w, "fn", fn_names[fn]);
     jsonw_key_u64(&w, "addr", e.addr);
@@ -256,6 +253,26 @@ void recorder_free(recorder_fn_t fn, const void *p)
     jsonw_key_u64(&w, "stack", stack);
     if (e.owner != R.pid)
         jsonw_key_bool(&w, "inherited", true); /* allocated before a fork */
+    emit(&w);
+    return true;
+}
+
+void recorder_unknown_free(recorder_fn_t fn, const void *p)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    /* Allocated before tracing started, or not by this heap. */
+    atomic_fetch_add(&R.unknown_frees, 1);
+    uint64_t stack = capture_stack();
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "error", now_ns());
+    jsonw_key_str(&w, "kind", "unknown_free");
+    jsonw_key_str(&w, "fn", fn_names[fn]);
+    jsonw_key_u64(&w, "addr", (uintptr_t)p);
+    jsonw_key_u64(&w, "stack", stack);
     emit(&w);
 }
 
@@ -265,7 +282,7 @@ void recorder_realloc_begin(recorder_move_t *m, const void *old)
     memset(m, 0, sizeof *m);
     if (!recorder_active())
         return;
-    m->known = livemap_take((uintptr_t)old, &m->old);
+    m->known = livemap_take(&livemap_program, (uintptr_t)old, &m->old);
     if (!m->known)
         m->old.addr = (uintptr_t)old;
     m->stack = capture_stack();
@@ -283,7 +300,7 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
     jsonw_init(&w, buf, sizeof buf);
     if (!p) {
         if (m->known)
-            livemap_put(&m->old); /* the old block stays */
+            livemap_put(&livemap_program, &m->old); /* the old block stays */
         head(&w, "realloc_failed", m->t);
         jsonw_key_str(&w, "fn", fn_names[fn]);
         jsonw_key_u64(&w, "addr", m->old.addr);
@@ -296,7 +313,7 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
             atomic_fetch_add(&R.unknown_frees, 1);
         livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = m->stack,
                              .sim = sim_alloc(size, 16), .owner = R.pid};
-        livemap_put(&e);
+        livemap_put(&livemap_program, &e);
         head(&w, "realloc", m->t);
         jsonw_key_str(&w, "fn", fn_names[fn]);
         jsonw_key_u64(&w, "old_addr", m->old.addr);
@@ -624,7 +641,13 @@ static void absolute_output(config_t *c)
     char cwd[PATH_MAX];
     if (c->output[0] == '/' || !getcwd(cwd, sizeof cwd))
         return;
+    if (strcmp(c->output, ".") == 0 || strcmp(c->output, "./") == 0)
+        c->output[0] = '\0';
     size_t a = strlen(cwd), b = strlen(c->output);
+    if (b == 0) {
+        memcpy(c->output, cwd, a + 1);
+        return;
+    }
     if (a + 1 + b >= sizeof c->output)
         return;
     memmove(c->output + a + 1, c->output, b + 1);
@@ -672,7 +695,7 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
 void recorder_fork_prepare(void)
 {
     stacks_lock();
-    livemap_lock_all();
+    livemap_lock_all(&livemap_program);
     pthread_mutex_lock(&R.sim_lock);
     pthread_mutex_lock(&R.modules_lock);
     pthread_mutex_lock(&R.trace.grow_lock);
@@ -683,7 +706,7 @@ static void fork_unlock(void)
     pthread_mutex_unlock(&R.trace.grow_lock);
     pthread_mutex_unlock(&R.modules_lock);
     pthread_mutex_unlock(&R.sim_lock);
-    livemap_unlock_all();
+    livemap_unlock_all(&livemap_program);
     stacks_unlock();
 }
 
@@ -788,32 +811,46 @@ void recorder_exec_failed(int err)
     emit(&w);
 }
 
+typedef struct end_info_s {
+    const char *reason;
+    int status, signal;
+} end_info_t;
+
+/* Formats the end record into its slot, once the records before it are
+ * all in (see trace_close_with). */
+static void fill_end(char *slot, size_t len, uint64_t records, void *ctx)
+{
+    const end_info_t *e = ctx;
+    char buf[END_SLOT];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "end", now_ns());
+    jsonw_key_str(&w, "reason", e->reason);
+    if (e->status >= 0)
+        jsonw_key_i64(&w, "status", e->status);
+    else
+        jsonw_key_null(&w, "status");
+    if (e->signal > 0)
+        jsonw_key_i64(&w, "signal", e->signal);
+    else
+        jsonw_key_null(&w, "signal");
+    jsonw_key_u64(&w, "records", records);
+    jsonw_key_u64(&w, "dropped", atomic_load(&R.trace.dropped));
+    jsonw_key_u64(&w, "after_end", atomic_load(&R.trace.after_end));
+    jsonw_key_u64(&w, "unknown_frees", atomic_load(&R.unknown_frees));
+    jsonw_key_u64(&w, "live_allocations", livemap_count(&livemap_program));
+    jsonw_key_u64(&w, "live_bytes", livemap_bytes(&livemap_program));
+    jsonw_key_u64(&w, "stacks", stacks_count());
+    pad_into(slot, len, &w);
+}
+
 void recorder_end(const char *reason, int status, int signal)
 {
     KEEP_ERRNO;
     if (!recorder_active() || getpid() != R.pid)
         return;
-    char buf[RECORD_MAX];
-    jsonw_t w;
-    jsonw_init(&w, buf, sizeof buf);
-    head(&w, "end", now_ns());
-    jsonw_key_str(&w, "reason", reason);
-    if (status >= 0)
-        jsonw_key_i64(&w, "status", status);
-    else
-        jsonw_key_null(&w, "status");
-    if (signal > 0)
-        jsonw_key_i64(&w, "signal", signal);
-    else
-        jsonw_key_null(&w, "signal");
-    jsonw_key_u64(&w, "records", atomic_load(&R.trace.records) + 1);
-    jsonw_key_u64(&w, "dropped", atomic_load(&R.trace.dropped));
-    jsonw_key_u64(&w, "unknown_frees", atomic_load(&R.unknown_frees));
-    jsonw_key_u64(&w, "live_allocations", livemap_count());
-    jsonw_key_u64(&w, "live_bytes", livemap_bytes());
-    jsonw_key_u64(&w, "stacks", stacks_count());
-    jsonw_line_end(&w);
-    if (!w.overflow && trace_close_with(&R.trace, buf, w.len) == 0) {
+    end_info_t e = {.reason = reason, .status = status, .signal = signal};
+    if (trace_close_with(&R.trace, END_SLOT, fill_end, &e) == 0) {
         atomic_store(&R.active, false);
         trace_finish(&R.trace);
     }

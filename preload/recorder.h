@@ -58,8 +58,11 @@ const char *recorder_output(void);
 const char *recorder_trace_path(void);
 
 void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align);
-/* Before the real free; p != NULL. */
-void recorder_free(recorder_fn_t fn, const void *p);
+/* Before the real free; p != NULL.  False when p is not a live block of
+ * the program (nothing is written): the caller decides whether that is
+ * an error (recorder_unknown_free) or a block memsim's own work made. */
+bool recorder_free(recorder_fn_t fn, const void *p);
+void recorder_unknown_free(recorder_fn_t fn, const void *p);
 
 /* realloc (and reallocarray) of a non-NULL old block to a new size:
  * begin before the real call, end after with its result (NULL: failed,

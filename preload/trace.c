@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TRACE_SPAN (256ull << 30)   /* virtual bytes reserved: the largest trace */
@@ -125,7 +127,7 @@ char *trace_reserve(trace_t *t, size_t len, uint64_t *off)
         return NULL;
     uint64_t at = atomic_fetch_add(&t->head, len);
     if (at & TRACE_CLOSED) {
-        atomic_fetch_add(&t->dropped, 1); /* after the end record */
+        atomic_fetch_add(&t->after_end, 1); /* other threads, while exiting */
         return NULL;
     }
     if (at + len > atomic_load(&t->mapped)) {
@@ -143,16 +145,26 @@ char *trace_reserve(trace_t *t, size_t len, uint64_t *off)
     return t->base + at;
 }
 
+void trace_commit(trace_t *t, size_t len) { atomic_fetch_add(&t->committed, len); }
+
 int trace_append(trace_t *t, const char *rec, size_t len)
 {
     char *p = trace_reserve(t, len, NULL);
     if (!p)
         return -1;
     memcpy(p, rec, len);
+    trace_commit(t, len);
     return 0;
 }
 
-int trace_close_with(trace_t *t, const char *rec, size_t len)
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx)
 {
     if (!t->base)
         return -1;
@@ -170,8 +182,17 @@ int trace_close_with(trace_t *t, const char *rec, size_t len)
         if (rc)
             return -1;
     }
-    memcpy(t->base + at, rec, len);
-    atomic_fetch_add(&t->records, 1);
+    /* Every byte below `at` was reserved before the close; wait for the
+     * writers still copying (a bounded wait: one may be this very thread,
+     * interrupted by the signal that is ending the process). */
+    for (uint64_t start = mono_ns(); atomic_load(&t->committed) < at;) {
+        if (mono_ns() - start > 100000000ull)
+            break;
+        sched_yield();
+    }
+    uint64_t records = atomic_fetch_add(&t->records, 1) + 1;
+    fill(t->base + at, len, records, ctx);
+    trace_commit(t, len);
     atomic_store(&t->end_at, at + len);
     return 0;
 }
@@ -215,6 +236,8 @@ void trace_forget(trace_t *t)
     atomic_store(&t->mapped, 0);
     atomic_store(&t->records, 0);
     atomic_store(&t->dropped, 0);
+    atomic_store(&t->after_end, 0);
     atomic_store(&t->end_at, 0);
+    atomic_store(&t->committed, 0);
     pthread_mutex_init(&t->grow_lock, NULL);
 }

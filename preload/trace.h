@@ -45,7 +45,9 @@ typedef struct trace_s {
     _Atomic uint64_t mapped;   /* bytes of the file mapped (and its size) */
     _Atomic uint64_t records;  /* records written */
     _Atomic uint64_t dropped;  /* records that could not be written */
+    _Atomic uint64_t after_end;/* records refused because the trace had ended */
     _Atomic uint64_t end_at;   /* length of the trace once closed */
+    _Atomic uint64_t committed;/* bytes whose copy is complete */
     pthread_mutex_t grow_lock; /* held only while extending the file */
 } trace_t;
 
@@ -54,15 +56,23 @@ typedef struct trace_s {
 int trace_open(trace_t *t, const char *path);
 
 /* Reserve len bytes; returns where to write them, or NULL when the trace
- * is closed or cannot grow (counted as dropped).  *off gets the offset. */
+ * is closed or cannot grow (counted as dropped).  *off gets the offset.
+ * Once the bytes are written, trace_commit(t, len). */
 char *trace_reserve(trace_t *t, size_t len, uint64_t *off);
+void trace_commit(trace_t *t, size_t len);
 
-/* Reserve and copy one record (ending in '\n'); 0 or -1 (dropped). */
+/* Reserve, copy and commit one record (ending in '\n'); 0 or -1 (dropped). */
 int trace_append(trace_t *t, const char *rec, size_t len);
 
-/* Append the last record and close: nothing reserved later is written.
- * 0 or -1 (already closed, or no room). */
-int trace_close_with(trace_t *t, const char *rec, size_t len);
+/* Close the trace with a last record of len bytes: nothing reserved after
+ * it is written.  Waits (at most about 100 ms) for the records reserved
+ * before it to be copied — threads still running while the process exits
+ * would otherwise leave holes or half records under the end — then calls
+ * fill(slot, len, records, ctx), where records is the number of records
+ * in the file including this one; fill writes exactly len bytes.
+ * 0, or -1 when already closed or there is no room. */
+typedef void (*trace_fill_fn)(char *slot, size_t len, uint64_t records, void *ctx);
+int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx);
 
 /* Undo a close made by trace_close_with (an exec that failed): the file
  * is extended again and records follow the end record.  Records other

@@ -103,8 +103,9 @@ START_TEST(heap_events_become_records)
     start();
     recorder_alloc(FN_MALLOC, (void *)0x1000, 100, 16);
     recorder_alloc(FN_CALLOC, (void *)0x2000, 48, 16);
-    recorder_free(FN_FREE, (void *)0x1000);
-    recorder_free(FN_FREE, (void *)0x9999); /* never allocated */
+    ck_assert(recorder_free(FN_FREE, (void *)0x1000));
+    ck_assert(!recorder_free(FN_FREE, (void *)0x9999)); /* never allocated: nothing written */
+    recorder_unknown_free(FN_FREE, (void *)0x9999);    /* the hooks' call when it is no block of memsim's */
     recorder_move_t m;
     recorder_realloc_begin(&m, (void *)0x2000);
     recorder_realloc_end(&m, FN_REALLOC, (void *)0x3000, 4000);

@@ -14,6 +14,20 @@
 
 static char dir[64];
 
+/* Closes with a fixed text of its length (what recorder_end does with
+ * the end record); records counted are checked by the caller. */
+static uint64_t closed_records;
+static void fill_text(char *slot, size_t len, uint64_t records, void *ctx)
+{
+    memcpy(slot, ctx, len);
+    closed_records = records;
+}
+
+static int close_with(trace_t *t, const char *text)
+{
+    return trace_close_with(t, strlen(text), fill_text, (void *)text);
+}
+
 static void setup(void)
 {
     strcpy(dir, "/tmp/memsim-trace-test.XXXXXX");
@@ -70,11 +84,13 @@ START_TEST(records_close_and_truncate)
     ck_assert_int_eq(trace_open(t, path), 0);
     ck_assert_int_eq(trace_append(t, "{\"a\":1}\n", 8), 0);
     ck_assert_int_eq(trace_append(t, "{\"b\":2}\n", 8), 0);
-    ck_assert_int_eq(trace_close_with(t, "{\"end\":1}\n", 10), 0);
+    ck_assert_int_eq(close_with(t, "{\"end\":1}\n"), 0);
+    ck_assert_uint_eq(closed_records, 3);
     ck_assert_int_eq(trace_append(t, "{\"c\":3}\n", 8), -1); /* after the end */
-    ck_assert_int_eq(trace_close_with(t, "x\n", 2), -1);
+    ck_assert_int_eq(close_with(t, "x\n"), -1);
     ck_assert_uint_eq(t->records, 3);
-    ck_assert_uint_eq(t->dropped, 1);
+    ck_assert_uint_eq(t->dropped, 0);
+    ck_assert_uint_eq(t->after_end, 1);
     trace_finish(t);
     size_t len;
     char *data = slurp(path, &len);
@@ -83,7 +99,7 @@ START_TEST(records_close_and_truncate)
     /* A failed exec reopens the trace: records follow the end again. */
     trace_reopen(t);
     ck_assert_int_eq(trace_append(t, "{\"d\":4}\n", 8), 0);
-    ck_assert_int_eq(trace_close_with(t, "{\"end\":2}\n", 10), 0);
+    ck_assert_int_eq(close_with(t, "{\"end\":2}\n"), 0);
     trace_finish(t);
     free(data);
     data = slurp(path, &len);
@@ -112,7 +128,7 @@ START_TEST(the_file_grows_and_survives_a_directory_change)
     for (int i = 0; i < 200000; i++) /* 20 MB: several growths */
         REQUIRE(trace_append(t, rec, sizeof rec) == 0, "append %d failed", i);
     ck_assert_uint_ge(t->mapped, 20000000);
-    ck_assert_int_eq(trace_close_with(t, "\"end\"\n", 6), 0);
+    ck_assert_int_eq(close_with(t, "\"end\"\n"), 0);
     trace_finish(t);
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
@@ -157,7 +173,8 @@ START_TEST(threads_never_tear_records)
         pthread_join(th[i], &r);
         ck_assert_ptr_null(r);
     }
-    ck_assert_int_eq(trace_close_with(t, "{\"end\":1}\n", 10), 0);
+    ck_assert_int_eq(close_with(t, "{\"end\":1}\n"), 0);
+    ck_assert_uint_eq(closed_records, 8 * 20000 + 1);
     trace_finish(t);
     size_t len;
     char *data = slurp(path, &len);
