@@ -1,0 +1,43 @@
+# memsim against heaptrack, the reference profiler, on one deterministic
+# program: the same allocation calls and the same peak heap.  heaptrack
+# adds one allocation call of its own and 72,704 bytes (its libstdc++
+# pool) to every C program it traces.
+. tests/integration/lib.sh
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - heaptrack comparison: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit $?
+fi
+if ! command -v heaptrack >/dev/null 2>&1 || ! command -v heaptrack_print >/dev/null 2>&1; then
+    echo "# skip - heaptrack comparison: heaptrack is not installed (apt-get install heaptrack)"
+    summary
+    exit $?
+fi
+
+PROG=$BUILD/programs/det_heap
+mkdir -p "$TMP/m"
+expect_status "det_heap under memsim" 0 env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/m" "$PROG"
+line=$("$BUILD/tracecheck" "$TMP"/m/memsim.det_heap.*.jsonl)
+allocs=$(echo "$line" | sed -n 's/.* allocs=\([0-9]*\).*/\1/p')
+reallocs=$(echo "$line" | sed -n 's/.* reallocs=\([0-9]*\).*/\1/p')
+peak=$(echo "$line" | sed -n 's/.* peak=\([0-9]*\).*/\1/p')
+
+expect_status "det_heap under heaptrack" 0 heaptrack -o "$TMP/ht" "$PROG"
+heaptrack_print "$TMP"/ht.zst >"$TMP/ht.txt" 2>/dev/null
+ht_calls=$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$TMP/ht.txt")
+ht_peak=$(sed -n 's/^peak heap memory consumption: \(.*\)$/\1/p' "$TMP/ht.txt")
+
+# heaptrack counts realloc as an allocation call, as memsim's realloc records.
+expect_eq "allocation calls agree (heaptrack adds its own one)" \
+    "$((allocs + reallocs + 1))" "$ht_calls"
+# heaptrack prints the peak rounded to three digits (2.11M): within 1%.
+ht_bytes=$(echo "$ht_peak" | awk '{v = $1 + 0; u = substr($1, length($1));
+    if (u == "K") v *= 1000; if (u == "M") v *= 1000000; if (u == "G") v *= 1000000000;
+    printf "%d", v}')
+ours=$((peak + 72704))
+within=$(awk -v a="$ours" -v b="$ht_bytes" 'BEGIN { d = a - b; if (d < 0) d = -d;
+    print (d <= b / 100) ? "yes" : "no (" a " vs " b ")" }')
+expect_eq "peak heap agrees within 1% (memsim $peak + 72704, heaptrack $ht_peak)" "$within" yes
+
+summary
