@@ -21,13 +21,7 @@
 #include "preload/jsonw.h"
 #include "tests/unit/suites.h"
 
-/* Check's ck_assert_* report every passing check to the forked runner;
- * these call into Check only on failure (see REQUIRE in helpers.h). */
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            ck_abort_msg(__VA_ARGS__);                                                             \
-    } while (0)
+#include "tests/unit/expect.h"
 
 #define BIG 65536
 

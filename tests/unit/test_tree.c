@@ -16,36 +16,8 @@
 #include "core/rng.h"
 #include "core/tree.h"
 #include "tests/unit/suites.h"
+#include "tests/unit/expect.h"
 
-/* Check's ck_assert_* macros record the source location on every call (a
- * write to the forked runner's parent), which dominates tight loops run
- * millions of times.  These call into Check only on failure. */
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg(__VA_ARGS__);                                         \
-    } while (0)
-#define EXPECT_PTR_EQ(x, y)                                                    \
-    do {                                                                       \
-        const void *x_ = (x), *y_ = (y);                                       \
-        EXPECT(x_ == y_, "%s == %s: %p != %p", #x, #y, x_, y_);                \
-    } while (0)
-#define EXPECT_NULL(x) EXPECT_PTR_EQ(x, NULL)
-#define EXPECT_NONNULL(x)                                                      \
-    do {                                                                       \
-        const void *x_ = (x);                                                  \
-        EXPECT(x_ != NULL, "%s is NULL", #x);                                  \
-    } while (0)
-#define EXPECT_UINT(x, op, y)                                                  \
-    do {                                                                       \
-        uintmax_t x_ = (x), y_ = (y);                                          \
-        EXPECT(x_ op y_, "%s %s %s: %ju vs %ju", #x, #op, #y, x_, y_);         \
-    } while (0)
-#define EXPECT_INT(x, op, y)                                                   \
-    do {                                                                       \
-        intmax_t x_ = (x), y_ = (y);                                           \
-        EXPECT(x_ op y_, "%s %s %s: %jd vs %jd", #x, #op, #y, x_, y_);         \
-    } while (0)
 
 /* ---- helpers ------------------------------------------------------------ */
 
