@@ -262,19 +262,23 @@ static void on_exit_status(int status, void *arg)
 
 /* ---- the heap ---------------------------------------------------------------------- */
 
-EXPORT void *malloc(size_t n)
-{
-    if (guard)
-        return quiet_note(__libc_malloc(n), n);
-    if (!tracing())
-        return __libc_malloc(n);
-    guard = 1;
-    void *p = __libc_malloc(n);
-    if (p)
-        recorder_alloc(FN_MALLOC, p, n, 16);
-    guard = 0;
-    return p;
-}
+/* The shape of every allocating hook: inside memsim, remember the block
+ * as memsim's; untraced, just call; traced, call and record. */
+#define ALLOC_HOOK(fn, call, n, align)                     \
+    do {                                                   \
+        if (guard)                                         \
+            return quiet_note((call), (n));                \
+        if (!tracing())                                    \
+            return (call);                                 \
+        guard = 1;                                         \
+        void *p_ = (call);                                 \
+        if (p_)                                            \
+            recorder_alloc((fn), p_, (n), (align));        \
+        guard = 0;                                         \
+        return p_;                                         \
+    } while (0)
+
+EXPORT void *malloc(size_t n) { ALLOC_HOOK(FN_MALLOC, __libc_malloc(n), n, 16); }
 
 EXPORT void free(void *p)
 {
@@ -293,16 +297,7 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t k, size_t n)
 {
-    if (guard)
-        return quiet_note(__libc_calloc(k, n), k * n);
-    if (!tracing())
-        return __libc_calloc(k, n);
-    guard = 1;
-    void *p = __libc_calloc(k, n);
-    if (p)
-        recorder_alloc(FN_CALLOC, p, k * n, 16);
-    guard = 0;
-    return p;
+    ALLOC_HOOK(FN_CALLOC, __libc_calloc(k, n), k * n, 16);
 }
 
 static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, size_t, size_t),
@@ -361,16 +356,7 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
 
 EXPORT void *memalign(size_t align, size_t n)
 {
-    if (guard)
-        return quiet_note(__libc_memalign(align, n), n);
-    if (!tracing())
-        return __libc_memalign(align, n);
-    guard = 1;
-    void *p = __libc_memalign(align, n);
-    if (p)
-        recorder_alloc(FN_MEMALIGN, p, n, align);
-    guard = 0;
-    return p;
+    ALLOC_HOOK(FN_MEMALIGN, __libc_memalign(align, n), n, align);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -393,44 +379,17 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-    if (guard)
-        return quiet_note(REAL(aligned_alloc)(align, n), n);
-    if (!tracing())
-        return REAL(aligned_alloc)(align, n);
-    guard = 1;
-    void *p = REAL(aligned_alloc)(align, n);
-    if (p)
-        recorder_alloc(FN_ALIGNED_ALLOC, p, n, align);
-    guard = 0;
-    return p;
+    ALLOC_HOOK(FN_ALIGNED_ALLOC, REAL(aligned_alloc)(align, n), n, align);
 }
 
 EXPORT void *valloc(size_t n)
 {
-    if (guard)
-        return quiet_note(__libc_valloc(n), n);
-    if (!tracing())
-        return __libc_valloc(n);
-    guard = 1;
-    void *p = __libc_valloc(n);
-    if (p)
-        recorder_alloc(FN_VALLOC, p, n, (size_t)sysconf(_SC_PAGESIZE));
-    guard = 0;
-    return p;
+    ALLOC_HOOK(FN_VALLOC, __libc_valloc(n), n, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 EXPORT void *pvalloc(size_t n)
 {
-    if (guard)
-        return quiet_note(__libc_pvalloc(n), n);
-    if (!tracing())
-        return __libc_pvalloc(n);
-    guard = 1;
-    void *p = __libc_pvalloc(n);
-    if (p)
-        recorder_alloc(FN_PVALLOC, p, n, (size_t)sysconf(_SC_PAGESIZE));
-    guard = 0;
-    return p;
+    ALLOC_HOOK(FN_PVALLOC, __libc_pvalloc(n), n, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 EXPORT size_t malloc_usable_size(void *p)
