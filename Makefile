@@ -112,7 +112,7 @@ $(MEMSIM): $(CLI_OBJ) $(LIBCORE)
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread
 
 $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)

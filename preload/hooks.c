@@ -33,6 +33,7 @@
 
 #include "include/memsim.h"
 #include "preload/config.h"
+#include "preload/poller.h"
 #include "preload/recorder.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -96,6 +97,9 @@ static struct {
 } real;
 
 static bool tracing(void) { return !guard && recorder_active(); }
+
+static void guard_forever(void) { guard = 1; }
+static unsigned sample_ms;
 
 static void resolve(void);
 
@@ -229,6 +233,8 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
             on_exit(on_exit_status, NULL);
             pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
             signals_install();
+            sample_ms = cfg.sample_ms;
+            poller_start(sample_ms, guard_forever);
         }
     }
     atomic_store(&started, true);
@@ -247,6 +253,7 @@ static void exit_step(void)
 {
     if (atomic_fetch_add(&exit_steps, 1) == 1) {
         guard = 1;
+        poller_stop();
         recorder_end("exit", exit_status, -1);
     }
 }
@@ -472,6 +479,9 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     recorder_fork_child();
+    poller_forget(); /* the thread stayed in the parent */
+    if (recorder_active())
+        poller_start(sample_ms, guard_forever);
     guard = 0;
 }
 

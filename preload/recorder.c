@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/device.h"
+#include "core/procfs.h"
 #include "include/memsim.h"
 #include "preload/jsonw.h"
 #include "preload/stacks.h"
@@ -44,6 +45,8 @@ static struct {
     } modules[MODULES_MAX];
     size_t nmodules;
     pthread_mutex_t modules_lock;
+    _Atomic uint64_t mmap_live;  /* bytes the program has mapped (mmap - munmap) */
+    uint64_t trimmed;            /* trace bytes already given back (poller only) */
     int argc;                  /* the process's arguments, for a fork child's meta */
     char **argv;
 } R = {.sim_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
@@ -352,6 +355,7 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     jsonw_key_i64(&w, "fd", fd);
     jsonw_key_u64(&w, "stack", stack);
     emit(&w);
+    atomic_fetch_add(&R.mmap_live, len);
 }
 
 void recorder_munmap(const void *p, size_t len)
@@ -363,6 +367,9 @@ void recorder_munmap(const void *p, size_t len)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
+    uint64_t live = atomic_load(&R.mmap_live);
+    while (!atomic_compare_exchange_weak(&R.mmap_live, &live, live > len ? live - len : 0))
+        ;
     head(&w, "munmap", now_ns());
     jsonw_key_str(&w, "fn", "munmap");
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
@@ -543,6 +550,102 @@ static bool frames_known(const uintptr_t *frames, unsigned n)
     }
     pthread_mutex_unlock(&R.modules_lock);
     return all;
+}
+
+/* ---- samples ------------------------------------------------------------------------ */
+
+static void key_rollup(jsonw_t *w, const procfs_rollup_t *r)
+{
+    jsonw_key(w, "rollup");
+    jsonw_object_begin(w);
+    jsonw_key_u64(w, "rss", r->rss);
+    jsonw_key_u64(w, "pss", r->pss);
+    jsonw_key_u64(w, "pss_anon", r->pss_anon);
+    jsonw_key_u64(w, "pss_file", r->pss_file);
+    jsonw_key_u64(w, "shared_clean", r->shared_clean);
+    jsonw_key_u64(w, "shared_dirty", r->shared_dirty);
+    jsonw_key_u64(w, "private_clean", r->private_clean);
+    jsonw_key_u64(w, "private_dirty", r->private_dirty);
+    jsonw_key_u64(w, "anonymous", r->anonymous);
+    jsonw_key_u64(w, "lazyfree", r->lazyfree);
+    jsonw_key_u64(w, "anon_huge_pages", r->anon_huge_pages);
+    jsonw_key_u64(w, "swap", r->swap);
+    jsonw_key_u64(w, "swap_pss", r->swap_pss);
+    jsonw_object_end(w);
+}
+
+void recorder_sample(const recorder_os_t *os)
+{
+    KEEP_ERRNO;
+    if (!recorder_active())
+        return;
+    device_metrics_t m = {0};
+    if (R.sim) {
+        pthread_mutex_lock(&R.sim_lock);
+        device_metrics(R.sim, &m);
+        pthread_mutex_unlock(&R.sim_lock);
+    }
+    size_t cap = 2048 + os->nchildren * 64;
+    char *buf = sysmem_alloc(cap);
+    if (!buf) {
+        atomic_fetch_add(&R.trace.dropped, 1);
+        return;
+    }
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, "sample", now_ns());
+    jsonw_key_u64(&w, "rss", os->rss);
+    jsonw_key_u64(&w, "hwm", os->hwm);
+    /* The trace's reserved address range is memsim's, not the program's. */
+    uint64_t reserved = R.trace.base ? R.trace.span : 0;
+    jsonw_key_u64(&w, "vm_size", os->vm_size > reserved ? os->vm_size - reserved : 0);
+    jsonw_key_u64(&w, "vm_peak", os->vm_peak > reserved ? os->vm_peak - reserved : 0);
+    jsonw_key_u64(&w, "maxrss_self", os->maxrss_self);
+    jsonw_key_u64(&w, "maxrss_children", os->maxrss_children);
+    jsonw_key_u64(&w, "heap_live", livemap_bytes(&livemap_program));
+    jsonw_key_u64(&w, "heap_blocks", livemap_count(&livemap_program));
+    jsonw_key_u64(&w, "malloc_reserved", os->malloc_reserved);
+    jsonw_key_u64(&w, "malloc_in_use", os->malloc_in_use);
+    jsonw_key_u64(&w, "mmap_live", atomic_load(&R.mmap_live));
+    if (R.sim) {
+        jsonw_key_u64(&w, "sim_live", m.live_allocated);
+        jsonw_key_u64(&w, "sim_reserved", m.reserved);
+        jsonw_key_u64(&w, "sim_largest_free", m.largest_free);
+    } else {
+        jsonw_key_null(&w, "sim_live");
+        jsonw_key_null(&w, "sim_reserved");
+        jsonw_key_null(&w, "sim_largest_free");
+    }
+    jsonw_key_u64(&w, "device_total", os->device_total);
+    jsonw_key_u64(&w, "tree_rss", os->tree_rss);
+    jsonw_key(&w, "children");
+    jsonw_array_begin(&w);
+    for (size_t i = 0; i < os->nchildren; i++) {
+        jsonw_object_begin(&w);
+        jsonw_key_i64(&w, "pid", os->child_pid[i]);
+        jsonw_key_u64(&w, "rss", os->child_rss[i]);
+        jsonw_object_end(&w);
+    }
+    jsonw_array_end(&w);
+    if (os->rollup)
+        key_rollup(&w, os->rollup);
+    emit(&w);
+    sysmem_free(buf, cap);
+}
+
+void recorder_trim_trace(void)
+{
+    if (!recorder_active() || !R.trace.base)
+        return;
+    /* Whole pages below the head, less one chunk that writers may still
+     * be filling; pages dropped from a shared file mapping keep their
+     * data (a late writer just faults the page back in). */
+    uint64_t head = atomic_load(&R.trace.head) & ~TRACE_CLOSED;
+    uint64_t upto = head > (1u << 20) ? (head - (1u << 20)) & ~(uint64_t)4095 : 0;
+    if (upto > R.trimmed) {
+        madvise(R.trace.base + R.trimmed, upto - R.trimmed, MADV_DONTNEED);
+        R.trimmed = upto;
+    }
 }
 
 /* ---- start, meta ------------------------------------------------------------------ */
@@ -735,6 +838,7 @@ void recorder_fork_child(void)
     char parent[PATH_MAX];
     copy_str(parent, sizeof parent, R.trace.path);
     trace_forget(&R.trace);
+    R.trimmed = 0;
     stacks_reset();
     atomic_store(&R.active, false);
     if (!R.cfg.trace_children)

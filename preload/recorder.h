@@ -106,6 +106,28 @@ void recorder_exec_failed(int err);
  * < 0 when unknown or not applicable.  Safe in a signal handler. */
 void recorder_end(const char *reason, int status, int signal);
 
+/* What the poller read from the operating system for one sample. */
+typedef struct recorder_os_s {
+    uint64_t rss, hwm, vm_size, vm_peak; /* /proc/self/status */
+    uint64_t maxrss_self, maxrss_children; /* getrusage, bytes */
+    uint64_t malloc_reserved, malloc_in_use; /* mallinfo2: arena + mmapped, in use */
+    uint64_t device_total;                   /* physical memory or cgroup limit */
+    uint64_t tree_rss;                       /* rss + every descendant's */
+    size_t nchildren;                        /* descendants listed below */
+    const pid_t *child_pid;
+    const uint64_t *child_rss;
+    const void *rollup;                      /* procfs_rollup_t at a new peak, or NULL */
+} recorder_os_t;
+
+/* A sample record: the OS figures plus memsim's own (heap live, mapped
+ * live, the shadow device's live, reserved and largest free). */
+void recorder_sample(const recorder_os_t *os);
+
+/* The poller's housekeeping: give back the pages of the trace mapping
+ * that are written (they stay in the file and the page cache), so the
+ * trace does not count in the process's RSS. */
+void recorder_trim_trace(void);
+
 /* Counters for the end record and tests. */
 uint64_t recorder_unknown_frees(void);
 

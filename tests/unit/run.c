@@ -18,6 +18,7 @@ int main(void)
         livemap_suite,
         stacks_suite,
         recorder_suite,
+        procfs_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

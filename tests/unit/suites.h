@@ -19,5 +19,6 @@ Suite *stacks_suite(void);
 Suite *recorder_suite(void);
 Suite *jsonw_suite(void);
 Suite *config_suite(void);
+Suite *procfs_suite(void);
 
 #endif
