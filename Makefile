@@ -74,7 +74,7 @@ DEPS_OK   = $(BUILD)/.deps-ok
 # unwind_clash links LLVM's libunwind, built only where it is installed
 # (Debian package libunwind-14).
 LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 
@@ -166,14 +166,16 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 demo: $(MEMSIM)
 	$(Q)sh scripts/demo.sh $(MEMSIM)
 
-install: $(MEMSIM) $(LIBCORE)
+install: $(MEMSIM) $(LIBCORE) $(LIBMEMSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
+	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/libmemsim.so
 	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
 	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
+		$(DESTDIR)$(PREFIX)/lib/libmemsim.so \
 		$(DESTDIR)$(PREFIX)/include/memsim.h
 
 clean:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/run.h"
 #include "cli/simulate.h"
 #include "include/memsim.h"
 
@@ -13,6 +14,7 @@ static void usage(FILE *f)
             "usage: memsim <command> [options]\n"
             "\n"
             "commands:\n"
+            "  run        run a program under libmemsim.so, its process tree's RSS watched\n"
             "  simulate   run a seeded workload through the simulated device's strategies\n"
             "  version    print the version\n"
             "  help       this text\n"
@@ -27,6 +29,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0)
+        return run_main(argc - 1, argv + 1);
     if (strcmp(cmd, "simulate") == 0)
         return simulate_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
@@ -37,6 +41,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "memsim: unknown command \"%s\" (commands: simulate, version, help)\n", cmd);
+    fprintf(stderr, "memsim: unknown command \"%s\" (commands: run, simulate, version, help)\n",
+            cmd);
     return 2;
 }

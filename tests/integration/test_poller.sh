@@ -1,0 +1,57 @@
+# The poller inside the traced process: sample records with RSS, peaks,
+# the child tree, at the configured interval.
+. tests/integration/lib.sh
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - poller tests: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit $?
+fi
+LIB=$BUILD/libmemsim.so
+MIB=1048576
+
+# field FILE KEY: every sample's KEY, one per line
+field() {
+    grep '"ev":"sample"' "$1" | while IFS= read -r line; do
+        printf '%s\n' "$line" | "$JSONQ" "$2"
+    done
+}
+max() { sort -n | tail -n 1; }
+
+# 200 MB touched: RSS rises in the samples, HWM reaches 200 MB.
+mkdir -p "$TMP/a"
+expect_status "touch_mb 200 under memsim" 0 timeout 60 env LD_PRELOAD="$LIB" \
+    MEMSIM_OUTPUT="$TMP/a" MEMSIM_SAMPLE_MS=20 "$BUILD/programs/touch_mb" 200 400
+t=$(ls "$TMP"/a/memsim.touch_mb.*.jsonl)
+first=$(field "$t" rss | head -n 1)
+top=$(field "$t" rss | max)
+hwm=$(field "$t" hwm | max)
+expect_eq "RSS rises by 200 MB over the samples" "$([ $((top - first)) -ge $((190 * MIB)) ] && echo yes)" yes
+expect_eq "HWM reaches 200 MB" "$([ "$hwm" -ge $((200 * MIB)) ] && echo yes)" yes
+expect_eq "smaps_rollup comes with a new peak" \
+    "$(grep '"ev":"sample"' "$t" | grep -c '"rollup":{"rss"' | awk '{print ($1 > 0) ? "yes" : "no"}')" yes
+heap=$(field "$t" heap_live | max)
+expect_eq "heap_live sees the 200 MiB" "$([ "$heap" -ge $((200 * MIB)) ] && echo yes)" yes
+expect_eq "the trace is complete" "$("$BUILD/tracecheck" "$t" | sed -n 's/.* end=//p')" exit
+
+# The interval: 20 ms over a 1 s hold is about 50 samples (within 20%).
+mkdir -p "$TMP/b"
+timeout 60 env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/b" MEMSIM_SAMPLE_MS=20 \
+    "$BUILD/programs/touch_mb" 1 1000 >/dev/null
+n=$(grep -c '"ev":"sample"' "$TMP"/b/memsim.touch_mb.*.jsonl)
+expect_eq "samples every 20 ms ($n in about 1 s)" "$([ "$n" -ge 40 ] && [ "$n" -le 66 ] && echo yes)" yes
+
+# Three children touching 50 MB each: the parent's samples see the tree.
+mkdir -p "$TMP/c"
+expect_status "tree_touch 3 50 under memsim" 0 timeout 60 env LD_PRELOAD="$LIB" \
+    MEMSIM_OUTPUT="$TMP/c" MEMSIM_SAMPLE_MS=20 MEMSIM_TRACE_CHILDREN=0 \
+    "$BUILD/programs/tree_touch" 3 50 600
+p=$(ls "$TMP"/c/memsim.tree_touch.*.jsonl | head -n 1)
+tree=$(field "$p" tree_rss | max)
+kids=$(field "$p" children.# | max)
+expect_eq "tree RSS reaches 150 MB" "$([ "$tree" -ge $((150 * MIB)) ] && echo yes)" yes
+expect_eq "the three children are listed" "$([ "$kids" -ge 3 ] && echo yes)" yes
+expect_eq "only the first process traced (MEMSIM_TRACE_CHILDREN=0)" \
+    "$(ls "$TMP"/c/*.jsonl | wc -l | tr -d ' ')" 1
+
+summary

@@ -1,0 +1,244 @@
+# memsim run: a program under the preload with its tree's RSS watched from
+# outside; exit statuses, resources.json, rss.jsonl, budgets, bad input.
+. tests/integration/lib.sh
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - memsim run tests: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit
+fi
+
+LIB=$(cd "$BUILD" && pwd -P)/libmemsim.so
+TRACECHECK=$BUILD/tracecheck
+PROG=$(cd "$BUILD" && pwd -P)/programs
+REAL=$(cd "$TMP" && pwd -P) # what memsim run reports: paths resolved
+MEMSIM=$(cd "$BUILD" && pwd -P)/memsim # absolute: some runs start elsewhere
+JSONQ=$(cd "$BUILD" && pwd -P)/jsonq
+for need in "$LIB" "$TRACECHECK" "$PROG/touch_mb" "$PROG/tree_touch"; do
+    if [ ! -e "$need" ]; then
+        fail "memsim run tests" "$need is missing: run them with make integration"
+        summary
+        exit
+    fi
+done
+LIMIT=30 # seconds for any one run: a hang fails the test, not CI
+unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
+    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID
+
+run() { timeout "$LIMIT" "$MEMSIM" run "$@"; }
+
+# field NAME of DIR/resources.json
+field() { "$JSONQ" "$2" <"$1/resources.json" 2>/dev/null; }
+
+# expect_cmp NAME A OP B: a numeric comparison (awk: decimals allowed)
+expect_cmp() {
+    if awk -v a="$2" -v b="$4" "BEGIN { exit !(a != \"\" && a + 0 $3 b + 0) }"; then
+        pass "$1"
+    else
+        fail "$1" "got '$2', want $3 $4"
+    fi
+}
+
+# check_traces NAME DIR: every trace in DIR passes tracecheck (a trace
+# cut by SIGKILL may pass as --truncated instead); one check.
+check_traces() {
+    n=0 bad=""
+    for f in "$2"/memsim.*.jsonl; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        if ! "$TRACECHECK" "$f" >/dev/null 2>"$TMP/tc.err" &&
+            ! "$TRACECHECK" --truncated "$f" >/dev/null 2>>"$TMP/tc.err"; then
+            bad="$bad $(basename "$f"): $(head -n 2 "$TMP/tc.err" | tr '\n' ' ')"
+        fi
+    done
+    if [ "$n" -eq 0 ]; then
+        fail "$1: traces pass tracecheck" "no trace in $2"
+    elif [ -z "$bad" ]; then
+        pass "$1: $n trace(s) pass tracecheck"
+    else
+        fail "$1: traces pass tracecheck" "$(echo "$bad" | head -c 600)"
+    fi
+}
+
+# check_rss NAME DIR: rss.jsonl parses line by line, elapsed_s increases.
+check_rss() {
+    n=$("$JSONQ" --lines <"$2/rss.jsonl" 2>&1)
+    expect_cmp "$1: rss.jsonl has parseable lines" "$n" ">" 0
+    expect_eq "$1: elapsed_s increases" \
+        "$(sed 's/.*"elapsed_s": *\([0-9.]*\).*/\1/' "$2/rss.jsonl" |
+            awk 'NR > 1 && $1 + 0 <= prev + 0 { bad = 1 } { prev = $1 } END { print bad ? "no" : "yes" }')" yes
+}
+
+# ---- a program's status, its record, its traces ------------------------------
+
+expect_status "help" 0 "$MEMSIM" run --help
+expect_grep "help has examples" "EXAMPLES" "$TMP/out"
+"$MEMSIM" help >"$TMP/help"
+expect_grep "memsim help lists run" "^  run  " "$TMP/help"
+
+D=$TMP/touch
+expect_status "touch 200 MiB: exit status 3 passes through" 3 run --out "$D" "$PROG/touch_mb" 200 200 3
+expect_eq "touch: exit_code 3" "$(field "$D" exit_code)" 3
+expect_eq "touch: reason completed" "$(field "$D" reason)" completed
+expect_cmp "touch: peak_tree_rss_mb >= 190" "$(field "$D" peak_tree_rss_mb)" ">=" 190
+expect_eq "touch: command recorded" "$(field "$D" command.0)/$(field "$D" command.3)" \
+    "$PROG/touch_mb/3"
+expect_eq "touch: no budgets" "$(field "$D" rss_budget_mb)/$(field "$D" wall_budget_s)" null/null
+expect_eq "touch: poll_s" "$(field "$D" poll_s)" 0.01
+expect_grep "touch: scope" '"scope": "command launch through exit' "$D/resources.json"
+expect_grep "touch: limitation" '"limitation": "polled observations' "$D/resources.json"
+expect_eq "touch: output_dir is absolute" "$(field "$D" output_dir)" "$(cd "$D" && pwd -P)"
+expect_eq "touch: one trace listed" "$(field "$D" traces.#)" 1
+expect_eq "touch: the listed trace exists" \
+    "$(test -f "$D/$(field "$D" traces.0)" && echo yes)" yes
+expect_eq "touch: directory mode 0700" "$(stat -c %a "$D")" 700
+check_traces "touch" "$D"
+check_rss "touch" "$D"
+expect_grep "touch: the summary line names the directory" "; 1 trace in $(cd "$D" && pwd -P)" \
+    "$TMP/err"
+
+D=$TMP/tree
+expect_status "three children of 50 MiB: runs" 0 run --out "$D" "$PROG/tree_touch" 3 50 500
+expect_cmp "tree: peak_tree_rss_mb >= 150" "$(field "$D" peak_tree_rss_mb)" ">=" 150
+expect_eq "tree: four traces" "$(field "$D" traces.#)" 4
+expect_cmp "tree: polls saw four processes" \
+    "$(sed 's/.*"processes": *\([0-9]*\).*/\1/' "$D/rss.jsonl" | sort -n | tail -n 1)" ">=" 4
+check_traces "tree" "$D"
+check_rss "tree" "$D"
+
+D=$TMP/nochildren
+expect_status "--no-children: runs" 0 run --no-children --out "$D" "$PROG/tree_touch" 2 1 0
+expect_eq "--no-children: one trace" "$(field "$D" traces.#)" 1
+
+# The environment the command gets.
+D=$TMP/env
+expect_status "options reach the environment" 0 env LD_PRELOAD=libm.so.6 MEMSIM_ROOT_PID=1 \
+    timeout "$LIMIT" "$MEMSIM" run --out "$D" --strategy none --device-size 64M --sample-ms 50 \
+    --no-children -- sh -c 'env >"$1"' sh "$TMP/env.txt"
+expect_grep "env: LD_PRELOAD prepended" "^LD_PRELOAD=$LIB:libm.so.6\$" "$TMP/env.txt"
+expect_grep "env: MEMSIM_OUTPUT" "^MEMSIM_OUTPUT=$(cd "$D" && pwd -P)\$" "$TMP/env.txt"
+expect_grep "env: MEMSIM_STRATEGY" "^MEMSIM_STRATEGY=none\$" "$TMP/env.txt"
+expect_grep "env: MEMSIM_DEVICE_SIZE" "^MEMSIM_DEVICE_SIZE=67108864\$" "$TMP/env.txt"
+expect_grep "env: MEMSIM_SAMPLE_MS" "^MEMSIM_SAMPLE_MS=50\$" "$TMP/env.txt"
+expect_grep "env: MEMSIM_TRACE_CHILDREN" "^MEMSIM_TRACE_CHILDREN=0\$" "$TMP/env.txt"
+
+# The default directory: memsim-<exe>-<time>/ here, a new one each run.
+mkdir "$TMP/here"
+(cd "$TMP/here" && run "$PROG/touch_mb" 1 0 0 && run "$PROG/touch_mb" 1 0 0) 2>"$TMP/err"
+expect_eq "default directories: two runs, two directories" \
+    "$(find "$TMP/here" -mindepth 1 -maxdepth 1 -type d -name 'memsim-touch_mb-20*-*' |
+        wc -l | tr -d ' ')" 2
+expect_eq "default directories: each has its record" \
+    "$(find "$TMP/here" -name resources.json | wc -l | tr -d ' ')" 2
+
+expect_status "--out is created with its parents" 0 run --out "$TMP/a/b/c" "$PROG/touch_mb" 1 0 0
+expect_eq "--out: created with mode 0700" "$(stat -c %a "$TMP/a/b/c" 2>&1)" 700
+expect_status "-- before a command" 4 run --out "$TMP/dd" -- sh -c 'exit 4'
+
+# ---- budgets and signals ----------------------------------------------------------
+
+D=$TMP/runaway
+run --rss-mb 50 --out "$D" "$PROG/touch_mb" forever >"$TMP/out" 2>"$TMP/err"
+st=$?
+case $st in
+143 | 137) pass "an RSS budget stops a runaway: status $st" ;;
+*) fail "an RSS budget stops a runaway" "status $st, want 143 or 137" ;;
+esac
+expect_eq "runaway: reason" "$(field "$D" reason)" rss_budget_exceeded
+expect_eq "runaway: exit_code is minus the signal" "$(field "$D" exit_code)" "$((128 - st))"
+expect_cmp "runaway: stopped within 2 s" "$(field "$D" wall_s)" "<" 2
+expect_cmp "runaway: peak above the budget" "$(field "$D" peak_tree_rss_mb)" ">=" 50
+expect_eq "runaway: budget recorded" "$(field "$D" rss_budget_mb)" 50.0
+check_traces "runaway" "$D"
+
+D=$TMP/wall
+expect_status "a wall budget stops sleep 5" 143 run --wall-s 0.5 --out "$D" sleep 5
+expect_eq "wall: reason" "$(field "$D" reason)" wall_budget_exceeded
+expect_cmp "wall: wall_s < 3" "$(field "$D" wall_s)" "<" 3
+expect_cmp "wall: wall_s >= 0.5" "$(field "$D" wall_s)" ">=" 0.5
+expect_eq "wall: budget recorded" "$(field "$D" wall_budget_s)" 0.5
+check_traces "wall" "$D"
+
+# SIGTERM to memsim run goes on to the command, whose trace ends cleanly.
+D=$TMP/forward
+timeout "$LIMIT" "$MEMSIM" run --out "$D" sleep 5 >/dev/null 2>&1 &
+waiter=$!
+i=0
+while [ $i -lt 100 ] && [ -z "$(find "$D" -name 'memsim.sleep.*' 2>/dev/null)" ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.2
+kill -TERM $waiter
+wait $waiter
+expect_eq "SIGTERM to memsim run: 128+15" "$?" 143
+expect_eq "SIGTERM forwarded: reason completed" "$(field "$D" reason)" completed
+expect_eq "SIGTERM forwarded: exit_code -15" "$(field "$D" exit_code)" -15
+f=$(find "$D" -name 'memsim.sleep.*.jsonl')
+expect_status "SIGTERM forwarded: the trace ends with the signal" 0 \
+    "$TRACECHECK" --expect-end signal "${f:-/dev/null}"
+
+if [ -x "$BUILD/memsim-analyze" ]; then
+    echo "# skip - --analyze without the analyzer: memsim-analyze is built"
+else
+    expect_status "--analyze without the analyzer: the command's status" 5 \
+        run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5
+    expect_grep "--analyze says so" "memsim-analyze is not built yet; traces are in $REAL/an\$" \
+        "$TMP/err"
+fi
+
+# ---- bad input: exit 2, one line, nothing started ---------------------------------
+
+mkdir "$TMP/bad"
+: >"$TMP/file"
+bad() {
+    name=$1 pattern=$2
+    shift 2
+    rm -f "$TMP/marker"
+    (cd "$TMP/bad" && run "$@") >"$TMP/out" 2>"$TMP/err"
+    expect_eq "refuses $name" "$?" 2
+    expect_grep "names $name" "$pattern" "$TMP/err"
+    expect_one_line "one line for $name" "$TMP/err"
+    expect_eq "$name: nothing started" "$(ls -A "$TMP/bad")$(test -e "$TMP/marker" && echo marker)" ""
+}
+MARK="touch $TMP/marker"
+bad "--wall-s 0" '^memsim run: --wall-s: 0 is not a positive number$' --wall-s 0 sh -c "$MARK"
+bad "--wall-s -1" '--wall-s: -1 is not a positive' --wall-s -1 sh -c "$MARK"
+bad "--wall-s nan" '--wall-s: "nan" is not a finite number' --wall-s nan sh -c "$MARK"
+bad "--wall-s inf" '--wall-s: "inf" is not a finite number' --wall-s inf sh -c "$MARK"
+bad "--wall-s abc" '--wall-s: "abc" is not a finite number' --wall-s abc sh -c "$MARK"
+bad "--rss-mb 0" '--rss-mb: 0 is not a positive number' --rss-mb 0 sh -c "$MARK"
+bad "--rss-mb -5" '--rss-mb: -5 is not a positive number' --rss-mb -5 sh -c "$MARK"
+bad "--sample-ms 0" '--sample-ms: 0 is below the minimum 1' --sample-ms 0 sh -c "$MARK"
+bad "--sample-ms 1.5" '--sample-ms: "1.5" is not a whole number' --sample-ms 1.5 sh -c "$MARK"
+bad "--device-size 12X" '--device-size: "12X" is not a size' --device-size 12X sh -c "$MARK"
+bad "--strategy bogus" '--strategy: unknown strategy "bogus" (known: none, first-fit' \
+    --strategy bogus sh -c "$MARK"
+bad "no command" 'no command to run' --wall-s 1
+bad "an empty command" 'the command is an empty string' ''
+bad "--out a regular file" "--out: \"$TMP/file\" exists and is not a directory" \
+    --out "$TMP/file" sh -c "$MARK"
+bad "an unknown option" 'unknown option "--bogus"' --bogus sh -c "$MARK"
+bad "a missing value" '--rss-mb needs a value' --rss-mb
+
+rm -f "$TMP/marker"
+(cd "$TMP/bad" && run /nonexistent/cmd) >"$TMP/out" 2>"$TMP/err"
+expect_eq "a nonexistent command: 127" "$?" 127
+expect_grep "a nonexistent command: says so" \
+    '^memsim run: cannot run /nonexistent/cmd: No such file or directory$' "$TMP/err"
+expect_one_line "a nonexistent command: one line" "$TMP/err"
+expect_eq "a nonexistent command: no directory left" "$(ls -A "$TMP/bad")" ""
+expect_status "a file that is not executable: 126" 126 run --out "$TMP/noexec" "$TMP/file"
+expect_eq "not executable: the --out it made is gone" "$(test -e "$TMP/noexec" && echo there)" ""
+
+# Without libmemsim.so beside it (nor in ../lib/), memsim run says where it looked.
+mkdir "$TMP/lonely"
+cp "$MEMSIM" "$TMP/lonely/memsim"
+(cd "$TMP/bad" && timeout "$LIMIT" "$TMP/lonely/memsim" run sh -c "$MARK") >"$TMP/out" 2>"$TMP/err"
+expect_eq "no libmemsim.so: refused" "$?" 2
+expect_grep "no libmemsim.so: names where it looked" \
+    "cannot find libmemsim.so: looked for $REAL/lonely/libmemsim.so and $REAL/lib/libmemsim.so" \
+    "$TMP/err"
+expect_eq "no libmemsim.so: nothing started" "$(ls -A "$TMP/bad")$(test -e "$TMP/marker" && echo marker)" ""
+
+summary
