@@ -54,3 +54,8 @@ for t in 1 4; do
 done
 [ "$have_heaptrack" = yes ] || echo "(heaptrack is not installed: apt-get install heaptrack for the comparison)"
 echo "target: memsim's overhead (memsim/native - 1) at most half of heaptrack's"
+
+# The poller's own cost: CPU of an idle program (sleep) under memsim at
+# the default 100 ms interval, as a share of one core.
+cpu=$(bash -c 'TIMEFORMAT="%U %S"; { time env LD_PRELOAD="$1" MEMSIM_OUTPUT="$2" sleep 5 ; } 2>&1' _ "$LIB" "$OUT" | tail -n 1)
+echo "$cpu" | awk '{printf "poller: %.2f%% of a core over 5 s of sleep (user %ss, sys %ss; target under 1%%)\n", ($1 + $2) / 5 * 100, $1, $2}'

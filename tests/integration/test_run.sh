@@ -148,6 +148,10 @@ expect_eq "runaway: reason" "$(field "$D" reason)" rss_budget_exceeded
 expect_eq "runaway: exit_code is minus the signal" "$(field "$D" exit_code)" "$((128 - st))"
 expect_cmp "runaway: stopped within 2 s" "$(field "$D" wall_s)" "<" 2
 expect_cmp "runaway: peak above the budget" "$(field "$D" peak_tree_rss_mb)" ">=" 50
+# Killed within two poll intervals: the poll that saw the budget crossed,
+# at most two more while the group dies.
+over=$(awk -F'"tree_rss_bytes": ' '{split($2, a, ","); if (a[1] + 0 >= 50 * 1048576) n++} END {print n + 0}' "$D/rss.jsonl")
+expect_cmp "runaway: dead within two polls of the crossing ($over polls over)" "$over" "<=" 3
 expect_eq "runaway: budget recorded" "$(field "$D" rss_budget_mb)" 50.0
 check_traces "runaway" "$D"
 
