@@ -163,8 +163,8 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
 
-demo: $(MEMSIM)
-	$(Q)sh scripts/demo.sh $(MEMSIM)
+demo: $(MEMSIM) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
+	$(Q)sh scripts/demo.sh $(BUILD)
 
 install: $(MEMSIM) $(LIBCORE) $(LIBMEMSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include

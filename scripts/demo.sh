@@ -3,7 +3,8 @@
 # lands, that is the simulated device: one seeded workload through every
 # allocation strategy, side by side.
 set -eu
-MEMSIM=${1:-build/memsim}
+BUILD=${1:-build}
+MEMSIM=$BUILD/memsim
 
 cat <<'TXT'
 memsim demo: one workload, six allocation strategies
@@ -23,5 +24,30 @@ buddy pays for power-of-two rounding (int@peak) -- the pattern Johnstone and
 Wilson measured on real programs.  The caching pool rounds to 512 bytes and
 keeps whole 2 MiB segments reserved.
 
-Try: build/memsim simulate --help
+TXT
+
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-demo.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+cat <<TXT
+
+memsim run: a bundled program under the interposer
+==================================================
+build/programs/det_heap makes 20,000 allocations, 10,000 reallocs and 20,000
+frees, and leaks one block. memsim run traces it and watches its RSS from
+outside:
+
+TXT
+"$MEMSIM" run --out "$OUT/run" --sample-ms 5 -- "$BUILD/programs/det_heap"
+trace=$(ls "$OUT"/run/memsim.det_heap.*.jsonl)
+echo
+echo "its trace ($(wc -l <"$trace") records), by type:"
+sed -n 's/^{"ev":"\([a-z_]*\)".*/\1/p' "$trace" | sort | uniq -c | sort -rn | sed 's/^/  /'
+echo "checked against the format's rules:"
+"$BUILD/tracecheck" "$trace" | sed 's/^/  /'
+echo "the end record:"
+tail -n 1 "$trace" | sed 's/ *$//; s/^/  /'
+cat <<'TXT'
+
+The analyzer (memsim-analyze: leaks, sites, gap findings, strategy replay)
+comes next; the trace above is its input.  Try: build/memsim run --help
 TXT
