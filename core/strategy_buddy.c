@@ -3,8 +3,9 @@
  *
  * Block sizes are powers of two from 64 bytes up.  The device is cut
  * into power-of-two chunks, largest first (a device that is not a power
- * of two gets several); a block of size 2^k at offset o from the device
- * base has its buddy at o XOR 2^k, and only buddies merge.  Requests
+ * of two gets several), each a segment of its own; a block of size 2^k
+ * at offset o from its chunk's start has its buddy at o XOR 2^k, and
+ * only buddies merge.  Requests
  * round up to the next power of two (at least the alignment), which is
  * where buddy's internal fragmentation comes from.
  *
@@ -106,20 +107,20 @@ static int init(void *vst, pool_t *p, const strategy_env_t *env)
     if (!size)
         return POOL_EINVAL;
     st->base_align = env->base ? env->base & -env->base : 1ull << 63;
-    segment_t *s;
-    int err = pool_segment_create(p, env->base, size, POOL_STREAM_ANY, 0, &s);
-    if (err)
-        return err;
-    /* Cut the segment into power-of-two chunks, largest first. */
-    block_t *b = s->first;
-    while (b) {
-        uint64_t chunk = 1ull << order_of(b->size);
-        block_t *rest = NULL;
-        if (chunk < b->size && (err = pool_block_split(p, b, chunk, &rest)))
+    /* One segment per power-of-two chunk, largest first: each is a buddy
+     * system of its own (buddies never cross chunks), and its footprint
+     * is its own extent — a program using the small last chunk of a
+     * device that is not a power of two does not appear to use all the
+     * chunks before it. */
+    uint64_t at = env->base;
+    while (size) {
+        uint64_t chunk = 1ull << order_of(size);
+        segment_t *s;
+        int err = pool_segment_create(p, at, chunk, POOL_STREAM_ANY, 0, &s);
+        if (err || (err = push_free(st, s->first)))
             return err;
-        if ((err = push_free(st, b)))
-            return err;
-        b = rest;
+        at += chunk;
+        size -= chunk;
     }
     return POOL_OK;
 }

@@ -101,6 +101,26 @@ START_TEST(odd_device_sizes_become_chunks)
 }
 END_TEST
 
+/* Each chunk is a segment with its own extent: a block in the small last
+ * chunk does not make the program's footprint the whole device. */
+START_TEST(chunks_have_their_own_footprint)
+{
+    device_t *d = test_device("buddy", 1 * MiB + 512);
+    ck_assert_uint_eq(pool_segment_count(device_pool(d)), 2);
+    uint64_t a = test_alloc(d, 64, 16, 0);
+    ck_assert_uint_eq(a, BASE + 1 * MiB); /* the smallest block that fits */
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.reserved, 64);
+    ck_assert_uint_eq(m.peak_footprint, 64);
+    test_alloc(d, 1000, 16, 0); /* 1024 bytes: the 1 MiB chunk now */
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.reserved, 64 + 1024);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
 START_TEST(alignment_beyond_the_base_is_refused)
 {
     char err[128];
@@ -124,6 +144,7 @@ Suite *buddy_suite(void)
     tcase_add_test(tc, sizes_round_to_powers_of_two_from_64);
     tcase_add_test(tc, only_buddies_merge);
     tcase_add_test(tc, odd_device_sizes_become_chunks);
+    tcase_add_test(tc, chunks_have_their_own_footprint);
     tcase_add_test(tc, alignment_beyond_the_base_is_refused);
     suite_add_tcase(s, tc);
     return s;
