@@ -50,19 +50,24 @@ endif
 CORE_SRC  = $(sort $(wildcard core/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
+ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
-# What the unit tests link: everything of the preload but its exported hooks.
+# What the unit tests link: everything of the preload but its exported hooks,
+# everything of the analyzer but its main.
 PRELOAD_TESTABLE = $(filter-out $(BUILD)/preload/hooks.o,$(PRELOAD_OBJ))
+ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
+ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 LIBCORE   = $(BUILD)/libmemsim-core.a
 MEMSIM    = $(BUILD)/memsim
+ANALYZE   = $(BUILD)/memsim-analyze
 LIBMEMSIM = $(BUILD)/libmemsim.so
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
@@ -83,9 +88,9 @@ PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
 ifeq ($(SANITIZE),1)
-all: $(MEMSIM) $(LIBCORE)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE)
 else
-all: $(MEMSIM) $(LIBCORE) $(LIBMEMSIM)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
 endif
 
 deps: $(DEPS_OK)
@@ -99,6 +104,7 @@ $(BUILD)/%.o: %.c Makefile | $(DEPS_OK)
 	$(Q)$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
+$(BUILD)/analyzer/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 $(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 $(BUILD)/tests/tools/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 
@@ -110,14 +116,19 @@ $(MEMSIM): $(CLI_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBCORE) $(JANSSON_LIBS) -lm
 
+$(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) -lm
+
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(LIBCORE) $(CHECK_LIBS) $(JANSSON_LIBS) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
+		$(CHECK_LIBS) $(JANSSON_LIBS) \
 		-ldl -lpthread -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o
@@ -148,9 +159,9 @@ unit: $(UNIT)
 # The preload tests need libmemsim.so, which SANITIZE=1 does not build:
 # test_preload.sh then prints a skip line.
 ifeq ($(SANITIZE),1)
-integration: $(MEMSIM) $(JSONQ)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS)
 endif
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
@@ -166,20 +177,22 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 demo: $(MEMSIM) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
 	$(Q)sh scripts/demo.sh $(BUILD)
 
-install: $(MEMSIM) $(LIBCORE) $(LIBMEMSIM)
+install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
+	install -m 0755 $(ANALYZE) $(DESTDIR)$(PREFIX)/bin/memsim-analyze
 	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/libmemsim.so
 	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
 	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
+	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/bin/memsim-analyze \
+		$(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
 		$(DESTDIR)$(PREFIX)/lib/libmemsim.so \
 		$(DESTDIR)$(PREFIX)/include/memsim.h
 
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
 	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d)

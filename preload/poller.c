@@ -93,6 +93,9 @@ static void *run(void *arg)
             ;
     }
     pthread_mutex_unlock(&P.lock);
+    /* A last sample at exit: a program shorter than one interval still
+     * gets its peak (VmHWM) into the trace. */
+    sample(device_total, &peak_rss, pids, rss);
     sysmem_free(pids, TREE_MAX * sizeof *pids);
     sysmem_free(rss, TREE_MAX * sizeof *rss);
     return NULL;

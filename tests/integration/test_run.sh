@@ -183,7 +183,10 @@ expect_status "SIGTERM forwarded: the trace ends with the signal" 0 \
     "$TRACECHECK" --expect-end signal "${f:-/dev/null}"
 
 if [ -x "$BUILD/memsim-analyze" ]; then
-    echo "# skip - --analyze without the analyzer: memsim-analyze is built"
+    expect_status "--analyze: the command's status" 5 \
+        run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5
+    expect_grep "--analyze prints the analysis" "strategies (the trace's allocations replayed)" \
+        "$TMP/out"
 else
     expect_status "--analyze without the analyzer: the command's status" 5 \
         run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5

@@ -18,6 +18,7 @@ int main(void)
         livemap_suite,
         stacks_suite,
         recorder_suite,
+        replay_suite,
         procfs_suite,
     };
     SRunner *sr = srunner_create(NULL);

@@ -1,0 +1,420 @@
+/*
+ * memsim-analyze: turn memsim traces into answers.
+ *
+ *   memsim-analyze [options] TRACE|DIR...
+ *
+ * This first version reads traces (streaming), and reports the summary
+ * (allocations, frees, bytes, peak heap and when, peak RSS and tree RSS
+ * from the samples, temporaries, leaks) and the strategy replay (the
+ * trace's allocations through every strategy of core/, ranked).  Sites,
+ * gap findings and collapsed stacks are not written yet: their JSON
+ * arrays are empty.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyzer/reader.h"
+#include "analyzer/replay.h"
+#include "analyzer/summary.h"
+#include "cli/args.h"
+#include "core/strategy.h"
+#include "core/units.h"
+
+#define CMD "memsim-analyze"
+#define MAX_STRATEGIES 16
+#define DEFAULT_DEVICE (64ull << 30)
+
+typedef struct analyze_opts_s {
+    bool json, replay;
+    const strategy_ops_t *strategies[MAX_STRATEGIES];
+    size_t nstrategies;
+    uint64_t device_size; /* 0: each trace's own */
+    const char *fail_on;
+} analyze_opts_t;
+
+typedef struct process_s {
+    char path[4096];
+    summary_t s;
+    reader_t r;
+    replay_result_t results[MAX_STRATEGIES];
+    size_t nresults;
+    bool ok;
+} process_t;
+
+static void usage(FILE *f)
+{
+    char names[256];
+    fprintf(f,
+            "usage: memsim-analyze [options] TRACE|DIR...\n"
+            "\n"
+            "Read memsim traces (one, several, or a directory of a process tree's) and\n"
+            "report what the program did with memory, and how its allocations would fare\n"
+            "under every allocation strategy.\n"
+            "\n"
+            "      --json              one JSON object for tools (docs/analysis-format.md)\n"
+            "  -s, --strategy A,B      replay only these (known: %s)\n"
+            "      --no-replay         skip the strategy replay\n"
+            "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
+            "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
+            "input.\n"
+            "\n"
+            "EXAMPLES\n"
+            "  memsim-analyze memsim-myprog-20261130-120000/\n"
+            "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
+            "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n",
+            strategy_names(names, sizeof names));
+}
+
+static int parse(int argc, char **argv, analyze_opts_t *o)
+{
+    enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"strategy", required_argument, NULL, 's'},
+        {"no-replay", no_argument, NULL, OPT_NO_REPLAY},
+        {"device-size", required_argument, NULL, 'd'},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (analyze_opts_t){.replay = true};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: o->json = true; break;
+        case OPT_NO_REPLAY: o->replay = false; break;
+        case 's': {
+            char *list = optarg, *save = NULL;
+            o->nstrategies = 0;
+            for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+                const strategy_ops_t *ops = strategy_find(name);
+                if (!ops) {
+                    char names[256];
+                    fprintf(stderr, "%s: --strategy: unknown strategy \"%s\" (known: %s)\n", CMD,
+                            name, strategy_names(names, sizeof names));
+                    return -1;
+                }
+                if (o->nstrategies < MAX_STRATEGIES)
+                    o->strategies[o->nstrategies++] = ops;
+            }
+            if (!o->nstrategies) {
+                fprintf(stderr, "%s: --strategy: no strategy named\n", CMD);
+                return -1;
+            }
+            break;
+        }
+        case 'd':
+            if (args_size(CMD, "--device-size", optarg, 4096, &o->device_size))
+                return -1;
+            break;
+        case OPT_FAIL_ON:
+            if (strcmp(optarg, "info") && strcmp(optarg, "warning") && strcmp(optarg, "critical")) {
+                fprintf(stderr, "%s: --fail-on: \"%s\" is not a severity (info, warning, "
+                                "critical)\n", CMD, optarg);
+                return -1;
+            }
+            o->fail_on = optarg;
+            break;
+        case 'h': usage(stdout); exit(0);
+        case ':':
+            fprintf(stderr, "%s: %s needs a value\n", CMD, argv[optind - 1]);
+            return -1;
+        default:
+            fprintf(stderr, "%s: unknown option \"%s\" (see %s --help)\n", CMD, argv[optind - 1],
+                    CMD);
+            return -1;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "%s: no trace given (see %s --help)\n", CMD, CMD);
+        return -1;
+    }
+    if (!o->nstrategies)
+        for (size_t i = 0; i < strategy_count() && i < MAX_STRATEGIES; i++)
+            o->strategies[o->nstrategies++] = strategy_at(i);
+    return 0;
+}
+
+/* ---- inputs ------------------------------------------------------------------ */
+
+typedef struct paths_s {
+    char **v;
+    size_t n, cap;
+} paths_t;
+
+static int add_path(paths_t *p, const char *path)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        char **v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n] = strdup(path);
+    return p->v[p->n] ? (int)++p->n * 0 : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory contributes its memsim.*.jsonl files, in name order. */
+static int collect(const char *arg, paths_t *p)
+{
+    struct stat st;
+    if (stat(arg, &st)) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", CMD, arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return add_path(p, arg);
+    DIR *d = opendir(arg);
+    if (!d) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", CMD, arg, strerror(errno));
+        return -1;
+    }
+    size_t first = p->n;
+    char path[4096];
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "memsim.", 7) || len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
+        if (add_path(p, path)) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    if (p->n == first) {
+        fprintf(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl)\n", CMD, arg);
+        return -1;
+    }
+    qsort(p->v + first, p->n - first, sizeof *p->v, by_name);
+    return 0;
+}
+
+/* ---- one trace ------------------------------------------------------------------ */
+
+static int analyze(const analyze_opts_t *o, process_t *pr)
+{
+    if (reader_open(&pr->r, pr->path))
+        return -1;
+    if (summary_init(&pr->s)) {
+        reader_close(&pr->r);
+        return -1;
+    }
+    replay_t replays[MAX_STRATEGIES];
+    size_t nreplays = 0;
+    event_t e;
+    bool started = false;
+    while (reader_next(&pr->r, &e)) {
+        summary_add(&pr->s, &e);
+        if (!started && e.type == EV_META) {
+            started = true;
+            uint64_t dev = o->device_size ? o->device_size
+                           : pr->s.device_size ? pr->s.device_size : DEFAULT_DEVICE;
+            for (size_t i = 0; o->replay && i < o->nstrategies; i++) {
+                char err[256];
+                if (replay_open(&replays[nreplays], o->strategies[i]->name, dev, err, sizeof err))
+                    fprintf(stderr, "%s: %s: replay with %s: %s\n", CMD, pr->path,
+                            o->strategies[i]->name, err);
+                else
+                    nreplays++;
+            }
+        }
+        for (size_t i = 0; i < nreplays; i++) {
+            if (e.type == EV_ALLOC)
+                replay_alloc(&replays[i], e.addr, e.size, e.align);
+            else if (e.type == EV_FREE)
+                replay_free(&replays[i], e.addr);
+            else if (e.type == EV_REALLOC)
+                replay_realloc(&replays[i], e.old_addr, e.addr, e.size);
+        }
+    }
+    summary_finish(&pr->s);
+    for (size_t i = 0; i < nreplays; i++) {
+        replay_result(&replays[i], &pr->results[i]);
+        replay_close(&replays[i]);
+    }
+    pr->nresults = nreplays;
+    if (!pr->r.lineno) {
+        fprintf(stderr, "%s: %s: empty trace\n", CMD, pr->path);
+        return -1;
+    }
+    if (!pr->r.by_type[EV_META])
+        fprintf(stderr, "%s: %s: no meta record; not a memsim trace?\n", CMD, pr->path);
+    return 0;
+}
+
+/* Index of the best replay: fewest failed requests, then the smallest
+ * peak footprint. */
+static size_t best_of(const process_t *pr)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < pr->nresults; i++) {
+        const replay_result_t *a = &pr->results[i], *b = &pr->results[best];
+        if (a->failed < b->failed ||
+            (a->failed == b->failed && a->m.peak_footprint < b->m.peak_footprint))
+            best = i;
+    }
+    return best;
+}
+
+/* ---- outputs ---------------------------------------------------------------------- */
+
+static uint64_t peak_rss(const summary_t *s) { return s->peak_hwm > s->peak_rss ? s->peak_hwm : s->peak_rss; }
+
+static json_t *process_json(const process_t *pr)
+{
+    const summary_t *s = &pr->s;
+    json_t *by_type = json_object();
+    for (int t = 0; t < EV_COUNT; t++)
+        if (pr->r.by_type[t])
+            json_object_set_new(by_type, event_type_name((event_type_t)t),
+                                json_integer(pr->r.by_type[t]));
+    json_t *summary = json_pack(
+        "{s:s, s:I, s:s, s:s?, s:b, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I,"
+        " s:I, s:I, s:I, s:I, s:I}",
+        "trace", pr->path, "pid", (json_int_t)s->pid, "exe", s->exe,
+        "end_reason", s->end_reason[0] ? s->end_reason : NULL, "truncated", pr->r.truncated,
+        "duration_s", (double)(s->last_t - s->first_t) / 1e9, "records_by_type", by_type,
+        "allocations", (json_int_t)s->allocations, "frees", (json_int_t)s->frees,
+        "reallocs", (json_int_t)s->reallocs, "bytes_allocated", (json_int_t)s->bytes_allocated,
+        "peak_heap_bytes", (json_int_t)s->peak_heap,
+        "peak_heap_at_s", (double)(s->peak_heap_t - s->first_t) / 1e9,
+        "peak_rss_bytes", (json_int_t)peak_rss(s), "peak_tree_rss_bytes",
+        (json_int_t)s->peak_tree_rss, "samples", (json_int_t)s->samples,
+        "leaked_bytes", (json_int_t)s->leaked_bytes,
+        "leaked_allocations", (json_int_t)s->leaked_allocations,
+        "temporary_allocations", (json_int_t)s->temporaries,
+        "unknown_frees", (json_int_t)s->unknown_frees, "bad_lines", (json_int_t)pr->r.bad_lines,
+        "unknown_records", (json_int_t)pr->r.unknown);
+    json_t *strategies = json_array();
+    size_t best = best_of(pr);
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        json_array_append_new(
+            strategies,
+            json_pack("{s:s, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:b}", "name", r->name,
+                      "peak_footprint_bytes", (json_int_t)r->m.peak_footprint, "fragmentation",
+                      r->m.jw_fragmentation, "internal_fragmentation_at_peak_bytes",
+                      (json_int_t)r->m.internal_at_peak, "external_fragmentation_at_peak",
+                      r->m.external_at_peak, "largest_free_bytes",
+                      (json_int_t)r->m.largest_free, "failed_requests", (json_int_t)r->failed,
+                      "requests", (json_int_t)r->requests, "events_per_s", r->events_per_s,
+                      "best", pr->nresults > 1 && i == best));
+    }
+    return json_pack("{s:o, s:[], s:o, s:[]}", "summary", summary, "findings", "strategies",
+                     strategies, "sites");
+}
+
+static void print_text(const process_t *pr)
+{
+    const summary_t *s = &pr->s;
+    char a[32], b[32], c[32];
+    printf("== %s (pid %" PRId64 ") — %s\n", s->exe[0] ? s->exe : "?", s->pid, pr->path);
+    printf("  ended:          %s%s\n",
+           pr->r.truncated ? "truncated (no end record)" : s->end_reason,
+           pr->r.bad_lines ? " — some lines could not be read" : "");
+    printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
+    printf("  allocations:    %" PRIu64 " (%" PRIu64 " reallocs), %s in all; %" PRIu64
+           " frees; %" PRIu64 " temporary\n",
+           s->allocations, s->reallocs, units_format_bytes(s->bytes_allocated, a, sizeof a),
+           s->frees, s->temporaries);
+    printf("  peak heap:      %s at %.3f s\n", units_format_bytes(s->peak_heap, a, sizeof a),
+           (double)(s->peak_heap_t - s->first_t) / 1e9);
+    if (s->samples)
+        printf("  peak RSS:       %s (tree %s, %" PRIu64 " samples)\n",
+               units_format_bytes(peak_rss(s), a, sizeof a),
+               units_format_bytes(s->peak_tree_rss, b, sizeof b), s->samples);
+    printf("  leaked:         %s in %" PRIu64 " blocks\n",
+           units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations);
+    if (!pr->nresults)
+        return;
+    printf("  strategies (the trace's allocations replayed):\n");
+    printf("    %-10s %11s %9s %11s %9s %8s\n", "strategy", "peak foot", "J-W frag", "int@peak",
+           "ext@peak", "failed");
+    size_t best = best_of(pr);
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        printf("    %-10s %11s %8.1f%% %11s %8.1f%% %8" PRIu64 "%s\n", r->name,
+               units_format_bytes(r->m.peak_footprint, a, sizeof a), 100 * r->m.jw_fragmentation,
+               units_format_bytes(r->m.internal_at_peak, c, sizeof c),
+               100 * r->m.external_at_peak, r->failed,
+               pr->nresults > 1 && i == best ? "  <- best" : "");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    analyze_opts_t o;
+    if (parse(argc, argv, &o))
+        return 2;
+    paths_t paths = {0};
+    for (int i = optind; i < argc; i++)
+        if (collect(argv[i], &paths))
+            return 2;
+    process_t *procs = calloc(paths.n, sizeof *procs);
+    if (!procs) {
+        fprintf(stderr, "%s: out of memory\n", CMD);
+        return 2;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < paths.n; i++) {
+        snprintf(procs[i].path, sizeof procs[i].path, "%s", paths.v[i]);
+        procs[i].ok = analyze(&o, &procs[i]) == 0;
+        if (!procs[i].ok)
+            rc = 2;
+    }
+    if (o.json) {
+        json_t *out;
+        if (paths.n == 1) {
+            out = procs[0].ok ? process_json(&procs[0]) : json_object();
+        } else {
+            json_t *list = json_array();
+            uint64_t peak_tree = 0;
+            for (size_t i = 0; i < paths.n; i++)
+                if (procs[i].ok) {
+                    json_array_append_new(list, process_json(&procs[i]));
+                    if (procs[i].s.peak_tree_rss > peak_tree)
+                        peak_tree = procs[i].s.peak_tree_rss;
+                }
+            out = json_pack("{s:o, s:{s:I, s:I}}", "processes", list, "tree", "processes",
+                            (json_int_t)paths.n, "peak_tree_rss_bytes", (json_int_t)peak_tree);
+        }
+        json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(out);
+    } else {
+        for (size_t i = 0; i < paths.n; i++)
+            if (procs[i].ok) {
+                print_text(&procs[i]);
+                if (i + 1 < paths.n)
+                    putchar('\n');
+            }
+    }
+    for (size_t i = 0; i < paths.n; i++) {
+        reader_close(&procs[i].r);
+        summary_fini(&procs[i].s);
+        free(paths.v[i]);
+    }
+    free(paths.v);
+    free(procs);
+    return rc;
+}

@@ -1,0 +1,200 @@
+/*
+ * reader: streaming trace reader.  See reader.h and docs/trace-format.md.
+ */
+#include "analyzer/reader.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MESSAGES 10 /* problems reported per trace; the rest are counted */
+
+static const char *const names[EV_COUNT] = {
+    [EV_META] = "meta",         [EV_MODULE] = "module",
+    [EV_STACK] = "stack",       [EV_ALLOC] = "alloc",
+    [EV_FREE] = "free",         [EV_REALLOC] = "realloc",
+    [EV_REALLOC_FAILED] = "realloc_failed",
+    [EV_MMAP] = "mmap",         [EV_MUNMAP] = "munmap",
+    [EV_MREMAP] = "mremap",     [EV_MREMAP_FAILED] = "mremap_failed",
+    [EV_SAMPLE] = "sample",     [EV_PHASE] = "phase",
+    [EV_FORK] = "fork",         [EV_SPAWN] = "spawn",
+    [EV_EXEC] = "exec",         [EV_EXEC_FAILED] = "exec_failed",
+    [EV_ERROR] = "error",       [EV_END] = "end",
+};
+
+const char *event_type_name(event_type_t t) { return t < EV_COUNT ? names[t] : "?"; }
+
+__attribute__((format(printf, 2, 3)))
+static void problem(reader_t *r, const char *fmt, ...)
+{
+    if (r->messages++ >= MAX_MESSAGES) {
+        if (r->messages == MAX_MESSAGES + 1)
+            fprintf(stderr, "memsim-analyze: %s: more problems follow; counting them only\n",
+                    r->path);
+        return;
+    }
+    fprintf(stderr, "memsim-analyze: %s:%ld: ", r->path, r->lineno);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int reader_open(reader_t *r, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->f = fopen(path, "r");
+    if (!r->f) {
+        fprintf(stderr, "memsim-analyze: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void reader_close(reader_t *r)
+{
+    if (r->f)
+        fclose(r->f);
+    json_decref(r->obj);
+    free(r->line);
+    r->f = NULL;
+    r->obj = NULL;
+    r->line = NULL;
+}
+
+static event_type_t type_of(const char *ev)
+{
+    for (int i = 0; i < EV_COUNT; i++)
+        if (strcmp(ev, names[i]) == 0)
+            return (event_type_t)i;
+    return EV_COUNT;
+}
+
+/* Field k as an unsigned integer into *v; false (and a problem) if absent
+ * or not a non-negative integer. */
+static bool need_u64(reader_t *r, const json_t *o, const char *k, uint64_t *v)
+{
+    const json_t *j = json_object_get(o, k);
+    if (!json_is_integer(j) || json_integer_value(j) < 0) {
+        problem(r, "%s field \"%s\"", j ? "mistyped" : "missing", k);
+        return false;
+    }
+    *v = (uint64_t)json_integer_value(j);
+    return true;
+}
+
+static void opt_u64(const json_t *o, const char *k, uint64_t *v)
+{
+    const json_t *j = json_object_get(o, k);
+    *v = json_is_integer(j) && json_integer_value(j) >= 0 ? (uint64_t)json_integer_value(j) : 0;
+}
+
+/* The fields each record type needs; false when one is missing. */
+static bool fill(reader_t *r, const json_t *o, event_t *e)
+{
+    switch (e->type) {
+    case EV_META: {
+        uint64_t v = 0;
+        if (!need_u64(r, o, "version", &v))
+            return false;
+        r->version = (int)v;
+        if (v > READER_FORMAT_VERSION)
+            problem(r, "trace format version %llu is newer than this analyzer's %d; reading "
+                       "what it knows", (unsigned long long)v, READER_FORMAT_VERSION);
+        return true;
+    }
+    case EV_ALLOC:
+        opt_u64(o, "align", &e->align);
+        opt_u64(o, "stack", &e->stack);
+        return need_u64(r, o, "addr", &e->addr) && need_u64(r, o, "size", &e->size);
+    case EV_FREE:
+        opt_u64(o, "stack", &e->stack);
+        e->inherited = json_is_true(json_object_get(o, "inherited"));
+        return need_u64(r, o, "addr", &e->addr) && need_u64(r, o, "size", &e->size);
+    case EV_REALLOC: {
+        opt_u64(o, "stack", &e->stack);
+        e->inherited = json_is_true(json_object_get(o, "inherited"));
+        const json_t *os = json_object_get(o, "old_size");
+        e->has_old_size = json_is_integer(os);
+        e->old_size = e->has_old_size ? (uint64_t)json_integer_value(os) : 0;
+        return need_u64(r, o, "old_addr", &e->old_addr) && need_u64(r, o, "addr", &e->addr) &&
+               need_u64(r, o, "size", &e->size);
+    }
+    case EV_MMAP:
+    case EV_MUNMAP:
+        return need_u64(r, o, "addr", &e->addr) && need_u64(r, o, "size", &e->size);
+    case EV_SAMPLE:
+        opt_u64(o, "hwm", &e->hwm);
+        opt_u64(o, "tree_rss", &e->tree_rss);
+        return need_u64(r, o, "rss", &e->rss);
+    default:
+        return true;
+    }
+}
+
+int reader_next(reader_t *r, event_t *e)
+{
+    for (;;) {
+        json_decref(r->obj);
+        r->obj = NULL;
+        if (!r->f)
+            return 0;
+        ssize_t len = getline(&r->line, &r->cap, r->f);
+        if (len < 0) {
+            if (!r->ended && !r->truncated) {
+                r->truncated = true;
+                fprintf(stderr, "memsim-analyze: %s: no end record: the trace is truncated "
+                                "(analyzed up to line %ld)\n", r->path, r->lineno);
+            }
+            return 0;
+        }
+        r->lineno++;
+        if (r->line[0] == '\0') {
+            r->truncated = true;
+            fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
+                            "off, e.g. by SIGKILL)\n", r->path, r->lineno);
+            fclose(r->f);
+            r->f = NULL;
+            return 0;
+        }
+        json_error_t err;
+        r->obj = json_loadb(r->line, (size_t)len, 0, &err);
+        if (!json_is_object(r->obj)) {
+            r->bad_lines++;
+            if (len > 0 && r->line[len - 1] != '\n' && !r->obj)
+                problem(r, "a truncated last line");
+            else
+                problem(r, "not a JSON object: %s", err.text);
+            continue;
+        }
+        const char *ev = json_string_value(json_object_get(r->obj, "ev"));
+        if (!ev) {
+            r->bad_lines++;
+            problem(r, "no \"ev\" field");
+            continue;
+        }
+        memset(e, 0, sizeof *e);
+        e->type = type_of(ev);
+        if (e->type == EV_COUNT) {
+            r->unknown++;
+            continue;
+        }
+        opt_u64(r->obj, "t", &e->t);
+        const json_t *tid = json_object_get(r->obj, "tid");
+        e->tid = json_is_integer(tid) ? json_integer_value(tid) : 0;
+        if (!fill(r, r->obj, e)) {
+            r->bad_lines++;
+            continue;
+        }
+        if (e->type == EV_END)
+            r->ended = true;
+        else if (e->type == EV_EXEC_FAILED)
+            r->ended = false;
+        r->by_type[e->type]++;
+        e->json = r->obj;
+        return 1;
+    }
+}

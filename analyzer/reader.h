@@ -1,0 +1,87 @@
+/*
+ * reader: a memsim trace, one record at a time (streaming: memory does
+ * not grow with the trace).
+ *
+ * Each line is parsed with jansson into an event; what a consumer needs
+ * is copied into the event's fields, and the parsed object stays
+ * available (json) until the next call.  Bad input never stops the
+ * reader: a line that is not a JSON object, misses a field its record
+ * type needs, or has a mistyped one is counted and reported once with
+ * its file and line (the first few of each kind), and skipped; an
+ * unknown record type is counted and skipped; a run of NUL bytes (a
+ * trace cut by SIGKILL) ends the trace as truncated, as does a missing
+ * end record.
+ */
+#ifndef MEMSIM_ANALYZER_READER_H
+#define MEMSIM_ANALYZER_READER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define READER_FORMAT_VERSION 1
+
+typedef enum event_type_e {
+    EV_META,
+    EV_MODULE,
+    EV_STACK,
+    EV_ALLOC,
+    EV_FREE,
+    EV_REALLOC,
+    EV_REALLOC_FAILED,
+    EV_MMAP,
+    EV_MUNMAP,
+    EV_MREMAP,
+    EV_MREMAP_FAILED,
+    EV_SAMPLE,
+    EV_PHASE,
+    EV_FORK,
+    EV_SPAWN,
+    EV_EXEC,
+    EV_EXEC_FAILED,
+    EV_ERROR,
+    EV_END,
+    EV_COUNT
+} event_type_t;
+
+const char *event_type_name(event_type_t t);
+
+typedef struct event_s {
+    event_type_t type;
+    uint64_t t;          /* ns since the trace started */
+    int64_t tid;
+    /* heap and mappings */
+    uint64_t addr, size, align, stack;
+    uint64_t old_addr, old_size; /* realloc, mremap */
+    bool has_old_size;
+    bool inherited;      /* a free of a block allocated before a fork */
+    /* samples */
+    uint64_t rss, hwm, tree_rss;
+    const json_t *json;  /* the whole record, valid until the next read */
+} event_t;
+
+typedef struct reader_s {
+    FILE *f;
+    const char *path;
+    char *line;
+    size_t cap;
+    long lineno;
+    json_t *obj;              /* the current record */
+    bool truncated;           /* NUL tail or no end record */
+    bool ended;               /* an end record was read */
+    long bad_lines;           /* not JSON, missing or mistyped fields */
+    long unknown;             /* records of unknown types */
+    long by_type[EV_COUNT];
+    long messages;            /* problems reported so far */
+    int version;              /* from meta; 0 before it */
+} reader_t;
+
+/* Open path; 0, or -1 with a one-line message on stderr. */
+int reader_open(reader_t *r, const char *path);
+void reader_close(reader_t *r);
+
+/* The next record into *e: 1, or 0 at the end of the trace. */
+int reader_next(reader_t *r, event_t *e);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * summary: one pass over a trace.  See summary.h.
+ */
+#include "analyzer/summary.h"
+
+#include <string.h>
+
+int summary_init(summary_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->end_status = -1;
+    return addrmap_init(&s->live, 1024);
+}
+
+void summary_fini(summary_t *s) { addrmap_fini(&s->live); }
+
+static void live_add(summary_t *s, uint64_t addr, uint64_t size)
+{
+    addrmap_put(&s->live, addr, (void *)(uintptr_t)(size + 1));
+    s->heap += size;
+    if (s->heap > s->peak_heap) {
+        s->peak_heap = s->heap;
+        s->peak_heap_t = s->last_t;
+    }
+}
+
+/* Remove addr; false when it was not live. */
+static bool live_remove(summary_t *s, uint64_t addr)
+{
+    void *v = addrmap_remove(&s->live, addr);
+    if (!v)
+        return false;
+    s->heap -= (uint64_t)(uintptr_t)v - 1;
+    return true;
+}
+
+void summary_add(summary_t *s, const event_t *e)
+{
+    if (!s->have_t || e->t < s->first_t)
+        s->first_t = e->t;
+    s->have_t = true;
+    if (e->t > s->last_t)
+        s->last_t = e->t;
+    const json_t *o = e->json;
+    switch (e->type) {
+    case EV_META: {
+        const json_t *pid = json_object_get(o, "pid"), *dev = json_object_get(o, "device_size");
+        const char *exe = json_string_value(json_object_get(o, "exe"));
+        s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
+        s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
+        snprintf(s->exe, sizeof s->exe, "%s", exe ? exe : "");
+        break;
+    }
+    case EV_ALLOC:
+        s->allocations++;
+        s->bytes_allocated += e->size;
+        live_add(s, e->addr, e->size);
+        s->last_alloc = e->addr;
+        break;
+    case EV_FREE:
+        s->frees++;
+        if (!live_remove(s, e->addr) && !e->inherited)
+            s->unknown_frees++;
+        if (e->addr == s->last_alloc && e->addr)
+            s->temporaries++;
+        s->last_alloc = 0;
+        break;
+    case EV_REALLOC:
+        s->allocations++;
+        s->reallocs++;
+        s->bytes_allocated += e->size;
+        if (!live_remove(s, e->old_addr) && e->has_old_size && !e->inherited)
+            s->unknown_frees++;
+        live_add(s, e->addr, e->size);
+        s->last_alloc = e->addr;
+        break;
+    case EV_SAMPLE:
+        s->samples++;
+        if (e->rss > s->peak_rss)
+            s->peak_rss = e->rss;
+        if (e->hwm > s->peak_hwm)
+            s->peak_hwm = e->hwm;
+        if (e->tree_rss > s->peak_tree_rss)
+            s->peak_tree_rss = e->tree_rss;
+        break;
+    case EV_END: {
+        const char *r = json_string_value(json_object_get(o, "reason"));
+        const json_t *st = json_object_get(o, "status");
+        snprintf(s->end_reason, sizeof s->end_reason, "%s", r ? r : "?");
+        s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
+        break;
+    }
+    case EV_EXEC_FAILED:
+        s->end_reason[0] = '\0'; /* the trace goes on after its end record */
+        break;
+    default:
+        break;
+    }
+}
+
+void summary_finish(summary_t *s)
+{
+    s->leaked_allocations = s->live.count;
+    s->leaked_bytes = s->heap;
+}

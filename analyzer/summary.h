@@ -1,0 +1,47 @@
+/*
+ * summary: the headline figures of one trace, computed in one pass.
+ *
+ * Memory grows with the live allocations only: a map from address to
+ * size, so leaks are what is left at the end.  Definitions:
+ *   allocations  alloc records plus realloc records (heaptrack counts a
+ *                realloc as an allocation call too)
+ *   peak heap    the most requested bytes live at once, and when
+ *   temporary    an allocation freed with no other allocation in between
+ *                (heaptrack's definition)
+ *   leaks        blocks still live at the end of the trace
+ */
+#ifndef MEMSIM_ANALYZER_SUMMARY_H
+#define MEMSIM_ANALYZER_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyzer/reader.h"
+#include "core/addrmap.h"
+
+typedef struct summary_s {
+    int64_t pid;
+    char exe[512];
+    char end_reason[32];     /* "" when the trace is truncated */
+    int64_t end_status;      /* -1 when unknown */
+    uint64_t device_size;    /* from meta, for replay */
+    uint64_t first_t, last_t;
+    bool have_t;             /* first_t is set */
+    uint64_t allocations, frees, reallocs;
+    uint64_t bytes_allocated;
+    uint64_t heap, peak_heap, peak_heap_t;
+    uint64_t temporaries;
+    uint64_t peak_rss, peak_hwm, peak_tree_rss;
+    uint64_t samples;
+    uint64_t unknown_frees;  /* frees of blocks the trace never allocated */
+    uint64_t leaked_bytes, leaked_allocations; /* set by summary_finish */
+    addrmap_t live;          /* address -> size + 1 */
+    uint64_t last_alloc;     /* address of the latest allocation, 0 after any free */
+} summary_t;
+
+int summary_init(summary_t *s);
+void summary_add(summary_t *s, const event_t *e);
+void summary_finish(summary_t *s);
+void summary_fini(summary_t *s);
+
+#endif

@@ -1,0 +1,109 @@
+# memsim-analyze: hand-built traces with known answers, bad input, and a
+# real program's trace end to end.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+
+# A trace with known answers: 3 allocations (one a realloc), a temporary,
+# a leak of 300 bytes, peak heap 100 + 200 + 300 = 600 at t=4.
+cat >"$TMP/known.jsonl" <<'EOT'
+{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/known","argv":["known"],"start_unix_ns":0,"page_size":4096,"strategy":"best-fit","device_size":1048576,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}
+{"ev":"stack","t":1,"tid":1,"id":1,"frames":[4096]}
+{"ev":"alloc","t":2,"tid":1,"fn":"malloc","addr":4096,"size":100,"align":16,"stack":1,"sim":268435456}
+{"ev":"alloc","t":3,"tid":1,"fn":"malloc","addr":8192,"size":200,"align":16,"stack":1,"sim":null}
+{"ev":"alloc","t":4,"tid":1,"fn":"malloc","addr":12288,"size":300,"align":16,"stack":1,"sim":null}
+{"ev":"free","t":5,"tid":1,"fn":"free","addr":12288,"size":300,"stack":1}
+{"ev":"realloc","t":6,"tid":1,"fn":"realloc","old_addr":4096,"addr":16384,"old_size":100,"size":300,"stack":1,"sim":null}     
+{"ev":"sample","t":7,"tid":2,"rss":5000000,"hwm":6000000,"vm_size":1,"vm_peak":1,"tree_rss":9000000,"children":[]}
+{"ev":"free","t":8,"tid":1,"fn":"free","addr":8192,"size":200,"stack":1}
+{"ev":"end","t":9,"tid":1,"reason":"exit","status":0,"signal":null,"records":10,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":1,"live_bytes":300,"stacks":1}
+EOT
+expect_status "a known trace" 0 "$A" --json "$TMP/known.jsonl"
+cp "$TMP/out" "$TMP/known.json"
+q() { "$J" "$1" <"$TMP/known.json"; }
+expect_eq "allocations" "$(q summary.allocations)" 4
+expect_eq "frees" "$(q summary.frees)" 2
+expect_eq "peak heap" "$(q summary.peak_heap_bytes)" 600
+expect_eq "peak heap when (4 ns)" "$(q summary.peak_heap_at_s | awk '{printf "%.0f", $1 * 1e9}')" 4
+expect_eq "temporaries" "$(q summary.temporary_allocations)" 1
+expect_eq "leaked bytes" "$(q summary.leaked_bytes)" 300
+expect_eq "leaked allocations" "$(q summary.leaked_allocations)" 1
+expect_eq "peak RSS (the HWM)" "$(q summary.peak_rss_bytes)" 6000000
+expect_eq "peak tree RSS" "$(q summary.peak_tree_rss_bytes)" 9000000
+expect_eq "end reason" "$(q summary.end_reason)" exit
+expect_eq "six strategies replayed" "$(q strategies.#)" 6
+expect_eq "replay field names" "$(q strategies.1.name)" best-fit
+expect_eq "best fit's footprint: 100+200+300, then 304 after 112" "$(q strategies.1.peak_footprint_bytes)" 624
+expect_eq "no request failed" "$(q strategies.1.failed_requests)" 0
+expect_eq "findings are an array" "$(q findings.#)" 0
+expect_eq "sites are an array" "$(q sites.#)" 0
+
+expect_status "text output" 0 "$A" "$TMP/known.jsonl"
+expect_grep "text names the exe" "/bin/known (pid 42)" "$TMP/out"
+expect_grep "text marks the best strategy" "<- best" "$TMP/out"
+expect_status "--no-replay" 0 "$A" --json --no-replay "$TMP/known.jsonl"
+expect_eq "no strategies without replay" "$("$J" strategies.# <"$TMP/out")" 0
+expect_status "--strategy" 0 "$A" --json -s buddy,caching "$TMP/known.jsonl"
+expect_eq "only those" "$("$J" strategies.1.name <"$TMP/out")" caching
+
+# Bad input: each gets a message with file and line, and is skipped.
+head -n 4 "$TMP/known.jsonl" >"$TMP/bad.jsonl"
+printf '%s\n' 'this is not json' '{"ev":"alloc","t":5,"tid":1,"fn":"malloc","size":8}' \
+    '{"ev":"teleport","t":6,"tid":1}' \
+    '{"ev":"free","t":7,"tid":1,"fn":"free","addr":999999,"size":8,"stack":1}' >>"$TMP/bad.jsonl"
+printf '%s' '{"ev":"free","t":8,"tid":1,"fn":"fr' >>"$TMP/bad.jsonl"
+expect_status "bad lines are skipped" 0 "$A" --json "$TMP/bad.jsonl"
+expect_grep "invalid JSON named by line" "bad.jsonl:5: not a JSON object" "$TMP/err"
+expect_grep "a missing field named" "bad.jsonl:6: missing field \"addr\"" "$TMP/err"
+expect_grep "a truncated last line" "bad.jsonl:9: a truncated last line" "$TMP/err"
+expect_grep "no end: truncated" "no end record: the trace is truncated" "$TMP/err"
+expect_eq "bad lines counted" "$("$J" summary.bad_lines <"$TMP/out")" 3
+expect_eq "unknown records counted" "$("$J" summary.unknown_records <"$TMP/out")" 1
+expect_eq "a free of an unknown address counted" "$("$J" summary.unknown_frees <"$TMP/out")" 1
+expect_eq "truncated" "$("$J" summary.truncated <"$TMP/out")" true
+expect_eq "analyzed up to the break" "$("$J" summary.allocations <"$TMP/out")" 2
+
+sed 's/"version":1/"version":7/' "$TMP/known.jsonl" >"$TMP/newer.jsonl"
+expect_status "a newer version is read" 0 "$A" "$TMP/newer.jsonl"
+expect_grep "and said" "version 7 is newer than this analyzer's 1" "$TMP/err"
+
+head -n 5 "$TMP/known.jsonl" >"$TMP/cut.jsonl"
+head -c 4096 /dev/zero >>"$TMP/cut.jsonl"
+expect_status "a NUL tail (SIGKILL)" 0 "$A" --json "$TMP/cut.jsonl"
+expect_grep "is named" "cut.jsonl:6: the trace stops here" "$TMP/err"
+expect_eq "and read up to it" "$("$J" summary.allocations <"$TMP/out")" 3
+
+: >"$TMP/empty.jsonl"
+expect_status "an empty file" 2 "$A" "$TMP/empty.jsonl"
+expect_grep "is named" "empty.jsonl: empty trace" "$TMP/err"
+expect_status "a missing file" 2 "$A" "$TMP/nope.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "no trace" 2 "$A"
+expect_status "a bad strategy" 2 "$A" -s fastest "$TMP/known.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "a bad --fail-on" 2 "$A" --fail-on loud "$TMP/known.jsonl"
+expect_status "a directory without traces" 2 "$A" "$TMP/a-dir-$$" 
+mkdir -p "$TMP/empty-dir"
+expect_status "an empty directory" 2 "$A" "$TMP/empty-dir"
+expect_grep "is named" "holds no memsim traces" "$TMP/err"
+expect_status "--help" 0 "$A" --help
+
+# A real program, end to end (not under SANITIZE=1: no libmemsim.so).
+if [ "${SANITIZE:-}" != 1 ]; then
+    D=$TMP/run
+    expect_status "det_heap under memsim run" 0 "$MEMSIM" run --out "$D" -- "$BUILD/programs/det_heap"
+    expect_status "its directory analyzed" 0 "$A" --json "$D"
+    T=$(ls "$D"/memsim.det_heap.*.jsonl)
+    check=$("$BUILD/tracecheck" "$T")
+    allocs=$(echo "$check" | sed -n 's/.* allocs=\([0-9]*\).*/\1/p')
+    reallocs=$(echo "$check" | sed -n 's/.* reallocs=\([0-9]*\).*/\1/p')
+    peak=$(echo "$check" | sed -n 's/.* peak=\([0-9]*\).*/\1/p')
+    expect_eq "allocations agree with the trace" "$("$J" summary.allocations <"$TMP/out")" "$((allocs + reallocs))"
+    expect_eq "peak heap agrees with the trace" "$("$J" summary.peak_heap_bytes <"$TMP/out")" "$peak"
+    expect_eq "the leak and stdout's buffer" "$("$J" summary.leaked_bytes <"$TMP/out")" "$((12345 + 4096))"
+    expect_eq "the process is listed once" "$("$J" processes.# <"$TMP/out" 2>/dev/null || echo single)" single
+    expect_eq "every strategy replayed" "$("$J" strategies.# <"$TMP/out")" 6
+fi
+
+summary

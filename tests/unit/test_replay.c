@@ -1,0 +1,100 @@
+/* replay: a trace's sequence through core/ gives exactly what driving core/ does. */
+#include <check.h>
+#include <string.h>
+
+#include "analyzer/replay.h"
+#include "core/rng.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+START_TEST(replay_equals_driving_the_device)
+{
+    const char *name = strategy_at((size_t)_i)->name;
+    replay_t r;
+    char err[256];
+    ck_assert_msg(replay_open(&r, name, 64 * MiB, err, sizeof err) == 0, "%s", err);
+    device_t *d = test_device(name, 64 * MiB);
+    /* The same sequence both ways: trace addresses are made up (the
+     * replay maps them), the device gets its own. */
+    enum { SLOTS = 256 };
+    uint64_t trace_addr[SLOTS] = {0}, dev_addr[SLOTS] = {0};
+    bool dev_live[SLOTS] = {0};
+    rng_t rng;
+    rng_seed(&rng, 99 + (uint64_t)_i);
+    uint64_t next = 0x1000;
+    device_result_t res;
+    for (int op = 0; op < 50000; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        uint64_t size = 1 + rng_below(&rng, 8192);
+        if (trace_addr[k] && rng_below(&rng, 3) == 0) {
+            /* realloc: free then allocate, both ways */
+            uint64_t a = next += 0x10000;
+            replay_realloc(&r, trace_addr[k], a, size);
+            if (dev_live[k])
+                device_free(d, dev_addr[k], &res);
+            dev_live[k] = device_alloc(d, size, 16, 0, &res) == POOL_OK;
+            dev_addr[k] = res.addr;
+            trace_addr[k] = a;
+        } else if (trace_addr[k]) {
+            replay_free(&r, trace_addr[k]);
+            if (dev_live[k])
+                device_free(d, dev_addr[k], &res);
+            trace_addr[k] = 0;
+            dev_live[k] = false;
+        } else {
+            uint64_t a = next += 0x10000;
+            replay_alloc(&r, a, size, 16);
+            dev_live[k] = device_alloc(d, size, 16, 0, &res) == POOL_OK;
+            dev_addr[k] = res.addr;
+            trace_addr[k] = a;
+        }
+    }
+    replay_result_t out;
+    replay_result(&r, &out);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_str_eq(out.name, name);
+    ck_assert_uint_eq(out.m.peak_footprint, m.peak_footprint);
+    ck_assert_uint_eq(out.m.peak_live_requested, m.peak_live_requested);
+    ck_assert_uint_eq(out.m.live_allocated, m.live_allocated);
+    ck_assert_uint_eq(out.m.largest_free, m.largest_free);
+    ck_assert_uint_eq(out.m.internal_at_peak, m.internal_at_peak);
+    ck_assert(out.m.jw_fragmentation == m.jw_fragmentation);
+    ck_assert(out.m.external_at_peak == m.external_at_peak);
+    ck_assert_uint_gt(out.requests, 20000);
+    replay_close(&r);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(unknown_frees_and_failures_are_counted)
+{
+    replay_t r;
+    char err[256];
+    ck_assert_int_eq(replay_open(&r, "best-fit", 4096, err, sizeof err), 0);
+    replay_free(&r, 0x1234); /* never allocated: ignored */
+    replay_alloc(&r, 0x1000, 3000, 16);
+    replay_alloc(&r, 0x2000, 3000, 16); /* does not fit in 4 KiB */
+    replay_free(&r, 0x2000);            /* its free is ignored too */
+    replay_alloc(&r, 0x3000, 0, 3);     /* size 0 and a bad alignment still replay */
+    replay_result_t out;
+    replay_result(&r, &out);
+    ck_assert_uint_eq(out.requests, 3);
+    ck_assert_uint_eq(out.failed, 1);
+    ck_assert_uint_eq(out.frees, 0);
+    replay_close(&r);
+    ck_assert_int_eq(replay_open(&r, "nope", 4096, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "unknown strategy \"nope\""), "%s", err);
+}
+END_TEST
+
+Suite *replay_suite(void)
+{
+    Suite *s = suite_create("replay");
+    TCase *tc = tcase_create("replay");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
+    tcase_add_test(tc, unknown_frees_and_failures_are_counted);
+    suite_add_tcase(s, tc);
+    return s;
+}
