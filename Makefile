@@ -122,7 +122,7 @@ $(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread -lm
 
 $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)

@@ -3,12 +3,13 @@
  *
  *   memsim-analyze [options] TRACE|DIR...
  *
- * This first version reads traces (streaming), and reports the summary
- * (allocations, frees, bytes, peak heap and when, peak RSS and tree RSS
- * from the samples, temporaries, leaks) and the strategy replay (the
- * trace's allocations through every strategy of core/, ranked).  Sites,
- * gap findings and collapsed stacks are not written yet: their JSON
- * arrays are empty.
+ * It reads traces (streaming), and reports the summary (allocations,
+ * frees, bytes, peak heap and when, peak RSS and tree RSS from the
+ * samples, temporaries, leaks), the findings of the samples (gap and
+ * heap spikes, drift, fragmentation: analyzer/findings.h) and the
+ * strategy replay (the trace's allocations through every strategy of
+ * core/, ranked).  Sites and collapsed stacks are not written yet: the
+ * sites array is empty.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyzer/findings.h"
 #include "analyzer/reader.h"
 #include "analyzer/replay.h"
 #include "analyzer/summary.h"
@@ -38,6 +40,7 @@ typedef struct analyze_opts_s {
     size_t nstrategies;
     uint64_t device_size; /* 0: each trace's own */
     const char *fail_on;
+    findings_config_t findings;
 } analyze_opts_t;
 
 typedef struct process_s {
@@ -46,6 +49,7 @@ typedef struct process_s {
     reader_t r;
     replay_result_t results[MAX_STRATEGIES];
     size_t nresults;
+    json_t *findings;
     bool ok;
 } process_t;
 
@@ -64,6 +68,14 @@ static void usage(FILE *f)
             "      --no-replay         skip the strategy replay\n"
             "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
             "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
+            "      --spike-z Z         z-score above which a sample is a spike (default 3)\n"
+            "      --drift-r2 R2       R² from which a rising series is a drift (default 0.7)\n"
+            "      --frag-ratio F      mean (reserved - in use) / reserved that is\n"
+            "                          fragmentation (default 0.3)\n"
+            "      --gap-ratio G       gap / device total below which the gap is ignored\n"
+            "                          (default 0.01)\n"
+            "      --remediation FILE  JSON {\"classification\": [\"text\", ...]} replacing the\n"
+            "                          built-in remediation texts\n"
             "  -h, --help              this text\n"
             "\n"
             "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
@@ -78,17 +90,23 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, analyze_opts_t *o)
 {
-    enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON };
+    enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
+           OPT_REMEDIATION };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
         {"no-replay", no_argument, NULL, OPT_NO_REPLAY},
         {"device-size", required_argument, NULL, 'd'},
         {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"spike-z", required_argument, NULL, OPT_SPIKE},
+        {"drift-r2", required_argument, NULL, OPT_DRIFT},
+        {"frag-ratio", required_argument, NULL, OPT_FRAG},
+        {"gap-ratio", required_argument, NULL, OPT_GAP},
+        {"remediation", required_argument, NULL, OPT_REMEDIATION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (analyze_opts_t){.replay = true};
+    *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
@@ -127,6 +145,34 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
             }
             o->fail_on = optarg;
             break;
+        case OPT_SPIKE:
+            if (args_real(CMD, "--spike-z", optarg, 0.0, 1e6, &o->findings.spike_z))
+                return -1;
+            break;
+        case OPT_DRIFT:
+            if (args_real(CMD, "--drift-r2", optarg, 0.0, 1.0, &o->findings.drift_r2))
+                return -1;
+            break;
+        case OPT_FRAG:
+            if (args_real(CMD, "--frag-ratio", optarg, 0.0, 1.0, &o->findings.frag_ratio))
+                return -1;
+            break;
+        case OPT_GAP:
+            if (args_real(CMD, "--gap-ratio", optarg, 0.0, 1.0, &o->findings.gap_ratio))
+                return -1;
+            break;
+        case OPT_REMEDIATION: {
+            json_error_t err;
+            json_t *r = json_load_file(optarg, 0, &err);
+            if (!json_is_object(r)) {
+                fprintf(stderr, "%s: --remediation: %s:%d: %s\n", CMD, optarg, err.line,
+                        r ? "not a JSON object" : err.text);
+                json_decref(r);
+                return -1;
+            }
+            o->findings.remediation = r;
+            break;
+        }
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: %s needs a value\n", CMD, argv[optind - 1]);
@@ -248,6 +294,7 @@ static int analyze(const analyze_opts_t *o, process_t *pr)
         }
     }
     summary_finish(&pr->s);
+    pr->findings = findings_analyze(&pr->s, &o->findings);
     for (size_t i = 0; i < nreplays; i++) {
         replay_result(&replays[i], &pr->results[i]);
         replay_close(&replays[i]);
@@ -320,8 +367,8 @@ static json_t *process_json(const process_t *pr)
                       "requests", (json_int_t)r->requests, "events_per_s", r->events_per_s,
                       "best", pr->nresults > 1 && i == best));
     }
-    return json_pack("{s:o, s:[], s:o, s:[]}", "summary", summary, "findings", "strategies",
-                     strategies, "sites");
+    return json_pack("{s:o, s:O, s:o, s:[]}", "summary", summary, "findings", pr->findings,
+                     "strategies", strategies, "sites");
 }
 
 static void print_text(const process_t *pr)
@@ -345,6 +392,22 @@ static void print_text(const process_t *pr)
                units_format_bytes(s->peak_tree_rss, b, sizeof b), s->samples);
     printf("  leaked:         %s in %" PRIu64 " blocks\n",
            units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations);
+    size_t nf = json_array_size(pr->findings);
+    printf("  findings:       %s\n", nf ? "" : "none");
+    for (size_t i = 0; i < nf; i++) {
+        json_t *f = json_array_get(pr->findings, i);
+        const char *phase = json_string_value(json_object_get(f, "phase"));
+        printf("    [%s] %s (%s, confidence %.2f, at %.3f s%s%s)\n    %s\n",
+               json_string_value(json_object_get(f, "severity")),
+               json_string_value(json_object_get(f, "classification")),
+               json_string_value(json_object_get(f, "series")),
+               json_real_value(json_object_get(f, "confidence")),
+               json_real_value(json_object_get(f, "evidence_at_s")), phase ? ", phase " : "",
+               phase ? phase : "", json_string_value(json_object_get(f, "description")));
+        json_t *rem = json_object_get(f, "remediation");
+        for (size_t k = 0; k < json_array_size(rem); k++)
+            printf("      - %s\n", json_string_value(json_array_get(rem, k)));
+    }
     if (!pr->nresults)
         return;
     printf("  strategies (the trace's allocations replayed):\n");
@@ -409,12 +472,21 @@ int main(int argc, char **argv)
                     putchar('\n');
             }
     }
+    int want = findings_severity_rank(o.fail_on);
+    for (size_t i = 0; i < paths.n && want >= 0 && !rc; i++)
+        for (size_t k = 0; k < json_array_size(procs[i].findings); k++) {
+            json_t *f = json_array_get(procs[i].findings, k);
+            if (findings_severity_rank(json_string_value(json_object_get(f, "severity"))) >= want)
+                rc = 1;
+        }
     for (size_t i = 0; i < paths.n; i++) {
+        json_decref(procs[i].findings);
         reader_close(&procs[i].r);
         summary_fini(&procs[i].s);
         free(paths.v[i]);
     }
     free(paths.v);
     free(procs);
+    json_decref(o.findings.remediation);
     return rc;
 }

@@ -129,6 +129,10 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
     case EV_SAMPLE:
         opt_u64(o, "hwm", &e->hwm);
         opt_u64(o, "tree_rss", &e->tree_rss);
+        opt_u64(o, "malloc_reserved", &e->malloc_reserved);
+        opt_u64(o, "malloc_in_use", &e->malloc_in_use);
+        opt_u64(o, "device_total", &e->device_total);
+        opt_u64(o, "heap_live", &e->heap_live);
         return need_u64(r, o, "rss", &e->rss);
     default:
         return true;

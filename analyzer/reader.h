@@ -58,6 +58,7 @@ typedef struct event_s {
     bool inherited;      /* a free of a block allocated before a fork */
     /* samples */
     uint64_t rss, hwm, tree_rss;
+    uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;
     const json_t *json;  /* the whole record, valid until the next read */
 } event_t;
 

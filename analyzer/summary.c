@@ -3,6 +3,8 @@
  */
 #include "analyzer/summary.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int summary_init(summary_t *s)
@@ -12,7 +14,41 @@ int summary_init(summary_t *s)
     return addrmap_init(&s->live, 1024);
 }
 
-void summary_fini(summary_t *s) { addrmap_fini(&s->live); }
+void summary_fini(summary_t *s)
+{
+    addrmap_fini(&s->live);
+    free(s->points);
+    free(s->phases);
+}
+
+/* Grow *v (of *cap elements of size each) to hold one more; false when
+ * the host is out of memory (the element is then dropped). */
+static bool room(void **v, size_t *cap, size_t n, size_t each)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *p = realloc(*v, c * each);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = c;
+    return true;
+}
+
+const char *summary_phase_at(const summary_t *s, uint64_t t)
+{
+    const char *name = NULL;
+    uint64_t latest = 0;
+    for (size_t i = 0; i < s->nphases; i++) {
+        const summary_phase_t *p = &s->phases[i];
+        if (p->begin <= t && t < p->end && (!name || p->begin >= latest)) {
+            name = p->name;
+            latest = p->begin;
+        }
+    }
+    return name;
+}
 
 static void live_add(summary_t *s, uint64_t addr, uint64_t size)
 {
@@ -76,6 +112,11 @@ void summary_add(summary_t *s, const event_t *e)
         break;
     case EV_SAMPLE:
         s->samples++;
+        if (room((void **)&s->points, &s->points_cap, s->npoints, sizeof *s->points))
+            s->points[s->npoints++] = (summary_point_t){
+                .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
+                .allocated = e->malloc_in_use, .total = e->device_total,
+                .heap_live = e->heap_live};
         if (e->rss > s->peak_rss)
             s->peak_rss = e->rss;
         if (e->hwm > s->peak_hwm)
@@ -88,6 +129,25 @@ void summary_add(summary_t *s, const event_t *e)
         const json_t *st = json_object_get(o, "status");
         snprintf(s->end_reason, sizeof s->end_reason, "%s", r ? r : "?");
         s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
+        break;
+    }
+    case EV_PHASE: {
+        const char *op = json_string_value(json_object_get(o, "op"));
+        if (op && !strcmp(op, "begin")) {
+            if (room((void **)&s->phases, &s->phases_cap, s->nphases, sizeof *s->phases)) {
+                summary_phase_t *p = &s->phases[s->nphases++];
+                const char *name = json_string_value(json_object_get(o, "name"));
+                snprintf(p->name, sizeof p->name, "%s", name ? name : "");
+                p->begin = e->t;
+                p->end = UINT64_MAX;
+            }
+        } else if (op && !strcmp(op, "end")) {
+            for (size_t i = s->nphases; i-- > 0;) /* the innermost open one */
+                if (s->phases[i].end == UINT64_MAX) {
+                    s->phases[i].end = e->t;
+                    break;
+                }
+        }
         break;
     }
     case EV_EXEC_FAILED:

@@ -19,6 +19,22 @@
 #include "analyzer/reader.h"
 #include "core/addrmap.h"
 
+/* One sample, as the findings read it. */
+typedef struct summary_point_s {
+    uint64_t t;
+    uint64_t used;      /* rss: what the OS charges */
+    uint64_t reserved;  /* allocator reserved (mallinfo2) */
+    uint64_t allocated; /* allocator in use */
+    uint64_t total;     /* device total */
+    uint64_t heap_live; /* memsim's live requested bytes */
+} summary_point_t;
+
+/* A phase the program marked. */
+typedef struct summary_phase_s {
+    char name[64];
+    uint64_t begin, end; /* end: UINT64_MAX while open */
+} summary_phase_t;
+
 typedef struct summary_s {
     int64_t pid;
     char exe[512];
@@ -36,6 +52,10 @@ typedef struct summary_s {
     uint64_t unknown_frees;  /* frees of blocks the trace never allocated */
     uint64_t leaked_bytes, leaked_allocations; /* set by summary_finish */
     addrmap_t live;          /* address -> size + 1 */
+    summary_point_t *points; /* the samples: memory grows with them, not the trace */
+    size_t npoints, points_cap;
+    summary_phase_t *phases;
+    size_t nphases, phases_cap;
     uint64_t last_alloc;     /* address of the latest allocation, 0 after any free */
 } summary_t;
 
@@ -43,5 +63,8 @@ int summary_init(summary_t *s);
 void summary_add(summary_t *s, const event_t *e);
 void summary_finish(summary_t *s);
 void summary_fini(summary_t *s);
+
+/* The innermost phase open at time t, or NULL. */
+const char *summary_phase_at(const summary_t *s, uint64_t t);
 
 #endif

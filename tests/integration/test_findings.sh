@@ -1,0 +1,90 @@
+# memsim-analyze's findings: planted spike, drift, fragmentation and heap
+# growth each yield exactly their finding; a calm trace yields none.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+MB=1048576
+GB=1073741824
+
+# trace NAME: a trace whose samples come from the function samples_NAME,
+# which prints "rss reserved in_use heap_live" per line.
+trace() {
+    f=$TMP/$1.jsonl
+    echo '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":7,"ppid":1,"exe":"/bin/'"$1"'","argv":[],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1073741824,"stack_depth":0,"mmap":false,"memsim_version":"0.1.0","parent_trace":null}' >"$f"
+    i=0
+    "samples_$1" | while read -r rss res use heap; do
+        i=$((i + 1))
+        t=$((i * 100000000))
+        [ "$i" = 10 ] && echo '{"ev":"phase","t":'$((t - 1))',"tid":1,"op":"begin","name":"load"}' >>"$f"
+        echo '{"ev":"sample","t":'$t',"tid":2,"rss":'$rss',"hwm":'$rss',"vm_size":0,"vm_peak":0,"maxrss_self":0,"maxrss_children":0,"heap_live":'$heap',"heap_blocks":1,"malloc_reserved":'$res',"malloc_in_use":'$use',"mmap_live":0,"sim_live":null,"sim_reserved":null,"sim_largest_free":null,"device_total":'$GB',"tree_rss":'$rss',"children":[]}' >>"$f"
+        [ "$i" = 10 ] && echo '{"ev":"phase","t":'$((t + 1))',"tid":1,"op":"end"}' >>"$f"
+    done
+    echo '{"ev":"end","t":9000000000,"tid":1,"reason":"exit","status":0,"signal":null,"records":0,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":0,"live_bytes":0,"stacks":0}' >>"$f"
+}
+
+samples_calm() { for i in $(seq 20); do echo $((120 * MB)) $((100 * MB)) $((100 * MB)) $((50 * MB)); done; }
+samples_spike() {
+    for i in $(seq 20); do
+        g=$((20 * MB)); [ "$i" = 10 ] && g=$((400 * MB))
+        echo $((100 * MB + g)) $((100 * MB)) $((100 * MB)) $((50 * MB))
+    done
+}
+samples_drift() { for i in $(seq 20); do echo $((100 * MB + i * 10 * MB)) $((100 * MB)) $((100 * MB)) $((50 * MB)); done; }
+samples_frag() { for i in $(seq 20); do echo $((120 * MB)) $((100 * MB)) $((30 * MB)) $((30 * MB)); done; }
+samples_leak() { for i in $(seq 20); do echo $((120 * MB)) $((100 * MB)) $((100 * MB)) $((50 * MB + i * MB)); done; }
+
+for k in calm spike drift frag leak; do trace $k; done
+
+expect_status "calm" 0 "$A" --json --no-replay "$TMP/calm.jsonl"
+expect_eq "a calm trace has no findings" "$("$J" findings.# <"$TMP/out")" 0
+
+expect_status "spike" 0 "$A" --json --no-replay "$TMP/spike.jsonl"
+expect_eq "spike: one finding" "$("$J" findings.# <"$TMP/out")" 1
+expect_eq "spike: transient_spike" "$("$J" findings.0.classification <"$TMP/out")" transient_spike
+expect_eq "spike: on the gap" "$("$J" findings.0.series <"$TMP/out")" gap
+expect_eq "spike: one spike" "$("$J" findings.0.evidence.spike_count <"$TMP/out")" 1
+expect_eq "spike: max z of one outlier in 20, (n-1)/sqrt(n)" \
+    "$("$J" findings.0.evidence.max_zscore <"$TMP/out" | awk '{printf "%.3f", $1}')" 4.249
+expect_eq "spike: warning (z below 2 x 3)" "$("$J" findings.0.severity <"$TMP/out")" warning
+expect_eq "spike: in the marked phase" "$("$J" findings.0.phase <"$TMP/out")" load
+expect_eq "spike: at its sample (1.0 s)" "$("$J" findings.0.evidence_at_s <"$TMP/out")" 1.0
+
+expect_status "drift" 0 "$A" --json --no-replay "$TMP/drift.jsonl"
+expect_eq "drift: one finding" "$("$J" findings.# <"$TMP/out")" 1
+expect_eq "drift: persistent_drift" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
+expect_eq "drift: 10 MiB per 0.1 s" "$("$J" findings.0.evidence.slope_bytes_per_sec <"$TMP/out")" 104857600.0
+expect_eq "drift: R² 1" "$("$J" findings.0.evidence.r_squared <"$TMP/out")" 1.0
+expect_eq "drift: critical" "$("$J" findings.0.severity <"$TMP/out")" critical
+expect_grep "drift: human units" "drifting upward at 100 MiB/s" "$TMP/out"
+
+expect_status "fragmentation" 0 "$A" --json --no-replay "$TMP/frag.jsonl"
+expect_eq "frag: one finding" "$("$J" findings.# <"$TMP/out")" 1
+expect_eq "frag: fragmentation_like" "$("$J" findings.0.classification <"$TMP/out")" fragmentation_like
+expect_eq "frag: (100 - 30) / 100" \
+    "$("$J" findings.0.evidence.avg_fragmentation_ratio <"$TMP/out" | awk '{printf "%.4f", $1}')" 0.7000
+expect_eq "frag: critical above 0.5" "$("$J" findings.0.severity <"$TMP/out")" critical
+expect_eq "frag: confidence min(1, 0.7 / 0.6)" "$("$J" findings.0.confidence <"$TMP/out")" 1.0
+
+expect_status "heap growth" 0 "$A" --json --no-replay "$TMP/leak.jsonl"
+expect_eq "leak: one finding" "$("$J" findings.# <"$TMP/out")" 1
+expect_eq "leak: drift of the live heap" "$("$J" findings.0.series <"$TMP/out")" heap_live
+expect_eq "leak: persistent_drift" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
+
+# --fail-on, thresholds, remediation override.
+expect_status "--fail-on warning with a warning" 1 "$A" --no-replay --fail-on warning "$TMP/spike.jsonl"
+expect_status "--fail-on critical with a warning" 0 "$A" --no-replay --fail-on critical "$TMP/spike.jsonl"
+expect_status "--fail-on info on a calm trace" 0 "$A" --no-replay --fail-on info "$TMP/calm.jsonl"
+expect_status "a higher --spike-z hides the spike" 0 "$A" --json --no-replay --spike-z 5 "$TMP/spike.jsonl"
+expect_eq "no finding then" "$("$J" findings.# <"$TMP/out")" 0
+echo '{"transient_spike": ["look at the batch size"]}' >"$TMP/rem.json"
+expect_status "--remediation" 0 "$A" --json --no-replay --remediation "$TMP/rem.json" "$TMP/spike.jsonl"
+expect_eq "its text replaces the default" "$("$J" findings.0.remediation.0 <"$TMP/out")" "look at the batch size"
+echo 'not json' >"$TMP/bad-rem.json"
+expect_status "a bad remediation file" 2 "$A" --remediation "$TMP/bad-rem.json" "$TMP/spike.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "a bad --drift-r2" 2 "$A" --drift-r2 2 "$TMP/spike.jsonl"
+expect_status "text output lists the finding" 0 "$A" --no-replay "$TMP/drift.jsonl"
+expect_grep "with its remediation" "unbounded\\|grows steadily" "$TMP/out"
+
+summary
