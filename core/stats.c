@@ -4,19 +4,22 @@
  *
  * The t tail is the regularized incomplete beta function,
  *     P(|T| >= t) = I_x(df/2, 1/2),   x = df / (df + t^2),
- * evaluated by its continued fraction (DLMF 8.17.22) with the modified
+ * evaluated by its continued fraction (DLMF 8.17.22-23) with the modified
  * Lentz algorithm (Thompson and Barnett 1986), after the symmetry
  * I_x(a, b) = 1 - I_{1-x}(b, a) has put x on the side where the fraction
  * converges fast (x < (a + 1) / (a + b + 2)).  With b = 1/2 that takes
- * under 100 terms for any df.  The prefactor x^a (1-x)^b / B(a, b) is
- * taken in logarithms, x and 1 - x from t / sqrt(df) without
- * cancellation, and ln B(a, b) with Stirling's series for large
- * arguments so that ln Gamma(a) - ln Gamma(a + 1/2) does not lose the
- * digits that a difference of two lgamma() calls near 1e6 would.
+ * under 100 terms for any df.  The fraction's first terms cancel to
+ * about 1/df when x is near 1, though, which would cost log10(df) digits
+ * (5 at df = 1e6): for df >= 30 and x >= 1/e the asymptotic expansion of
+ * DiDonato and Morris (BGRAT) takes over, which for b = 1/2 needs only
+ * erfc.  The prefactor x^a (1-x)^b / B(a, b) is taken in logarithms, x
+ * and 1 - x from t / sqrt(df) without cancellation, and ln B(a, b) with
+ * Stirling's series for large arguments so that ln Gamma(a) -
+ * ln Gamma(a + 1/2) does not lose the digits that a difference of two
+ * lgamma() calls near 1e6 would.
  */
 #include "core/stats.h"
 
-#include <float.h>
 #include <math.h>
 
 /* ---------------------------------------------------------------- sums */
@@ -217,9 +220,11 @@ static double beta_cf(double a, double b, double x)
  * With b = 1/2, J_0 = sqrt(pi) erfc(sqrt(u)), and two steps of
  * Gamma(s + 1, u) = s Gamma(s, u) + u^s e^-u give
  *     J_(n+1) = ((b+2n)(b+2n+1) J_n + (b+2n+1+u) u^b e^-u xi^2n) / T^2.
- * Every term is positive but p_n, whose signs alternate; they fall like
- * (xi / 2 pi)^2n, and the series is asymptotic only beyond 2n ~ 2 pi T,
- * where its terms are below e^(-2 pi T) < 1e-40. */
+ * The J_n are positive and the p_n alternate in sign, |p_n| ~ (2 pi)^-2n.
+ * The terms fall like (xi / 2 pi)^2n while 2n is small against u; the
+ * series is only asymptotic, its terms stopping to fall near
+ * 2n ~ 2 pi T, but they are below e^(-2 pi T) < 1e-40 by then (and below
+ * 1e-37 at the 30th). */
 #define BGRAT_TERMS 30
 
 static double t_tail_large_df(double a, double xi)

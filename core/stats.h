@@ -36,8 +36,10 @@ typedef struct stats_linregress_s {
 } stats_linregress_t;
 
 /* Least-squares line through (x[i], y[i]) with scipy.stats.linregress's
- * semantics.  0, or -1 when n < 2 or every x is the same (nothing
- * written; scipy raises ValueError there).
+ * semantics.  0, or -1 when n < 2 or every x is the same (scipy raises
+ * ValueError there), or x's spread is not a positive number (a NaN in x,
+ * or distinct x so close that their squared deviations underflow); *out
+ * is written only on success.  NaN or inf in y give NaN results.
  *
  * Edge cases, as scipy has them:
  *   - y constant: slope 0, r 0, p_value 1, stderr_slope 0.
@@ -54,14 +56,17 @@ typedef struct stats_linregress_s {
  *     reason.  A perfect fit (n > 2, no residual) therefore has t = inf,
  *     p_value 0 and stderr_slope 0, where scipy's 1e-20 guard leaves a
  *     tiny nonzero p (about 9e-11 with n == 3, 1e-20 with n == 4, below
- *     1e-29 beyond).  Elsewhere the two agree to rounding. */
+ *     2e-30 beyond).  Elsewhere the two agree to rounding, which scipy's
+ *     route amplifies by about 1 / (1 - |r|). */
 int stats_linregress(const double *x, const double *y, size_t n, stats_linregress_t *out);
 
 /* Student's t distribution: P(|T| >= |t|) with df degrees of freedom
- * (df > 0; infinite df is the normal distribution).  1 at t == 0, 0 at
- * |t| == inf; NaN when t or df is NaN or df <= 0.  Relative error below
- * 1e-13 where the result is a normal double; it underflows to 0 for
- * huge |t| when df is large. */
+ * (df > 0; infinite df is the normal distribution, erfc(|t| / sqrt 2)).
+ * 1 at t == 0, 0 at |t| == inf; NaN when t or df is NaN or df <= 0.
+ * Against 450-digit references (2,300 points, df from 0.3 to 1e6, |t|
+ * from 1e-3 to 1e3): relative error below 3e-14 while p > 1e-30, below
+ * 2e-13 on down to underflow, where ln p is in the hundreds.  p
+ * underflows to 0 for large |t| when df is large too. */
 double stats_t_two_sided(double t, double df);
 
 #endif

@@ -20,6 +20,7 @@ int main(void)
         recorder_suite,
         replay_suite,
         procfs_suite,
+        stats_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -21,5 +21,6 @@ Suite *replay_suite(void);
 Suite *jsonw_suite(void);
 Suite *config_suite(void);
 Suite *procfs_suite(void);
+Suite *stats_suite(void);
 
 #endif
