@@ -236,6 +236,14 @@ expect_grep "a nonexistent command: says so" \
 expect_one_line "a nonexistent command: one line" "$TMP/err"
 expect_eq "a nonexistent command: no directory left" "$(ls -A "$TMP/bad")" ""
 expect_status "a file that is not executable: 126" 126 run --out "$TMP/noexec" "$TMP/file"
+# A working directory that no longer exists: refused before anything starts.
+mkdir "$TMP/gone"
+(cd "$TMP/gone" && rmdir "$TMP/gone" && exec "$MEMSIM" run -- touch "$TMP/gone-marker") \
+    >"$TMP/out" 2>"$TMP/err"
+expect_eq "a deleted working directory: exit 2" "$?" 2
+expect_grep "a deleted working directory: named" "the current directory is not usable" "$TMP/err"
+expect_one_line "a deleted working directory: one line" "$TMP/err"
+expect_eq "a deleted working directory: nothing started" "$(test -e "$TMP/gone-marker" && echo ran)" ""
 expect_eq "not executable: the --out it made is gone" "$(test -e "$TMP/noexec" && echo there)" ""
 
 # Without libmemsim.so beside it (nor in ../lib/), memsim run says where it looked.
