@@ -954,7 +954,11 @@ void recorder_end(const char *reason, int status, int signal)
     if (!recorder_active() || getpid() != R.pid)
         return;
     end_info_t e = {.reason = reason, .status = status, .signal = signal};
-    if (trace_close_with(&R.trace, END_SLOT, fill_end, &e) == 0) {
+    /* Exiting normally, wait as long as a preempted writer may need on a
+     * loaded machine; in a signal handler the writer may be this thread,
+     * interrupted: wait briefly. */
+    uint64_t wait_ns = signal > 0 ? 100000000ull : 2000000000ull;
+    if (trace_close_with(&R.trace, END_SLOT, fill_end, &e, wait_ns) == 0) {
         atomic_store(&R.active, false);
         trace_finish(&R.trace);
     }

@@ -164,7 +164,8 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx)
+int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
+                     uint64_t max_wait_ns)
 {
     if (!t->base)
         return -1;
@@ -186,7 +187,7 @@ int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx)
      * writers still copying (a bounded wait: one may be this very thread,
      * interrupted by the signal that is ending the process). */
     for (uint64_t start = mono_ns(); atomic_load(&t->committed) < at;) {
-        if (mono_ns() - start > 100000000ull)
+        if (mono_ns() - start > max_wait_ns)
             break;
         sched_yield();
     }

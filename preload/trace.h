@@ -65,14 +65,15 @@ void trace_commit(trace_t *t, size_t len);
 int trace_append(trace_t *t, const char *rec, size_t len);
 
 /* Close the trace with a last record of len bytes: nothing reserved after
- * it is written.  Waits (at most about 100 ms) for the records reserved
+ * it is written.  Waits (at most max_wait_ns) for the records reserved
  * before it to be copied — threads still running while the process exits
  * would otherwise leave holes or half records under the end — then calls
  * fill(slot, len, records, ctx), where records is the number of records
  * in the file including this one; fill writes exactly len bytes.
  * 0, or -1 when already closed or there is no room. */
 typedef void (*trace_fill_fn)(char *slot, size_t len, uint64_t records, void *ctx);
-int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx);
+int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
+                     uint64_t max_wait_ns);
 
 /* Undo a close made by trace_close_with (an exec that failed): the file
  * is extended again and records follow the end record.  Records other

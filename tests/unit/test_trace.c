@@ -25,7 +25,7 @@ static void fill_text(char *slot, size_t len, uint64_t records, void *ctx)
 
 static int close_with(trace_t *t, const char *text)
 {
-    return trace_close_with(t, strlen(text), fill_text, (void *)text);
+    return trace_close_with(t, strlen(text), fill_text, (void *)text, 100000000ull);
 }
 
 static void setup(void)
