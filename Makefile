@@ -174,7 +174,7 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
 
-demo: $(MEMSIM) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
+demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
 	$(Q)sh scripts/demo.sh $(BUILD)
 
 install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)

@@ -48,6 +48,11 @@ echo "the end record:"
 tail -n 1 "$trace" | sed 's/ *$//; s/^/  /'
 cat <<'TXT'
 
-The analyzer (memsim-analyze: leaks, sites, gap findings, strategy replay)
-comes next; the trace above is its input.  Try: build/memsim run --help
+memsim-analyze: the trace, analyzed
+===================================
+TXT
+"$BUILD/memsim-analyze" "$OUT/run"
+cat <<'TXT'
+
+Try: build/memsim run --analyze ./your-program   (and --help on each command)
 TXT
