@@ -97,9 +97,11 @@ void summary_add(summary_t *s, const event_t *e)
         s->frees++;
         if (!live_remove(s, e->addr) && !e->inherited)
             s->unknown_frees++;
-        if (e->addr == s->last_alloc && e->addr)
+        /* Frees in between do not matter, only allocations (heaptrack). */
+        if (e->addr == s->last_alloc && e->addr) {
             s->temporaries++;
-        s->last_alloc = 0;
+            s->last_alloc = 0;
+        }
         break;
     case EV_REALLOC:
         s->allocations++;
@@ -107,6 +109,10 @@ void summary_add(summary_t *s, const event_t *e)
         s->bytes_allocated += e->size;
         if (!live_remove(s, e->old_addr) && e->has_old_size && !e->inherited)
             s->unknown_frees++;
+        /* A realloc frees its old block: a temporary if nothing was
+         * allocated since it (heaptrack sees a free and an allocation). */
+        if (e->old_addr == s->last_alloc && e->old_addr)
+            s->temporaries++;
         live_add(s, e->addr, e->size);
         s->last_alloc = e->addr;
         break;

@@ -6,7 +6,8 @@
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
  *   peak heap    the most requested bytes live at once, and when
- *   temporary    an allocation freed with no other allocation in between
+ *   temporary    an allocation freed (or realloc'ed) with no other
+ *                allocation in between; frees in between do not matter
  *                (heaptrack's definition)
  *   leaks        blocks still live at the end of the trace
  */
@@ -56,7 +57,7 @@ typedef struct summary_s {
     size_t npoints, points_cap;
     summary_phase_t *phases;
     size_t nphases, phases_cap;
-    uint64_t last_alloc;     /* address of the latest allocation, 0 after any free */
+    uint64_t last_alloc;     /* address of the latest allocation, 0 once it was freed */
 } summary_t;
 
 int summary_init(summary_t *s);

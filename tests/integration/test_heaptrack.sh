@@ -40,4 +40,21 @@ within=$(awk -v a="$ours" -v b="$ht_bytes" 'BEGIN { d = a - b; if (d < 0) d = -d
     print (d <= b / 100) ? "yes" : "no (" a " vs " b ")" }')
 expect_eq "peak heap agrees within 1% (memsim $peak + 72704, heaptrack $ht_peak)" "$within" yes
 
+# The same through memsim-analyze: calls, peak heap, leaks, temporaries.
+expect_status "det_heap's trace analyzed" 0 "$BUILD/memsim-analyze" --json --no-replay \
+    "$TMP"/m/memsim.det_heap.*.jsonl
+an_calls=$("$JSONQ" summary.allocations <"$TMP/out")
+an_peak=$("$JSONQ" summary.peak_heap_bytes <"$TMP/out")
+an_leak=$("$JSONQ" summary.leaked_bytes <"$TMP/out")
+an_temp=$("$JSONQ" summary.temporary_allocations <"$TMP/out")
+ht_leak=$(sed -n 's/^total memory leaked: \(.*\)$/\1/p' "$TMP/ht.txt" | awk '{v = $1 + 0;
+    u = substr($1, length($1)); if (u == "K") v *= 1000; if (u == "M") v *= 1000000; printf "%d", v}')
+ht_temp=$(sed -n 's/^temporary memory allocations: \([0-9]*\).*/\1/p' "$TMP/ht.txt")
+expect_eq "analyzer: allocation calls agree" "$((an_calls + 1))" "$ht_calls"
+expect_eq "analyzer: peak heap agrees within 1%" "$(awk -v a="$((an_peak + 72704))" -v b="$ht_bytes" \
+    'BEGIN { d = a - b; if (d < 0) d = -d; print (d <= b / 100) ? "yes" : "no" }')" yes
+expect_eq "analyzer: leaked bytes agree within 1% ($an_leak vs heaptrack's $ht_leak)" \
+    "$(awk -v a="$an_leak" -v b="$ht_leak" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d <= b / 100) ? "yes" : "no" }')" yes
+expect_eq "analyzer: temporary allocations agree" "$an_temp" "$ht_temp"
+
 summary
