@@ -174,19 +174,26 @@ int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
         if (at & TRACE_CLOSED)
             return -1;
     } while (!atomic_compare_exchange_weak(&t->head, &at, (at + len) | TRACE_CLOSED));
-    if (at + len > atomic_load(&t->mapped)) {
-        /* A signal may have interrupted a grower: never wait for it. */
-        if (pthread_mutex_trylock(&t->grow_lock))
+    uint64_t start = mono_ns();
+    /* Another thread may be growing the file right now: wait for its lock,
+     * but never block on it (a signal may have interrupted the grower,
+     * which may be this very thread). */
+    while (at + len > atomic_load(&t->mapped)) {
+        if (pthread_mutex_trylock(&t->grow_lock) == 0) {
+            int rc = grow_locked(t, at + len, -1);
+            pthread_mutex_unlock(&t->grow_lock);
+            if (rc)
+                return -1;
+            break;
+        }
+        if (mono_ns() - start > max_wait_ns)
             return -1;
-        int rc = grow_locked(t, at + len, -1);
-        pthread_mutex_unlock(&t->grow_lock);
-        if (rc)
-            return -1;
+        sched_yield();
     }
     /* Every byte below `at` was reserved before the close; wait for the
      * writers still copying (a bounded wait: one may be this very thread,
      * interrupted by the signal that is ending the process). */
-    for (uint64_t start = mono_ns(); atomic_load(&t->committed) < at;) {
+    while (atomic_load(&t->committed) < at) {
         if (mono_ns() - start > max_wait_ns)
             break;
         sched_yield();
