@@ -165,9 +165,10 @@ integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_
 endif
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE) $(LIBMEMSIM) $(BUILD)/programs/alloc_heavy
+bench: $(BENCHCORE) $(LIBMEMSIM) $(ANALYZE) $(BUILD)/programs/alloc_heavy
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/preload.sh $(BUILD)
+	$(Q)sh bench/analyze.sh $(BUILD)
 
 $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 	$(call say,CC,$<)
