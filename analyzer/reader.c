@@ -139,6 +139,133 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
     }
 }
 
+/* ---- the fast path ------------------------------------------------------- */
+
+typedef struct scan_s {
+    const char *p, *end;
+} scan_t;
+
+static bool lit(scan_t *s, const char *text)
+{
+    size_t n = strlen(text);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n))
+        return false;
+    s->p += n;
+    return true;
+}
+
+/* A JSON integer as memsim writes it: no sign for u64, no leading zero,
+ * at most INT64_MAX (what jansson accepts). */
+static bool u64(scan_t *s, uint64_t *v)
+{
+    const char *p = s->p;
+    if (p >= s->end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < s->end && p[1] >= '0' &&
+                                                 p[1] <= '9'))
+        return false;
+    uint64_t x = 0;
+    for (; p < s->end && *p >= '0' && *p <= '9'; p++) {
+        if (x > (UINT64_C(9223372036854775807) - (uint64_t)(*p - '0')) / 10)
+            return false;
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    s->p = p;
+    *v = x;
+    return true;
+}
+
+static bool i64(scan_t *s, int64_t *v)
+{
+    bool neg = lit(s, "-");
+    uint64_t x;
+    if (!u64(s, &x) || (neg && x == 0))
+        return false;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    return true;
+}
+
+/* ,"key": */
+static bool key(scan_t *s, const char *k)
+{
+    size_t n = strlen(k);
+    if ((size_t)(s->end - s->p) < n + 4 || s->p[0] != ',' || s->p[1] != '"' ||
+        memcmp(s->p + 2, k, n) || s->p[n + 2] != '"' || s->p[n + 3] != ':')
+        return false;
+    s->p += n + 4;
+    return true;
+}
+
+/* "fn":"name" — a plain function name: letters, digits, underscore. */
+static bool fn_value(scan_t *s)
+{
+    if (!key(s, "fn") || !lit(s, "\""))
+        return false;
+    while (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || (*s->p >= '0' && *s->p <= '9') ||
+                             *s->p == '_'))
+        s->p++;
+    return lit(s, "\"");
+}
+
+/* u64 or null into *v (0 for null), *present. */
+static bool u64_or_null(scan_t *s, uint64_t *v, bool *present)
+{
+    if (lit(s, "null")) {
+        *v = 0;
+        *present = false;
+        return true;
+    }
+    *present = true;
+    return u64(s, v);
+}
+
+/* The end of a record: optional ,"inherited":true, then "}", blanks, end. */
+static bool tail(scan_t *s, bool *inherited)
+{
+    *inherited = key(s, "inherited") && lit(s, "true");
+    if (!lit(s, "}"))
+        return false;
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+    return s->p == s->end;
+}
+
+/* Read line as one of memsim's hot record shapes; false: not exactly. */
+static bool fast(const char *line, size_t len, event_t *e)
+{
+    scan_t s = {line, line + len};
+    memset(e, 0, sizeof *e);
+    uint64_t sim;
+    bool present, inherited = false;
+    if (lit(&s, "{\"ev\":\"alloc\",\"t\":")) {
+        e->type = EV_ALLOC;
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+            !key(&s, "addr") || !u64(&s, &e->addr) || !key(&s, "size") || !u64(&s, &e->size) ||
+            !key(&s, "align") || !u64(&s, &e->align) || !key(&s, "stack") ||
+            !u64(&s, &e->stack) || !key(&s, "sim") || !u64_or_null(&s, &sim, &present))
+            return false;
+    } else if (lit(&s, "{\"ev\":\"free\",\"t\":")) {
+        e->type = EV_FREE;
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+            !key(&s, "addr") || !u64(&s, &e->addr) || !key(&s, "size") || !u64(&s, &e->size) ||
+            !key(&s, "stack") || !u64(&s, &e->stack))
+            return false;
+    } else if (lit(&s, "{\"ev\":\"realloc\",\"t\":")) {
+        e->type = EV_REALLOC;
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+            !key(&s, "old_addr") || !u64(&s, &e->old_addr) || !key(&s, "addr") ||
+            !u64(&s, &e->addr) || !key(&s, "old_size") ||
+            !u64_or_null(&s, &e->old_size, &e->has_old_size) || !key(&s, "size") ||
+            !u64(&s, &e->size) || !key(&s, "stack") || !u64(&s, &e->stack) ||
+            !key(&s, "sim") || !u64_or_null(&s, &sim, &present))
+            return false;
+    } else {
+        return false;
+    }
+    if (!tail(&s, &inherited))
+        return false;
+    e->inherited = e->type != EV_ALLOC && inherited;
+    return e->type != EV_ALLOC || !inherited;
+}
+
 int reader_next(reader_t *r, event_t *e)
 {
     for (;;) {
@@ -163,6 +290,11 @@ int reader_next(reader_t *r, event_t *e)
             fclose(r->f);
             r->f = NULL;
             return 0;
+        }
+        if (!r->no_fast && fast(r->line, (size_t)len, e)) {
+            r->fast++;
+            r->by_type[e->type]++;
+            return 1;
         }
         json_error_t err;
         r->obj = json_loadb(r->line, (size_t)len, 0, &err);

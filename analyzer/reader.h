@@ -2,9 +2,12 @@
  * reader: a memsim trace, one record at a time (streaming: memory does
  * not grow with the trace).
  *
- * Each line is parsed with jansson into an event; what a consumer needs
- * is copied into the event's fields, and the parsed object stays
- * available (json) until the next call.  Bad input never stops the
+ * The lines memsim writes most (alloc, free, realloc) are read by a fast
+ * path that knows their exact shape (docs/trace-format.md: keys in a fixed
+ * order); any line it does not recognize exactly goes to jansson, which
+ * parses everything else.  Those events have json == NULL.  For every
+ * other line the parsed object stays available (json) until the next
+ * call.  Bad input never stops the
  * reader: a line that is not a JSON object, misses a field its record
  * type needs, or has a mistyped one is counted and reported once with
  * its file and line (the first few of each kind), and skipped; an
@@ -76,6 +79,8 @@ typedef struct reader_s {
     long by_type[EV_COUNT];
     long messages;            /* problems reported so far */
     int version;              /* from meta; 0 before it */
+    bool no_fast;             /* parse every line with jansson (tests compare both ways) */
+    long fast;                /* lines the fast path read */
 } reader_t;
 
 /* Open path; 0, or -1 with a one-line message on stderr. */

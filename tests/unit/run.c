@@ -19,6 +19,7 @@ int main(void)
         stacks_suite,
         recorder_suite,
         replay_suite,
+        reader_suite,
         procfs_suite,
         stats_suite,
     };

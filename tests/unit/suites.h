@@ -18,6 +18,7 @@ Suite *livemap_suite(void);
 Suite *stacks_suite(void);
 Suite *recorder_suite(void);
 Suite *replay_suite(void);
+Suite *reader_suite(void);
 Suite *jsonw_suite(void);
 Suite *config_suite(void);
 Suite *procfs_suite(void);

@@ -1,0 +1,156 @@
+/*
+ * reader: the fast path for memsim's own line shapes reads exactly what
+ * jansson reads, on a large generated corpus with every variant the
+ * writer produces and near-misses it does not.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyzer/reader.h"
+#include "core/rng.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+static uint64_t big(rng_t *r)
+{
+    switch (rng_below(r, 4)) {
+    case 0: return rng_below(r, 10);
+    case 1: return rng_below(r, 1000000);
+    case 2: return rng_next(r) >> 1; /* up to INT64_MAX */
+    default: return INT64_MAX;
+    }
+}
+
+/* One line: mostly the writer's shapes, sometimes a near miss. */
+static void line(FILE *f, rng_t *r)
+{
+    uint64_t t = big(r), a = big(r), b = big(r), c = big(r), d = big(r);
+    int64_t tid = (int64_t)rng_below(r, 100000) - (rng_below(r, 10) == 0 ? 50000 : 0);
+    const char *pad = rng_below(r, 4) == 0 ? "      " : "";
+    const char *inh = rng_below(r, 5) == 0 ? ",\"inherited\":true" : "";
+    switch (rng_below(r, 12)) {
+    case 0: case 1: case 2:
+        fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"%s\","
+                   "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"align\":%" PRIu64 ",\"stack\":%"
+                   PRIu64 ",\"sim\":", t, tid, rng_below(r, 2) ? "malloc" : "posix_memalign", a, b,
+                c, d);
+        if (rng_below(r, 3))
+            fprintf(f, "%" PRIu64 "}\n", big(r));
+        else
+            fprintf(f, "null}\n");
+        break;
+    case 3: case 4: case 5:
+        fprintf(f, "{\"ev\":\"free\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"free\","
+                   "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"stack\":%" PRIu64 "%s}%s\n",
+                t, tid, a, b, c, inh, pad);
+        break;
+    case 6: case 7:
+        fprintf(f, "{\"ev\":\"realloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"realloc\","
+                   "\"old_addr\":%" PRIu64 ",\"addr\":%" PRIu64 ",\"old_size\":", t, tid, a, b);
+        if (rng_below(r, 4))
+            fprintf(f, "%" PRIu64, c);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\"size\":%" PRIu64 ",\"stack\":%" PRIu64 ",\"sim\":null%s}%s\n", d, big(r),
+                inh, pad);
+        break;
+    case 8: /* keys in another order: valid JSON, not the fast shape */
+        fprintf(f, "{\"ev\":\"alloc\",\"tid\":%" PRId64 ",\"t\":%" PRIu64 ",\"fn\":\"malloc\","
+                   "\"size\":%" PRIu64 ",\"addr\":%" PRIu64 ",\"align\":16,\"stack\":1,"
+                   "\"sim\":null}\n", tid, t, b, a);
+        break;
+    case 9: /* an extra key */
+        fprintf(f, "{\"ev\":\"free\",\"t\":%" PRIu64 ",\"tid\":1,\"fn\":\"free\",\"addr\":%" PRIu64
+                   ",\"size\":3,\"stack\":1,\"note\":\"x\"}\n", t, a);
+        break;
+    case 10: /* numbers a JSON reader refuses: leading zero, beyond int64 */
+        if (rng_below(r, 2))
+            fprintf(f, "{\"ev\":\"free\",\"t\":07,\"tid\":1,\"fn\":\"free\",\"addr\":1,"
+                       "\"size\":3,\"stack\":1}\n");
+        else
+            fprintf(f, "{\"ev\":\"alloc\",\"t\":1,\"tid\":1,\"fn\":\"malloc\",\"addr\":"
+                       "9223372036854775808,\"size\":3,\"align\":16,\"stack\":1,\"sim\":null}\n");
+        break;
+    default: /* cut short */
+        fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":1,\"fn\":\"mal\n", t);
+        break;
+    }
+}
+
+static void read_all(const char *path, bool no_fast, event_t **out, size_t *n, reader_t *r)
+{
+    ck_assert_int_eq(reader_open(r, path), 0);
+    r->no_fast = no_fast;
+    size_t cap = 1024;
+    *out = malloc(cap * sizeof **out);
+    *n = 0;
+    event_t e;
+    while (reader_next(r, &e)) {
+        if (*n == cap)
+            *out = realloc(*out, (cap *= 2) * sizeof **out);
+        e.json = NULL;
+        (*out)[(*n)++] = e;
+    }
+}
+
+START_TEST(fast_path_reads_what_jansson_reads)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
+    rng_t rng;
+    rng_seed(&rng, 2026);
+    for (int i = 0; i < 200000; i++)
+        line(f, &rng);
+    fclose(f);
+
+    /* jansson's problem messages go to stderr: keep the run quiet. */
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    event_t *a, *b;
+    size_t na, nb;
+    reader_t ra, rb;
+    read_all(path, true, &a, &na, &ra);
+    read_all(path, false, &b, &nb, &rb);
+    fclose(stderr);
+    stderr = saved;
+
+    ck_assert_uint_eq(na, nb);
+    ck_assert_int_eq(ra.bad_lines, rb.bad_lines);
+    for (int t = 0; t < EV_COUNT; t++)
+        ck_assert_int_eq(ra.by_type[t], rb.by_type[t]);
+    for (size_t i = 0; i < na; i++) {
+        const event_t *x = &a[i], *y = &b[i];
+        REQUIRE(x->type == y->type && x->t == y->t && x->tid == y->tid && x->addr == y->addr &&
+                    x->size == y->size && x->align == y->align && x->stack == y->stack &&
+                    x->old_addr == y->old_addr && x->old_size == y->old_size &&
+                    x->has_old_size == y->has_old_size && x->inherited == y->inherited,
+                "event %zu differs (type %d vs %d, t %" PRIu64 " vs %" PRIu64 ")", i, x->type,
+                y->type, x->t, y->t);
+    }
+    ck_assert_int_eq(ra.fast, 0);
+    ck_assert_int_gt(rb.fast, 100000); /* the fast path did most of the work */
+    ck_assert_int_gt(rb.bad_lines, 1000); /* and the near misses were there */
+    reader_close(&ra);
+    reader_close(&rb);
+    free(a);
+    free(b);
+    unlink(path);
+}
+END_TEST
+
+Suite *reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *tc = tcase_create("reader");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fast_path_reads_what_jansson_reads);
+    suite_add_tcase(s, tc);
+    return s;
+}
