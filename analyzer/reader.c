@@ -145,18 +145,20 @@ typedef struct scan_s {
     const char *p, *end;
 } scan_t;
 
-static bool lit(scan_t *s, const char *text)
+static inline bool lit_n(scan_t *s, const char *text, size_t n)
 {
-    size_t n = strlen(text);
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n))
         return false;
     s->p += n;
     return true;
 }
 
+/* Literal text: its length is a constant, so memcmp becomes a compare. */
+#define lit(s, text) lit_n((s), (text), sizeof(text) - 1)
+
 /* A JSON integer as memsim writes it: no sign for u64, no leading zero,
  * at most INT64_MAX (what jansson accepts). */
-static bool u64(scan_t *s, uint64_t *v)
+static inline bool u64(scan_t *s, uint64_t *v)
 {
     const char *p = s->p;
     if (p >= s->end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < s->end && p[1] >= '0' &&
@@ -184,15 +186,7 @@ static bool i64(scan_t *s, int64_t *v)
 }
 
 /* ,"key": */
-static bool key(scan_t *s, const char *k)
-{
-    size_t n = strlen(k);
-    if ((size_t)(s->end - s->p) < n + 4 || s->p[0] != ',' || s->p[1] != '"' ||
-        memcmp(s->p + 2, k, n) || s->p[n + 2] != '"' || s->p[n + 3] != ':')
-        return false;
-    s->p += n + 4;
-    return true;
-}
+#define key(s, k) lit_n((s), ",\"" k "\":", sizeof(k) + 3)
 
 /* "fn":"name" — a plain function name: letters, digits, underscore. */
 static bool fn_value(scan_t *s)
