@@ -83,7 +83,7 @@ PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap 
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 
-.PHONY: all test unit integration bench demo install uninstall clean deps
+.PHONY: all test unit integration bench demo install uninstall clean deps fuzz
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
@@ -174,6 +174,19 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
+
+# libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
+FUZZ_SECONDS ?= 20
+FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c \
+	$(CORE_SRC)
+fuzz: | $(DEPS_OK)
+	$(Q)if ! command -v clang >/dev/null 2>&1; then \
+		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \
+	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ && \
+	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) -lm && \
+	$(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
+		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 
 demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
 	$(Q)sh scripts/demo.sh $(BUILD)

@@ -28,6 +28,8 @@ const char *event_type_name(event_type_t t) { return t < EV_COUNT ? names[t] : "
 __attribute__((format(printf, 2, 3)))
 static void problem(reader_t *r, const char *fmt, ...)
 {
+    if (r->quiet)
+        return;
     if (r->messages++ >= MAX_MESSAGES) {
         if (r->messages == MAX_MESSAGES + 1)
             fprintf(stderr, "memsim-analyze: %s: more problems follow; counting them only\n",
@@ -271,7 +273,8 @@ int reader_next(reader_t *r, event_t *e)
         if (len < 0) {
             if (!r->ended && !r->truncated) {
                 r->truncated = true;
-                fprintf(stderr, "memsim-analyze: %s: no end record: the trace is truncated "
+                if (!r->quiet)
+                    fprintf(stderr, "memsim-analyze: %s: no end record: the trace is truncated "
                                 "(analyzed up to line %ld)\n", r->path, r->lineno);
             }
             return 0;
@@ -279,7 +282,8 @@ int reader_next(reader_t *r, event_t *e)
         r->lineno++;
         if (r->line[0] == '\0') {
             r->truncated = true;
-            fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
+            if (!r->quiet)
+                fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
                             "off, e.g. by SIGKILL)\n", r->path, r->lineno);
             fclose(r->f);
             r->f = NULL;

@@ -80,6 +80,7 @@ typedef struct reader_s {
     long messages;            /* problems reported so far */
     int version;              /* from meta; 0 before it */
     bool no_fast;             /* parse every line with jansson (tests compare both ways) */
+    bool quiet;               /* count problems, print none (the fuzzer) */
     long fast;                /* lines the fast path read */
 } reader_t;
 
