@@ -126,6 +126,27 @@ static void emit(jsonw_t *w)
         trace_append(&R.trace, w->buf, w->len);
 }
 
+/* A record too large for the stack (argv, the child list): formatted in
+ * a buffer from sysmem.  big_begin writes its head; false (counted as
+ * dropped) when there is no memory.  big_end emits it and frees the buffer. */
+static bool big_begin(jsonw_t *w, size_t cap, const char *ev, uint64_t t)
+{
+    char *buf = sysmem_alloc(cap);
+    if (!buf) {
+        atomic_fetch_add(&R.trace.dropped, 1);
+        return false;
+    }
+    jsonw_init(w, buf, cap);
+    head(w, ev, t);
+    return true;
+}
+
+static void big_end(jsonw_t *w)
+{
+    emit(w);
+    sysmem_free(w->buf, w->cap);
+}
+
 /* Copy a formatted record into a slot reserved earlier, padded with
  * spaces (JSON allows them) so that the slot's size never shows. */
 static void pad_into(char *slot, size_t size, jsonw_t *w)
@@ -585,15 +606,9 @@ void recorder_sample(const recorder_os_t *os)
         device_metrics(R.sim, &m);
         pthread_mutex_unlock(&R.sim_lock);
     }
-    size_t cap = 2048 + os->nchildren * 64;
-    char *buf = sysmem_alloc(cap);
-    if (!buf) {
-        atomic_fetch_add(&R.trace.dropped, 1);
-        return;
-    }
     jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, "sample", now_ns());
+    if (!big_begin(&w, 2048 + os->nchildren * 64, "sample", now_ns()))
+        return;
     jsonw_key_u64(&w, "rss", os->rss);
     jsonw_key_u64(&w, "hwm", os->hwm);
     /* The trace's reserved address range is memsim's, not the program's. */
@@ -629,8 +644,7 @@ void recorder_sample(const recorder_os_t *os)
     jsonw_array_end(&w);
     if (os->rollup)
         key_rollup(&w, os->rollup);
-    emit(&w);
-    sysmem_free(buf, cap);
+    big_end(&w);
 }
 
 void recorder_trim_trace(void)
@@ -669,17 +683,11 @@ static size_t argv_bytes(int argc, char *const argv[])
 
 static void write_meta(int argc, char **argv, const char *parent_trace)
 {
-    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(argc, argv);
-    char *buf = sysmem_alloc(cap);
-    if (!buf) {
-        atomic_fetch_add(&R.trace.dropped, 1);
-        return;
-    }
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
     jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, "meta", R.t0);
+    if (!big_begin(&w, 4096 + 6 * PATH_MAX + argv_bytes(argc, argv), "meta", R.t0))
+        return;
     jsonw_key_str(&w, "format", "memsim-trace");
     jsonw_key_u64(&w, "version", TRACE_FORMAT_VERSION);
     jsonw_key_i64(&w, "pid", R.pid);
@@ -698,8 +706,7 @@ static void write_meta(int argc, char **argv, const char *parent_trace)
         jsonw_key_str(&w, "parent_trace", parent_trace);
     else
         jsonw_key_null(&w, "parent_trace");
-    emit(&w);
-    sysmem_free(buf, cap);
+    big_end(&w);
 }
 
 
@@ -860,25 +867,24 @@ void recorder_fork_child(void)
     recorder_modules_changed();
 }
 
+/* A spawn or exec record: the child's pid (spawn only), path and argv. */
+static void write_launch(const char *ev, pid_t child, const char *path, char *const argv[])
+{
+    jsonw_t w;
+    if (!big_begin(&w, 4096 + 6 * PATH_MAX + argv_bytes(-1, argv), ev, now_ns()))
+        return;
+    if (child > 0)
+        jsonw_key_i64(&w, "child", child);
+    jsonw_key_str(&w, "path", path ? path : "");
+    write_argv(&w, "argv", -1, argv);
+    big_end(&w);
+}
+
 void recorder_spawned(pid_t child, const char *path, char *const argv[])
 {
     KEEP_ERRNO;
-    if (!recorder_active())
-        return;
-    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(-1, argv);
-    char *buf = sysmem_alloc(cap);
-    if (!buf) {
-        atomic_fetch_add(&R.trace.dropped, 1);
-        return;
-    }
-    jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, "spawn", now_ns());
-    jsonw_key_i64(&w, "child", child);
-    jsonw_key_str(&w, "path", path ? path : "");
-    write_argv(&w, "argv", -1, argv);
-    emit(&w);
-    sysmem_free(buf, cap);
+    if (recorder_active())
+        write_launch("spawn", child, path, argv);
 }
 
 void recorder_exec(const char *path, char *const argv[])
@@ -886,17 +892,7 @@ void recorder_exec(const char *path, char *const argv[])
     KEEP_ERRNO;
     if (!recorder_active() || getpid() != R.pid)
         return; /* a vfork child runs on its parent's memory: not ours */
-    size_t cap = 4096 + 6 * PATH_MAX + argv_bytes(-1, argv);
-    char *buf = sysmem_alloc(cap);
-    if (buf) {
-        jsonw_t w;
-        jsonw_init(&w, buf, cap);
-        head(&w, "exec", now_ns());
-        jsonw_key_str(&w, "path", path ? path : "");
-        write_argv(&w, "argv", -1, argv);
-        emit(&w);
-        sysmem_free(buf, cap);
-    }
+    write_launch("exec", 0, path, argv);
     recorder_end("exec", -1, -1);
 }
 
