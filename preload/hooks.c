@@ -48,17 +48,12 @@ extern void *__libc_pvalloc(size_t);
 
 static __thread int guard __attribute__((tls_model("initial-exec")));
 
-/* Blocks the real allocator handed out while a thread was inside memsim
- * (memsim's own tables, libunwind's, and glibc's thread-local storage of
- * the libunwind memsim loads, which glibc frees later on the program's
- * behalf): a free of one of them is no error of the program's. */
-static livemap_t quiet = LIVEMAP_INITIALIZER;
-
+/* Blocks allocated inside memsim go to livemap_quiet (see livemap.h). */
 static void *quiet_note(void *p, size_t n)
 {
     if (p) {
         livemap_entry_t e = {.addr = (uintptr_t)p, .size = n};
-        livemap_put(&quiet, &e);
+        livemap_put(&livemap_quiet, &e);
     }
     return p;
 }
@@ -66,7 +61,7 @@ static void *quiet_note(void *p, size_t n)
 static bool quiet_forget(void *p)
 {
     livemap_entry_t e;
-    return livemap_take(&quiet, (uintptr_t)p, &e);
+    return livemap_take(&livemap_quiet, (uintptr_t)p, &e);
 }
 static _Atomic bool started; /* start-up done (traced or not) */
 static bool track_maps;      /* MEMSIM_MMAP */
@@ -235,6 +230,7 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
             signals_install();
             sample_ms = cfg.sample_ms;
             poller_start(sample_ms, guard_forever);
+            recorder_writer_start(guard_forever);
         }
     }
     atomic_store(&started, true);
@@ -296,8 +292,7 @@ EXPORT void free(void *p)
         return;
     }
     guard = 1;
-    if (!recorder_free(FN_FREE, p) && !quiet_forget(p))
-        recorder_unknown_free(FN_FREE, p);
+    recorder_free(FN_FREE, p);
     __libc_free(p);
     guard = 0;
 }
@@ -325,8 +320,7 @@ static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, s
         if (p)
             recorder_alloc(fn, p, bytes, 16);
     } else if (bytes == 0 && fn == FN_REALLOC) {
-        if (!recorder_free(fn, old) && !quiet_forget(old)) /* glibc frees, returns NULL */
-            recorder_unknown_free(fn, old);
+        recorder_free(fn, old); /* glibc frees, returns NULL */
         p = call(old, k, n);
     } else {
         recorder_move_t m;
@@ -480,8 +474,10 @@ static void atfork_child(void)
 {
     recorder_fork_child();
     poller_forget(); /* the thread stayed in the parent */
-    if (recorder_active())
+    if (recorder_active()) {
         poller_start(sample_ms, guard_forever);
+        recorder_writer_start(guard_forever);
+    }
     guard = 0;
 }
 

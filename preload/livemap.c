@@ -10,11 +10,12 @@
 #include "preload/sysmem.h"
 
 #define SHARDS LIVEMAP_SHARDS
-#define MIN_SLOTS 1024
+#define MIN_SLOTS 64
 
 typedef livemap_shard_t shard_t;
 
 livemap_t livemap_program = LIVEMAP_INITIALIZER;
+livemap_t livemap_quiet = LIVEMAP_INITIALIZER;
 
 static inline uint64_t mix(uint64_t a) { return (a >> 4) * 0x9E3779B97F4A7C15ull; }
 static inline shard_t *shard_of(livemap_t *m, uint64_t a) { return &m->shards[mix(a) >> 58]; }
@@ -47,45 +48,35 @@ static bool grow_locked(shard_t *s)
     return true;
 }
 
-bool livemap_put(livemap_t *m, const livemap_entry_t *e)
+/* Insert or replace in shard s, whose lock (if any) the caller holds;
+ * returns the change in entries (0 or 1), or -1 without memory. */
+static int put_in(shard_t *s, const livemap_entry_t *e, uint64_t *old_size)
 {
-    shard_t *s = shard_of(m, e->addr);
-    pthread_mutex_lock(&s->lock);
+    *old_size = 0;
     if (s->slots) {
         for (uint64_t i = home(s, e->addr); s->slots[i].addr; i = (i + 1) & s->mask) {
             if (s->slots[i].addr == e->addr) {
-                m->bytes += e->size - s->slots[i].size;
+                *old_size = s->slots[i].size;
                 s->slots[i] = *e;
-                pthread_mutex_unlock(&s->lock);
-                return true;
+                return 0;
             }
         }
     }
-    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s)) {
-        pthread_mutex_unlock(&s->lock);
-        return false;
-    }
+    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s))
+        return -1;
     put_fresh_locked(s, e);
-    pthread_mutex_unlock(&s->lock);
-    m->count++;
-    m->bytes += e->size;
-    return true;
+    return 1;
 }
 
-bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
+/* Remove addr from shard s (its lock held); true when it was there. */
+static bool take_in(shard_t *s, uint64_t addr, livemap_entry_t *out)
 {
-    shard_t *s = shard_of(m, addr);
-    pthread_mutex_lock(&s->lock);
-    if (!s->slots) {
-        pthread_mutex_unlock(&s->lock);
+    if (!s->slots)
         return false;
-    }
     uint64_t i = home(s, addr);
     for (;; i = (i + 1) & s->mask) {
-        if (!s->slots[i].addr) {
-            pthread_mutex_unlock(&s->lock);
+        if (!s->slots[i].addr)
             return false;
-        }
         if (s->slots[i].addr == addr)
             break;
     }
@@ -101,9 +92,60 @@ bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
     }
     s->slots[hole].addr = 0;
     s->count--;
+    return true;
+}
+
+bool livemap_put(livemap_t *m, const livemap_entry_t *e)
+{
+    shard_t *s = shard_of(m, e->addr);
+    uint64_t old;
+    pthread_mutex_lock(&s->lock);
+    int added = put_in(s, e, &old);
     pthread_mutex_unlock(&s->lock);
-    m->count--;
-    m->bytes -= out->size;
+    if (added < 0)
+        return false;
+    m->count += (uint64_t)added;
+    m->bytes += e->size - old;
+    return true;
+}
+
+bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
+{
+    shard_t *s = shard_of(m, addr);
+    pthread_mutex_lock(&s->lock);
+    bool found = take_in(s, addr, out);
+    pthread_mutex_unlock(&s->lock);
+    if (found) {
+        m->count--;
+        m->bytes -= out->size;
+    }
+    return found;
+}
+
+/* The totals change by plain stores: one writer, readers see whole values. */
+static inline void add_relaxed(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+}
+
+bool livemap_put_locked(livemap_t *m, const livemap_entry_t *e)
+{
+    uint64_t old;
+    int added = put_in(shard_of(m, e->addr), e, &old);
+    if (added < 0)
+        return false;
+    add_relaxed(&m->count, (uint64_t)added);
+    add_relaxed(&m->bytes, e->size - old);
+    return true;
+}
+
+bool livemap_take_locked(livemap_t *m, uint64_t addr, livemap_entry_t *out)
+{
+    if (!take_in(shard_of(m, addr), addr, out))
+        return false;
+    add_relaxed(&m->count, (uint64_t)-1);
+    add_relaxed(&m->bytes, -out->size);
     return true;
 }
 

@@ -1,6 +1,8 @@
 /*
- * livemap: the program's live allocations, address -> (requested size,
- * simulated address, stack), shared by all threads.
+ * livemap: address -> (requested size, simulated address, stack, owner):
+ * the program's live allocations (touched only by the ring's consumer:
+ * the _locked calls) and the blocks memsim's own work made (every thread:
+ * the locking calls).
  *
  * 64 shards chosen by address hash, each an open-addressing table under
  * its own mutex, so threads rarely meet on a lock and never hold one
@@ -49,6 +51,12 @@ typedef struct livemap_s {
 bool livemap_put(livemap_t *m, const livemap_entry_t *e);
 /* Remove addr; true and *out filled when it was there. */
 bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out);
+/* The same for a map whose every user is serialized by the caller (the
+ * recorder's live map: only the ring's consumer touches it): no shard
+ * lock is taken.  Never mix with the locking calls on one map while
+ * other threads use it. */
+bool livemap_put_locked(livemap_t *m, const livemap_entry_t *e);
+bool livemap_take_locked(livemap_t *m, uint64_t addr, livemap_entry_t *out);
 /* Entries and bytes live now. */
 uint64_t livemap_count(const livemap_t *m);
 uint64_t livemap_bytes(const livemap_t *m);
@@ -60,5 +68,10 @@ void livemap_clear(livemap_t *m);
 
 /* The program's live blocks, as the recorder keeps them. */
 extern livemap_t livemap_program;
+/* Blocks the real allocator handed out while a thread was inside memsim
+ * (memsim's own tables, libunwind's, glibc's thread-local storage of the
+ * libunwind memsim loads, which glibc frees later on the program's
+ * behalf): a free of one of them is no error of the program's. */
+extern livemap_t livemap_quiet;
 
 #endif

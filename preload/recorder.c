@@ -18,6 +18,8 @@
 #include "core/procfs.h"
 #include "include/memsim.h"
 #include "preload/jsonw.h"
+#include "preload/recfmt.h"
+#include "preload/ring.h"
 #include "preload/stacks.h"
 #include "preload/sysmem.h"
 #include "preload/trace.h"
@@ -36,8 +38,7 @@ static struct {
     uint64_t t0;               /* CLOCK_MONOTONIC at start, ns */
     char exe[PATH_MAX];        /* /proc/self/exe */
     char exe_base[256];
-    device_t *sim;             /* shadow device, or NULL */
-    pthread_mutex_t sim_lock;
+    device_t *sim;             /* shadow device, or NULL; the ring's consumer's */
     _Atomic uint64_t unknown_frees;
     struct {
         uintptr_t base, size;
@@ -49,8 +50,7 @@ static struct {
     uint64_t trimmed;            /* trace bytes already given back (poller only) */
     int argc;                  /* the process's arguments, for a fork child's meta */
     char **argv;
-} R = {.sim_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
-       .modules_lock = PTHREAD_MUTEX_INITIALIZER};
+} R = {.modules_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
 
@@ -147,6 +147,21 @@ static void big_end(jsonw_t *w)
     sysmem_free(w->buf, w->cap);
 }
 
+/* The same, written after everything the ring holds (see sync_begin). */
+static void sync_begin(void);
+static void sync_end(void);
+static void big_end_synced(jsonw_t *w)
+{
+    jsonw_line_end(w);
+    sync_begin();
+    if (w->overflow)
+        atomic_fetch_add(&R.trace.dropped, 1);
+    else
+        trace_append(&R.trace, w->buf, w->len);
+    sync_end();
+    sysmem_free(w->buf, w->cap);
+}
+
 /* Copy a formatted record into a slot reserved earlier, padded with
  * spaces (JSON allows them) so that the slot's size never shows. */
 static void pad_into(char *slot, size_t size, jsonw_t *w)
@@ -204,14 +219,14 @@ static uint64_t capture_stack(void)
 
 /* ---- the shadow device ------------------------------------------------------ */
 
+/* The device is touched only by the ring's consumer (or with the role
+ * held), so it needs no lock of its own. */
 static uint64_t sim_alloc(size_t size, size_t align)
 {
     if (!R.sim)
         return LIVEMAP_NO_SIM;
     device_result_t r;
-    pthread_mutex_lock(&R.sim_lock);
     int rc = device_alloc(R.sim, size ? size : 1, align ? align : 1, 0, &r);
-    pthread_mutex_unlock(&R.sim_lock);
     return rc ? LIVEMAP_NO_SIM : r.addr;
 }
 
@@ -220,20 +235,27 @@ static void sim_free(uint64_t addr)
     if (!R.sim || addr == LIVEMAP_NO_SIM)
         return;
     device_result_t r;
-    pthread_mutex_lock(&R.sim_lock);
     device_free(R.sim, addr, &r);
-    pthread_mutex_unlock(&R.sim_lock);
 }
 
-static void key_sim(jsonw_t *w, uint64_t sim)
+/* ---- heap events: the program's side ------------------------------------------- */
+
+/* A heap event costs the program's thread its stack, its time and a slot
+ * in the ring; the consumer (below) does the rest in the ring's order. */
+static void post(ring_kind_t kind, recorder_fn_t fn, uint64_t addr, uint64_t size, uint64_t aux,
+                 uint64_t stack, uint64_t t)
 {
-    if (sim == LIVEMAP_NO_SIM)
-        jsonw_key_null(w, "sim");
-    else
-        jsonw_key_u64(w, "sim", sim);
+    ring_slot_t *s = ring_claim();
+    s->kind = (uint8_t)kind;
+    s->fn = (uint8_t)fn;
+    s->tid = tid();
+    s->t = t;
+    s->addr = addr;
+    s->size = size;
+    s->aux = aux;
+    s->stack = stack;
+    ring_publish(s);
 }
-
-/* ---- heap events -------------------------------------------------------------- */
 
 void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
 {
@@ -241,63 +263,16 @@ void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
     if (!recorder_active())
         return;
     uint64_t stack = capture_stack();
-    livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = stack,
-                         .sim = sim_alloc(size, align), .owner = R.pid};
-    livemap_put(&livemap_program, &e);
-    char buf[RECORD_MAX];
-    jsonw_t w;
-    jsonw_init(&w, buf, sizeof buf);
-    head(&w, "alloc", now_ns());
-    jsonw_key_str(&w, "fn", fn_names[fn]);
-    jsonw_key_u64(&w, "addr", e.addr);
-    jsonw_key_u64(&w, "size", size);
-    jsonw_key_u64(&w, "align", align);
-    jsonw_key_u64(&w, "stack", stack);
-    key_sim(&w, e.sim);
-    emit(&w);
+    post(RING_ALLOC, fn, (uintptr_t)p, size, align, stack, now_ns());
 }
 
-bool recorder_free(recorder_fn_t fn, const void *p)
-{
-    KEEP_ERRNO;
-    if (!recorder_active())
-        return true;
-    livemap_entry_t e;
-    if (!livemap_take(&livemap_program, (uintptr_t)p, &e))
-        return false;
-    uint64_t stack = capture_stack();
-    sim_free(e.sim);
-    char buf[RECORD_MAX];
-    jsonw_t w;
-    jsonw_init(&w, buf, sizeof buf);
-    head(&w, "free", now_ns());
-    jsonw_key_str(&w, "fn", fn_names[fn]);
-    jsonw_key_u64(&w, "addr", e.addr);
-    jsonw_key_u64(&w, "size", e.size);
-    jsonw_key_u64(&w, "stack", stack);
-    if (e.owner != R.pid)
-        jsonw_key_bool(&w, "inherited", true); /* allocated before a fork */
-    emit(&w);
-    return true;
-}
-
-void recorder_unknown_free(recorder_fn_t fn, const void *p)
+void recorder_free(recorder_fn_t fn, const void *p)
 {
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    /* Allocated before tracing started, or not by this heap. */
-    atomic_fetch_add(&R.unknown_frees, 1);
     uint64_t stack = capture_stack();
-    char buf[RECORD_MAX];
-    jsonw_t w;
-    jsonw_init(&w, buf, sizeof buf);
-    head(&w, "error", now_ns());
-    jsonw_key_str(&w, "kind", "unknown_free");
-    jsonw_key_str(&w, "fn", fn_names[fn]);
-    jsonw_key_u64(&w, "addr", (uintptr_t)p);
-    jsonw_key_u64(&w, "stack", stack);
-    emit(&w);
+    post(RING_FREE, fn, (uintptr_t)p, 0, 0, stack, now_ns());
 }
 
 void recorder_realloc_begin(recorder_move_t *m, const void *old)
@@ -306,54 +281,203 @@ void recorder_realloc_begin(recorder_move_t *m, const void *old)
     memset(m, 0, sizeof *m);
     if (!recorder_active())
         return;
-    m->known = livemap_take(&livemap_program, (uintptr_t)old, &m->old);
-    if (!m->known)
-        m->old.addr = (uintptr_t)old;
+    m->old.addr = (uintptr_t)old;
     m->stack = capture_stack();
-    m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
     m->t = now_ns();
+    /* Claimed before the real call: an allocation that reuses the old
+     * address after it is claimed later, so it comes after in the trace. */
+    m->ring = ring_claim();
 }
 
 void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, size_t size)
 {
     KEEP_ERRNO;
-    if (!m->t)
+    ring_slot_t *s = m->ring;
+    if (!s)
         return; /* begin ran untraced */
+    s->kind = RING_REALLOC;
+    s->fn = (uint8_t)fn;
+    s->tid = tid();
+    s->t = m->t;
+    s->addr = (uintptr_t)p;
+    s->size = size;
+    s->aux = m->old.addr;
+    s->stack = m->stack;
+    ring_publish(s);
+}
+
+/* ---- heap events: the consumer -------------------------------------------------- */
+
+/* The hot records, formatted with recfmt (their shapes are those of
+ * docs/trace-format.md, byte for byte what jsonw would write). */
+static char *hot_head(char *p, const char *ev_lit, size_t ev_len, const ring_slot_t *s)
+{
+    p = recfmt_lit(p, ev_lit, ev_len);
+    p = recfmt_u64(p, s->t - R.t0);
+    p = RECFMT_LIT(p, ",\"tid\":");
+    p = recfmt_i64(p, s->tid);
+    p = RECFMT_LIT(p, ",\"fn\":\"");
+    const char *fn = fn_names[s->fn < FN_COUNT ? s->fn : FN_MALLOC];
+    return recfmt_lit(p, fn, strlen(fn));
+}
+#define HOT_HEAD(p, ev, s) hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (s))
+
+static char *hot_sim(char *p, uint64_t sim)
+{
+    p = RECFMT_LIT(p, ",\"sim\":");
+    return sim == LIVEMAP_NO_SIM ? RECFMT_LIT(p, "null") : recfmt_u64(p, sim);
+}
+
+static void hot_emit(const char *buf, char *p)
+{
+    p = RECFMT_LIT(p, "}\n");
+    trace_append(&R.trace, buf, (size_t)(p - buf));
+}
+
+static void head_of(jsonw_t *w, const char *ev, const ring_slot_t *s)
+{
+    jsonw_object_begin(w);
+    jsonw_key_str(w, "ev", ev);
+    jsonw_key_u64(w, "t", s->t - R.t0);
+    jsonw_key_i64(w, "tid", s->tid);
+}
+
+static void consume_alloc(const ring_slot_t *s)
+{
+    livemap_entry_t e = {.addr = s->addr, .size = s->size, .stack = s->stack,
+                         .sim = sim_alloc(s->size, s->aux), .owner = R.pid};
+    livemap_put_locked(&livemap_program, &e);
+    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "alloc", s);
+    p = RECFMT_LIT(p, "\",\"addr\":");
+    p = recfmt_u64(p, e.addr);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, e.size);
+    p = RECFMT_LIT(p, ",\"align\":");
+    p = recfmt_u64(p, s->aux);
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, s->stack);
+    p = hot_sim(p, e.sim);
+    hot_emit(buf, p);
+}
+
+/* A free of no live block of the program's: a block memsim's own work
+ * made (the hooks note those in livemap_quiet: glibc may free them on the
+ * program's behalf) is no error; anything else is. */
+static void consume_unknown_free(const ring_slot_t *s)
+{
+    livemap_entry_t q;
+    if (livemap_take(&livemap_quiet, s->addr, &q))
+        return;
+    atomic_fetch_add(&R.unknown_frees, 1);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    if (!p) {
-        if (m->known)
-            livemap_put(&livemap_program, &m->old); /* the old block stays */
-        head(&w, "realloc_failed", m->t);
-        jsonw_key_str(&w, "fn", fn_names[fn]);
-        jsonw_key_u64(&w, "addr", m->old.addr);
-        jsonw_key_u64(&w, "size", clamp63(size));
-        jsonw_key_u64(&w, "stack", m->stack);
-    } else {
-        if (m->known)
-            sim_free(m->old.sim);
-        else
-            atomic_fetch_add(&R.unknown_frees, 1);
-        livemap_entry_t e = {.addr = (uintptr_t)p, .size = size, .stack = m->stack,
-                             .sim = sim_alloc(size, 16), .owner = R.pid};
-        livemap_put(&livemap_program, &e);
-        head(&w, "realloc", m->t);
-        jsonw_key_str(&w, "fn", fn_names[fn]);
-        jsonw_key_u64(&w, "old_addr", m->old.addr);
-        jsonw_key_u64(&w, "addr", e.addr);
-        if (m->known)
-            jsonw_key_u64(&w, "old_size", m->old.size);
-        else
-            jsonw_key_null(&w, "old_size");
-        jsonw_key_u64(&w, "size", size);
-        jsonw_key_u64(&w, "stack", m->stack);
-        key_sim(&w, e.sim);
-        if (m->known && m->old.owner != R.pid)
-            jsonw_key_bool(&w, "inherited", true);
+    head_of(&w, "error", s);
+    jsonw_key_str(&w, "kind", "unknown_free");
+    jsonw_key_str(&w, "fn", fn_names[s->fn]);
+    jsonw_key_u64(&w, "addr", s->addr);
+    jsonw_key_u64(&w, "stack", s->stack);
+    emit(&w);
+}
+
+static void consume_free(const ring_slot_t *s)
+{
+    livemap_entry_t e;
+    if (!livemap_take_locked(&livemap_program, s->addr, &e)) {
+        consume_unknown_free(s);
+        return;
     }
-    if (m->slot)
-        fill_slot(m->slot, &w);
+    sim_free(e.sim);
+    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "free", s);
+    p = RECFMT_LIT(p, "\",\"addr\":");
+    p = recfmt_u64(p, e.addr);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, e.size);
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, s->stack);
+    if (e.owner != R.pid)
+        p = RECFMT_LIT(p, ",\"inherited\":true"); /* allocated before a fork */
+    hot_emit(buf, p);
+}
+
+static void consume_realloc(const ring_slot_t *s)
+{
+    char buf[RECFMT_MAX], *p;
+    if (!s->addr) { /* failed: the old block stays */
+        p = HOT_HEAD(buf, "realloc_failed", s);
+        p = RECFMT_LIT(p, "\",\"addr\":");
+        p = recfmt_u64(p, s->aux);
+        p = RECFMT_LIT(p, ",\"size\":");
+        p = recfmt_u64(p, clamp63(s->size));
+        p = RECFMT_LIT(p, ",\"stack\":");
+        p = recfmt_u64(p, s->stack);
+        hot_emit(buf, p);
+        return;
+    }
+    livemap_entry_t old;
+    bool known = livemap_take_locked(&livemap_program, s->aux, &old);
+    if (known)
+        sim_free(old.sim);
+    else
+        atomic_fetch_add(&R.unknown_frees, 1);
+    livemap_entry_t e = {.addr = s->addr, .size = s->size, .stack = s->stack,
+                         .sim = sim_alloc(s->size, 16), .owner = R.pid};
+    livemap_put_locked(&livemap_program, &e);
+    p = HOT_HEAD(buf, "realloc", s);
+    p = RECFMT_LIT(p, "\",\"old_addr\":");
+    p = recfmt_u64(p, s->aux);
+    p = RECFMT_LIT(p, ",\"addr\":");
+    p = recfmt_u64(p, e.addr);
+    p = RECFMT_LIT(p, ",\"old_size\":");
+    p = known ? recfmt_u64(p, old.size) : RECFMT_LIT(p, "null");
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, e.size);
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, s->stack);
+    p = hot_sim(p, e.sim);
+    if (known && old.owner != R.pid)
+        p = RECFMT_LIT(p, ",\"inherited\":true");
+    hot_emit(buf, p);
+}
+
+static void consume(const ring_slot_t *s)
+{
+    switch (s->kind) {
+    case RING_ALLOC:
+        consume_alloc(s);
+        break;
+    case RING_FREE:
+        consume_free(s);
+        break;
+    case RING_REALLOC:
+        consume_realloc(s);
+        break;
+    default: /* RING_LOST */
+        atomic_fetch_add(&R.trace.dropped, 1);
+        break;
+    }
+}
+
+/* Records whose place among the heap events matters (mappings, phases,
+ * samples, processes) are written with the consumer role held, after
+ * everything claimed before them: sync_begin / sync_end. */
+static void sync_begin(void)
+{
+    ring_lock();
+    ring_flush_locked(2000000000ull);
+}
+
+static void sync_end(void) { ring_unlock(); }
+
+int recorder_writer_start(void (*enter_guard)(void)) { return ring_writer_start(enter_guard); }
+
+void recorder_flush(void)
+{
+    KEEP_ERRNO;
+    if (!ring_ready())
+        return;
+    sync_begin();
+    sync_end();
 }
 
 /* ---- mappings ------------------------------------------------------------------ */
@@ -375,7 +499,9 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     jsonw_key_i64(&w, "flags", flags);
     jsonw_key_i64(&w, "fd", fd);
     jsonw_key_u64(&w, "stack", stack);
+    sync_begin();
     emit(&w);
+    sync_end();
     atomic_fetch_add(&R.mmap_live, len);
 }
 
@@ -396,7 +522,9 @@ void recorder_munmap(const void *p, size_t len)
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
     jsonw_key_u64(&w, "size", len);
     jsonw_key_u64(&w, "stack", stack);
+    sync_begin();
     emit(&w);
+    sync_end();
 }
 
 void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
@@ -408,7 +536,9 @@ void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
     m->old.addr = (uintptr_t)old;
     m->old.size = old_len;
     m->stack = capture_stack();
+    sync_begin();
     m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
+    sync_end();
     m->t = now_ns();
 }
 
@@ -451,7 +581,9 @@ void recorder_phase(const char *name, bool begin)
         jsonw_key(&w, "name");
         jsonw_strn(&w, name ? name : "", n);
     }
+    sync_begin();
     emit(&w);
+    sync_end();
 }
 
 static void write_module(const char *op, const char *path, uintptr_t base, uintptr_t size)
@@ -600,15 +732,14 @@ void recorder_sample(const recorder_os_t *os)
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    device_metrics_t m = {0};
-    if (R.sim) {
-        pthread_mutex_lock(&R.sim_lock);
-        device_metrics(R.sim, &m);
-        pthread_mutex_unlock(&R.sim_lock);
-    }
     jsonw_t w;
     if (!big_begin(&w, 2048 + os->nchildren * 64, "sample", now_ns()))
         return;
+    /* The live figures as of this moment: everything claimed before. */
+    sync_begin();
+    device_metrics_t m = {0};
+    if (R.sim)
+        device_metrics(R.sim, &m);
     jsonw_key_u64(&w, "rss", os->rss);
     jsonw_key_u64(&w, "hwm", os->hwm);
     /* The trace's reserved address range is memsim's, not the program's. */
@@ -645,6 +776,7 @@ void recorder_sample(const recorder_os_t *os)
     if (os->rollup)
         key_rollup(&w, os->rollup);
     big_end(&w);
+    sync_end();
 }
 
 void recorder_trim_trace(void)
@@ -777,6 +909,11 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
     copy_str(R.exe, sizeof R.exe, exe_path ? exe_path : "");
     const char *slash = strrchr(R.exe, '/');
     copy_str(R.exe_base, sizeof R.exe_base, slash ? slash + 1 : R.exe);
+    if (ring_init(consume)) {
+        if (errlen)
+            copy_str(err, errlen, "memsim: cannot map the event ring; tracing is off");
+        return -1;
+    }
     if (open_trace(err, errlen))
         return -1;
     const char *why = NULL;
@@ -804,9 +941,13 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
 
 void recorder_fork_prepare(void)
 {
+    /* The child inherits the live map and the device as of now: drain
+     * the ring first, and keep the role until fork() returns. */
+    if (ring_ready())
+        sync_begin();
     stacks_lock();
     livemap_lock_all(&livemap_program);
-    pthread_mutex_lock(&R.sim_lock);
+    livemap_lock_all(&livemap_quiet);
     pthread_mutex_lock(&R.modules_lock);
     pthread_mutex_lock(&R.trace.grow_lock);
 }
@@ -815,9 +956,11 @@ static void fork_unlock(void)
 {
     pthread_mutex_unlock(&R.trace.grow_lock);
     pthread_mutex_unlock(&R.modules_lock);
-    pthread_mutex_unlock(&R.sim_lock);
+    livemap_unlock_all(&livemap_quiet);
     livemap_unlock_all(&livemap_program);
     stacks_unlock();
+    if (ring_ready())
+        sync_end();
 }
 
 void recorder_fork_parent(void) { fork_unlock(); }
@@ -832,12 +975,16 @@ void recorder_forked(pid_t child)
     jsonw_init(&w, buf, sizeof buf);
     head(&w, "fork", now_ns());
     jsonw_key_i64(&w, "child", child);
+    sync_begin();
     emit(&w);
+    sync_end();
 }
 
 void recorder_fork_child(void)
 {
     KEEP_ERRNO;
+    if (ring_ready())
+        ring_fork_child(); /* what the parent's threads claimed is the parent's */
     fork_unlock();
     my_tid = 0;
     if (!recorder_active())
@@ -877,7 +1024,7 @@ static void write_launch(const char *ev, pid_t child, const char *path, char *co
         jsonw_key_i64(&w, "child", child);
     jsonw_key_str(&w, "path", path ? path : "");
     write_argv(&w, "argv", -1, argv);
-    big_end(&w);
+    big_end_synced(&w);
 }
 
 void recorder_spawned(pid_t child, const char *path, char *const argv[])
@@ -908,7 +1055,9 @@ void recorder_exec_failed(int err)
     jsonw_init(&w, buf, sizeof buf);
     head(&w, "exec_failed", now_ns());
     jsonw_key_i64(&w, "errno", err);
+    sync_begin();
     emit(&w);
+    sync_end();
 }
 
 typedef struct end_info_s {
@@ -954,8 +1103,21 @@ void recorder_end(const char *reason, int status, int signal)
      * loaded machine; in a signal handler the writer may be this thread,
      * interrupted: wait briefly. */
     uint64_t wait_ns = signal > 0 ? 100000000ull : 2000000000ull;
+    bool role = false;
+    if (ring_ready()) {
+        /* A signal may have interrupted this thread between claiming a
+         * slot and filling it: nobody else will fill it. */
+        if (signal > 0)
+            ring_abandon_pending();
+        role = ring_lock_timed(wait_ns) == 0;
+        uint64_t lost = role ? ring_flush_locked(wait_ns)
+                             : ring_claimed() - ring_consumed();
+        atomic_fetch_add(&R.trace.dropped, lost);
+    }
     if (trace_close_with(&R.trace, END_SLOT, fill_end, &e, wait_ns) == 0) {
         atomic_store(&R.active, false);
         trace_finish(&R.trace);
     }
+    if (role)
+        ring_unlock();
 }

@@ -6,11 +6,13 @@
  * One recorder per process.  Every function is safe to call from any
  * thread; none allocates through malloc (tables come from sysmem, the
  * shadow device's own allocations go to the real allocator because the
- * hooks' reentrancy guard is held).  Ordering rules the hooks follow:
+ * hooks' reentrancy guard is held).  Heap events pass through the ring
+ * (preload/ring.h) to its consumer, which alone touches the live map and
+ * the shadow device.  Ordering rules the hooks follow:
  *   - record a free (or munmap) before calling the real function;
  *   - record an allocation after the real function returned;
- *   - realloc and mremap reserve their record before the real call and
- *     fill it in after (recorder_realloc_begin/_end),
+ *   - realloc claims its slot (mremap reserves its record) before the
+ *     real call and fills it in after (recorder_realloc_begin/_end),
  * so a free is always in the trace before an allocation that reuses the
  * address, whatever the threads do.
  */
@@ -24,6 +26,7 @@
 
 #include "preload/config.h"
 #include "preload/livemap.h"
+#include "preload/ring.h"
 
 typedef enum recorder_fn_e {
     FN_MALLOC,
@@ -57,18 +60,23 @@ bool recorder_active(void);
 const char *recorder_output(void);
 const char *recorder_trace_path(void);
 
+/* Heap events go through the ring (preload/ring.h): the calling thread
+ * captures the stack and time and fills a slot; the consumer keeps the
+ * live map and the shadow device and writes the record.  So a record is
+ * in the trace shortly after the call (the writer thread drains the ring
+ * continuously; recorder_flush waits for it). */
 void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align);
-/* Before the real free; p != NULL.  False when p is not a live block of
- * the program (nothing is written): the caller decides whether that is
- * an error (recorder_unknown_free) or a block memsim's own work made. */
-bool recorder_free(recorder_fn_t fn, const void *p);
-void recorder_unknown_free(recorder_fn_t fn, const void *p);
+/* Before the real free; p != NULL.  A free of no live block of the
+ * program's is written as an unknown_free error, unless the block is one
+ * memsim's own work made (livemap_quiet). */
+void recorder_free(recorder_fn_t fn, const void *p);
 
 /* realloc (and reallocarray) of a non-NULL old block to a new size:
  * begin before the real call, end after with its result (NULL: failed,
  * the old block stays). */
 typedef struct recorder_move_s {
-    char *slot;             /* reserved record, or NULL */
+    ring_slot_t *ring;      /* realloc: the claimed ring slot, or NULL */
+    char *slot;             /* mremap: the reserved record, or NULL */
     livemap_entry_t old;    /* the old block's entry */
     bool known;             /* old was in the live map */
     uint64_t stack;
@@ -83,6 +91,13 @@ void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len);
 void recorder_mremap_end(recorder_move_t *m, const void *p, size_t len, int flags);
 
 void recorder_phase(const char *name, bool begin);
+
+/* Write everything the ring holds now (waits for the consumer role). */
+void recorder_flush(void);
+/* Start the thread that drains the ring (after recorder_start, and in a
+ * fork child); enter_guard runs first in it.  0 or -1: the program's
+ * threads then drain the ring themselves whenever it fills. */
+int recorder_writer_start(void (*enter_guard)(void));
 void recorder_modules_changed(void);
 
 /* fork: lock everything before, then either side unlocks.  The child

@@ -16,6 +16,7 @@
 #define TRACE_SPAN (256ull << 30)   /* virtual bytes reserved: the largest trace */
 #define TRACE_FIRST (1ull << 20)    /* first file size */
 #define TRACE_STEP_MAX (64ull << 20) /* growth: double up to this much at once */
+#define MADV_POPULATE_WRITE_ 23     /* <sys/mman.h> of older libcs lacks it */
 
 /* The raw system calls: the program's own mmap/munmap are interposed,
  * and these must not be recorded or re-enter the hooks. */
@@ -56,9 +57,13 @@ static int grow_locked(trace_t *t, uint64_t want, int fd)
         return -1;
     int rc = -1;
     if (ftruncate(fd, (off_t)size) == 0 &&
-        sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+        sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                  fd, (off_t)have) != MAP_FAILED) {
+        /* Fault the new pages in writable, in one call: a page fault per
+         * page (or MAP_POPULATE, which maps them read-only, then a
+         * write fault each) costs about twice as much.  Linux >= 5.14;
+         * older kernels just fault as the writer goes. */
+        madvise(t->base + have, size - have, MADV_POPULATE_WRITE_);
         atomic_store(&t->mapped, size);
         rc = 0;
     }

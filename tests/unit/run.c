@@ -18,6 +18,8 @@ int main(void)
         livemap_suite,
         stacks_suite,
         recorder_suite,
+        ring_suite,
+        recfmt_suite,
         replay_suite,
         reader_suite,
         procfs_suite,

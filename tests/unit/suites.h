@@ -17,6 +17,8 @@ Suite *trace_suite(void);
 Suite *livemap_suite(void);
 Suite *stacks_suite(void);
 Suite *recorder_suite(void);
+Suite *ring_suite(void);
+Suite *recfmt_suite(void);
 Suite *replay_suite(void);
 Suite *reader_suite(void);
 Suite *jsonw_suite(void);

@@ -1,0 +1,101 @@
+/*
+ * ring: the queue between the program's threads and memsim's writer.
+ *
+ * A heap event costs the program's thread only what must happen there:
+ * its stack, its time, and a 64-byte slot in this ring.  Everything else
+ * (the live map, the shadow device, the JSON, the file) is done by one
+ * consumer, normally the writer thread, in the ring's order.
+ *
+ * The ring is a sequenced multi-producer queue (the LMAX disruptor's
+ * scheme): a producer takes the next sequence number with one atomic add
+ * (ring_claim), fills the slot seq % RING_SLOTS and publishes it by
+ * storing seq + 1 into the slot (ring_publish).  The consumer takes slots
+ * strictly in sequence order, so the order of claims is the order of the
+ * trace: a free claimed before the real free() is always ahead of an
+ * allocation that reuses the address, claimed after malloc() returned.
+ *
+ * One consumer at a time: ring_lock holds the consumer role.  The writer
+ * thread holds it batch by batch; a thread that needs the trace to be
+ * up to date (a sample, a phase, fork, the end) takes it and drains
+ * everything claimed before (ring_flush_locked).  A producer that finds
+ * the ring full and the role free drains it itself, so the program never
+ * depends on the writer thread to make progress (a fork child before its
+ * writer starts, a writer that could not be created).
+ *
+ * Invariants: tail <= every unpublished claim < head; a slot with seq + 1
+ * stored is complete; head - tail <= RING_SLOTS once a claim returned.
+ */
+#ifndef MEMSIM_PRELOAD_RING_H
+#define MEMSIM_PRELOAD_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RING_SLOTS 16384u /* a power of two: 1 MiB of slots */
+
+typedef enum ring_kind_e {
+    RING_ALLOC,
+    RING_FREE,
+    RING_REALLOC, /* addr 0: the realloc failed and old stays */
+    RING_LOST     /* claimed, never filled (its thread died in between) */
+} ring_kind_t;
+
+typedef struct ring_slot_s {
+    _Atomic uint64_t seq; /* claim + 1 once published */
+    uint8_t kind;         /* ring_kind_t */
+    uint8_t fn;           /* recorder_fn_t */
+    uint16_t spare;
+    int32_t tid;
+    uint64_t t;     /* ns, CLOCK_MONOTONIC */
+    uint64_t addr;  /* the block (realloc: the new block, 0 when failed) */
+    uint64_t size;  /* requested bytes */
+    uint64_t aux;   /* alloc: alignment; realloc: the old block */
+    uint64_t stack; /* stack id, 0: none */
+    uint64_t pad;
+} __attribute__((aligned(64))) ring_slot_t;
+
+/* What the consumer does with one slot (called with the role held). */
+typedef void (*ring_consume_fn)(const ring_slot_t *s);
+
+/* Map the slots and set the consumer; 0 or -1 (no memory). */
+int ring_init(ring_consume_fn consume);
+bool ring_ready(void);
+
+/* Claim the next slot, waiting (and helping to drain) while the ring is
+ * full.  Fill it, then ring_publish.  Until then the claim is this
+ * thread's pending slot (ring_abandon_pending). */
+ring_slot_t *ring_claim(void);
+void ring_publish(ring_slot_t *s);
+
+/* The calling thread's claimed but unpublished slot, if any, is
+ * published as RING_LOST: for a thread about to end the trace from a
+ * signal handler that interrupted it between claim and publish. */
+void ring_abandon_pending(void);
+
+/* The consumer role.  ring_lock waits; ring_lock_timed gives up after
+ * max_ns (a signal handler must not wait forever): 0 or -1. */
+void ring_lock(void);
+int ring_lock_timed(uint64_t max_ns);
+void ring_unlock(void);
+
+/* With the role held: consume every slot claimed before the call, waiting
+ * (at most max_ns) for claims still being filled.  Returns the number of
+ * claims given up on (0 normally). */
+uint64_t ring_flush_locked(uint64_t max_ns);
+
+/* Claims made so far, and claims consumed. */
+uint64_t ring_claimed(void);
+uint64_t ring_consumed(void);
+
+/* The writer thread: drains the ring as it fills, sleeps when it is
+ * empty.  enter_guard runs first in the thread (memsim's reentrancy
+ * guard).  0 or -1. */
+int ring_writer_start(void (*enter_guard)(void));
+
+/* fork: the child skips whatever the parent's threads had claimed, and
+ * has no writer thread until ring_writer_start (call ring_writer_forget
+ * first).  Call with the role held by this thread (from before fork). */
+void ring_fork_child(void);
+
+#endif
