@@ -253,7 +253,7 @@ static void post(ring_kind_t kind, recorder_fn_t fn, uint64_t addr, uint64_t siz
     s->addr = addr;
     s->size = size;
     s->aux = aux;
-    s->stack = stack;
+    s->stack = stack <= UINT32_MAX ? (uint32_t)stack : 0;
     ring_publish(s);
 }
 
@@ -302,7 +302,7 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
     s->addr = (uintptr_t)p;
     s->size = size;
     s->aux = m->old.addr;
-    s->stack = m->stack;
+    s->stack = m->stack <= UINT32_MAX ? (uint32_t)m->stack : 0;
     ring_publish(s);
 }
 
@@ -342,33 +342,80 @@ static void head_of(jsonw_t *w, const char *ev, const ring_slot_t *s)
     jsonw_key_i64(w, "tid", s->tid);
 }
 
-static void consume_alloc(const ring_slot_t *s)
+/* What the state stage found, for the write stage (ring_slot_t.flags). */
+#define SLOT_KNOWN 1     /* free, realloc: the block was live */
+#define SLOT_INHERITED 2 /* ...and allocated before a fork */
+#define SLOT_QUIET 4     /* free: a block of memsim's own: write nothing */
+
+static uint8_t known_flags(const livemap_entry_t *e)
 {
-    livemap_entry_t e = {.addr = s->addr, .size = s->size, .stack = s->stack,
-                         .sim = sim_alloc(s->size, s->aux), .owner = R.pid};
-    livemap_put_locked(&livemap_program, &e);
+    return SLOT_KNOWN | (e->owner != R.pid ? SLOT_INHERITED : 0);
+}
+
+/* The state stage: the live map and the shadow device, in ring order. */
+static void state_of(ring_slot_t *s)
+{
+    livemap_entry_t e, old;
+    switch (s->kind) {
+    case RING_ALLOC:
+        s->sim = sim_alloc(s->size, s->aux);
+        e = (livemap_entry_t){.addr = s->addr, .size = s->size, .stack = s->stack,
+                              .sim = s->sim, .owner = R.pid};
+        livemap_put_locked(&livemap_program, &e);
+        break;
+    case RING_FREE:
+        if (livemap_take_locked(&livemap_program, s->addr, &e)) {
+            s->flags = known_flags(&e);
+            s->size = e.size;
+            sim_free(e.sim);
+        } else if (livemap_take(&livemap_quiet, s->addr, &e)) {
+            /* A block memsim's own work made, freed by glibc on the
+             * program's behalf (see livemap_quiet): no error. */
+            s->flags = SLOT_QUIET;
+        } else {
+            s->flags = 0;
+            atomic_fetch_add(&R.unknown_frees, 1);
+        }
+        break;
+    case RING_REALLOC:
+        if (!s->addr)
+            break; /* failed: the old block stays */
+        if (livemap_take_locked(&livemap_program, s->aux, &old)) {
+            s->flags = known_flags(&old);
+            s->old_size = old.size;
+            sim_free(old.sim);
+        } else {
+            s->flags = 0;
+            atomic_fetch_add(&R.unknown_frees, 1);
+        }
+        s->sim = sim_alloc(s->size, 16);
+        e = (livemap_entry_t){.addr = s->addr, .size = s->size, .stack = s->stack,
+                              .sim = s->sim, .owner = R.pid};
+        livemap_put_locked(&livemap_program, &e);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The write stage: the records, from the slot alone. */
+static void write_alloc(const ring_slot_t *s)
+{
     char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "alloc", s);
     p = RECFMT_LIT(p, "\",\"addr\":");
-    p = recfmt_u64(p, e.addr);
+    p = recfmt_u64(p, s->addr);
     p = RECFMT_LIT(p, ",\"size\":");
-    p = recfmt_u64(p, e.size);
+    p = recfmt_u64(p, s->size);
     p = RECFMT_LIT(p, ",\"align\":");
     p = recfmt_u64(p, s->aux);
     p = RECFMT_LIT(p, ",\"stack\":");
     p = recfmt_u64(p, s->stack);
-    p = hot_sim(p, e.sim);
+    p = hot_sim(p, s->sim);
     hot_emit(buf, p);
 }
 
-/* A free of no live block of the program's: a block memsim's own work
- * made (the hooks note those in livemap_quiet: glibc may free them on the
- * program's behalf) is no error; anything else is. */
-static void consume_unknown_free(const ring_slot_t *s)
+static void write_unknown_free(const ring_slot_t *s)
 {
-    livemap_entry_t q;
-    if (livemap_take(&livemap_quiet, s->addr, &q))
-        return;
-    atomic_fetch_add(&R.unknown_frees, 1);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
@@ -380,27 +427,27 @@ static void consume_unknown_free(const ring_slot_t *s)
     emit(&w);
 }
 
-static void consume_free(const ring_slot_t *s)
+static void write_free(const ring_slot_t *s)
 {
-    livemap_entry_t e;
-    if (!livemap_take_locked(&livemap_program, s->addr, &e)) {
-        consume_unknown_free(s);
+    if (s->flags & SLOT_QUIET)
+        return;
+    if (!(s->flags & SLOT_KNOWN)) {
+        write_unknown_free(s);
         return;
     }
-    sim_free(e.sim);
     char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "free", s);
     p = RECFMT_LIT(p, "\",\"addr\":");
-    p = recfmt_u64(p, e.addr);
+    p = recfmt_u64(p, s->addr);
     p = RECFMT_LIT(p, ",\"size\":");
-    p = recfmt_u64(p, e.size);
+    p = recfmt_u64(p, s->size);
     p = RECFMT_LIT(p, ",\"stack\":");
     p = recfmt_u64(p, s->stack);
-    if (e.owner != R.pid)
+    if (s->flags & SLOT_INHERITED)
         p = RECFMT_LIT(p, ",\"inherited\":true"); /* allocated before a fork */
     hot_emit(buf, p);
 }
 
-static void consume_realloc(const ring_slot_t *s)
+static void write_realloc(const ring_slot_t *s)
 {
     char buf[RECFMT_MAX], *p;
     if (!s->addr) { /* failed: the old block stays */
@@ -414,43 +461,34 @@ static void consume_realloc(const ring_slot_t *s)
         hot_emit(buf, p);
         return;
     }
-    livemap_entry_t old;
-    bool known = livemap_take_locked(&livemap_program, s->aux, &old);
-    if (known)
-        sim_free(old.sim);
-    else
-        atomic_fetch_add(&R.unknown_frees, 1);
-    livemap_entry_t e = {.addr = s->addr, .size = s->size, .stack = s->stack,
-                         .sim = sim_alloc(s->size, 16), .owner = R.pid};
-    livemap_put_locked(&livemap_program, &e);
     p = HOT_HEAD(buf, "realloc", s);
     p = RECFMT_LIT(p, "\",\"old_addr\":");
     p = recfmt_u64(p, s->aux);
     p = RECFMT_LIT(p, ",\"addr\":");
-    p = recfmt_u64(p, e.addr);
+    p = recfmt_u64(p, s->addr);
     p = RECFMT_LIT(p, ",\"old_size\":");
-    p = known ? recfmt_u64(p, old.size) : RECFMT_LIT(p, "null");
+    p = (s->flags & SLOT_KNOWN) ? recfmt_u64(p, s->old_size) : RECFMT_LIT(p, "null");
     p = RECFMT_LIT(p, ",\"size\":");
-    p = recfmt_u64(p, e.size);
+    p = recfmt_u64(p, s->size);
     p = RECFMT_LIT(p, ",\"stack\":");
     p = recfmt_u64(p, s->stack);
-    p = hot_sim(p, e.sim);
-    if (known && old.owner != R.pid)
+    p = hot_sim(p, s->sim);
+    if (s->flags & SLOT_INHERITED)
         p = RECFMT_LIT(p, ",\"inherited\":true");
     hot_emit(buf, p);
 }
 
-static void consume(const ring_slot_t *s)
+static void write_of(ring_slot_t *s)
 {
     switch (s->kind) {
     case RING_ALLOC:
-        consume_alloc(s);
+        write_alloc(s);
         break;
     case RING_FREE:
-        consume_free(s);
+        write_free(s);
         break;
     case RING_REALLOC:
-        consume_realloc(s);
+        write_realloc(s);
         break;
     default: /* RING_LOST */
         atomic_fetch_add(&R.trace.dropped, 1);
@@ -909,7 +947,7 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
     copy_str(R.exe, sizeof R.exe, exe_path ? exe_path : "");
     const char *slash = strrchr(R.exe, '/');
     copy_str(R.exe_base, sizeof R.exe_base, slash ? slash + 1 : R.exe);
-    if (ring_init(consume)) {
+    if (ring_init(state_of, write_of)) {
         if (errlen)
             copy_str(err, errlen, "memsim: cannot map the event ring; tracing is off");
         return -1;

@@ -16,23 +16,31 @@
 #include "preload/sysmem.h"
 
 #define MASK (RING_SLOTS - 1)
-#define BATCH 256                 /* the writer gives the role up this often */
+#define BATCH 256                 /* a stage thread gives its lock up this often */
 #define WAKE_BACKLOG (RING_SLOTS / 8)
-#define SLEEP_NS 10000000L        /* the idle writer looks again after 10 ms */
-#define SPIN_ROUNDS 200           /* empty looks before the writer sleeps */
+#define SLEEP_NS 10000000L        /* an idle stage thread looks again after 10 ms */
+#define SPIN_ROUNDS 64            /* empty looks before a stage thread sleeps */
 #define HELP_AFTER_NS 200000      /* a full ring whose tail stood still this long... */
 #define HELP_BATCH 1024           /* ...is drained this much by a producer */
 
+/* One stage thread's lock and bed. */
+typedef struct stage_s {
+    pthread_mutex_t lock;
+    _Atomic int sleeping;         /* its thread waits on it */
+    bool running;
+} stage_t;
+
 static struct {
     ring_slot_t *slots;
-    ring_consume_fn consume;
-    pthread_mutex_t role;
-    bool writer_running;
+    ring_stage_fn state_fn, write_fn;
     void (*enter_guard)(void);
-    _Atomic uint64_t head __attribute__((aligned(64))); /* next claim */
-    _Atomic uint64_t tail __attribute__((aligned(64))); /* next to consume */
-    _Atomic int sleeping __attribute__((aligned(64)));  /* the writer waits on it */
-} G = {.role = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP};
+    stage_t state __attribute__((aligned(64)));
+    stage_t write __attribute__((aligned(64)));
+    _Atomic uint64_t head __attribute__((aligned(64)));       /* next claim */
+    _Atomic uint64_t state_tail __attribute__((aligned(64))); /* next for the state stage */
+    _Atomic uint64_t tail __attribute__((aligned(64)));       /* next for the write stage */
+} G = {.state.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
+       .write.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP};
 
 static __thread ring_slot_t *pending __attribute__((tls_model("initial-exec")));
 static __thread uint64_t pending_seq __attribute__((tls_model("initial-exec")));
@@ -47,9 +55,10 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int ring_init(ring_consume_fn consume)
+int ring_init(ring_stage_fn state, ring_stage_fn write)
 {
-    G.consume = consume;
+    G.state_fn = state;
+    G.write_fn = write;
     if (G.slots)
         return 0;
     G.slots = sysmem_alloc(RING_SLOTS * sizeof(ring_slot_t));
@@ -61,36 +70,57 @@ bool ring_ready(void) { return G.slots != NULL; }
 uint64_t ring_claimed(void) { return atomic_load(&G.head); }
 uint64_t ring_consumed(void) { return atomic_load(&G.tail); }
 
-/* ---- the consumer ---------------------------------------------------------- */
+static inline bool published(uint64_t t)
+{
+    return atomic_load_explicit(&G.slots[t & MASK].seq, memory_order_acquire) == (uint32_t)(t + 1);
+}
 
-/* Consume published slots in order, up to (not including) upto, at most
- * max of them; stops at the first slot still being filled unless
- * deadline is set (then waits for it until the deadline).  Returns the
- * number consumed.  The role must be held. */
-static uint64_t drain_locked(uint64_t upto, uint64_t max, uint64_t deadline)
+static void wake(stage_t *st)
+{
+    if (atomic_exchange(&st->sleeping, 0))
+        syscall(SYS_futex, (int *)&st->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Wake whichever stage thread has work waiting (a full ring). */
+static void wake_behind(void)
+{
+    uint64_t st = atomic_load(&G.state_tail);
+    if (st < atomic_load(&G.head))
+        wake(&G.state);
+    if (atomic_load(&G.tail) < st)
+        wake(&G.write);
+}
+
+/* ---- the stages ------------------------------------------------------------ */
+
+/* The state stage over published slots in order, up to (not including)
+ * upto, at most max; stops at the first slot still being filled.
+ * Returns the number done.  The state lock must be held. */
+static uint64_t state_locked(uint64_t upto, uint64_t max)
+{
+    uint64_t t = atomic_load_explicit(&G.state_tail, memory_order_relaxed), done = 0;
+    while (t < upto && done < max && published(t)) {
+        __builtin_prefetch(&G.slots[(t + 4) & MASK]);
+        G.state_fn(&G.slots[t & MASK]);
+        t++;
+        done++;
+        if ((t & 31) == 0)
+            atomic_store_explicit(&G.state_tail, t, memory_order_release);
+    }
+    atomic_store_explicit(&G.state_tail, t, memory_order_release);
+    return done;
+}
+
+/* The write stage over slots the state stage is done with, up to upto,
+ * at most max.  The write lock must be held. */
+static uint64_t write_locked(uint64_t upto, uint64_t max)
 {
     uint64_t t = atomic_load_explicit(&G.tail, memory_order_relaxed), done = 0;
-    unsigned spins = 0;
+    uint64_t ready = atomic_load_explicit(&G.state_tail, memory_order_acquire);
+    if (upto > ready)
+        upto = ready;
     while (t < upto && done < max) {
-        ring_slot_t *s = &G.slots[t & MASK];
-        if (atomic_load_explicit(&s->seq, memory_order_acquire) != t + 1) {
-            if (!deadline)
-                break;
-            /* A producer between claim and publish: it may be preempted.
-             * Let the tail move (producers may be waiting on it). */
-            atomic_store_explicit(&G.tail, t, memory_order_release);
-            if (++spins < 64) {
-                cpu_relax();
-            } else {
-                if (now_ns() > deadline)
-                    break;
-                sched_yield();
-            }
-            continue;
-        }
-        spins = 0;
-        __builtin_prefetch(&G.slots[(t + 4) & MASK]);
-        G.consume(s);
+        G.write_fn(&G.slots[t & MASK]);
         t++;
         done++;
         if ((t & 63) == 0)
@@ -100,23 +130,71 @@ static uint64_t drain_locked(uint64_t upto, uint64_t max, uint64_t deadline)
     return done;
 }
 
+/* Both stages, a batch at a time, up to upto and at most max slots (the
+ * role held).  With a deadline, waits (until then) for claims still being
+ * filled — a producer between claim and publish may be preempted, or be
+ * waiting for room, which the write stage makes as it goes. */
+static void both_locked(uint64_t upto, uint64_t max, uint64_t deadline)
+{
+    uint64_t done = 0;
+    unsigned spins = 0;
+    while (atomic_load(&G.tail) < upto && done < max) {
+        uint64_t n = state_locked(upto, max - done < BATCH ? max - done : BATCH);
+        uint64_t w = write_locked(upto, UINT64_MAX);
+        done += n;
+        if (n || w) {
+            spins = 0;
+            continue;
+        }
+        if (!deadline)
+            break;
+        if (++spins < 64) {
+            cpu_relax();
+        } else {
+            if (now_ns() > deadline)
+                break;
+            sched_yield();
+        }
+    }
+}
+
 uint64_t ring_flush_locked(uint64_t max_ns)
 {
     if (!G.slots)
         return 0;
     uint64_t upto = atomic_load(&G.head);
-    drain_locked(upto, UINT64_MAX, now_ns() + max_ns + 1);
+    both_locked(upto, UINT64_MAX, now_ns() + max_ns + 1);
     uint64_t t = atomic_load(&G.tail);
     return upto > t ? upto - t : 0;
 }
 
-void ring_lock(void) { pthread_mutex_lock(&G.role); }
-void ring_unlock(void) { pthread_mutex_unlock(&G.role); }
+void ring_lock(void)
+{
+    pthread_mutex_lock(&G.state.lock);
+    pthread_mutex_lock(&G.write.lock);
+}
+
+void ring_unlock(void)
+{
+    pthread_mutex_unlock(&G.write.lock);
+    pthread_mutex_unlock(&G.state.lock);
+}
+
+static int trylock_both(void)
+{
+    if (pthread_mutex_trylock(&G.state.lock))
+        return -1;
+    if (pthread_mutex_trylock(&G.write.lock)) {
+        pthread_mutex_unlock(&G.state.lock);
+        return -1;
+    }
+    return 0;
+}
 
 int ring_lock_timed(uint64_t max_ns)
 {
     uint64_t deadline = now_ns() + max_ns;
-    while (pthread_mutex_trylock(&G.role) != 0) {
+    while (trylock_both() != 0) {
         if (now_ns() > deadline)
             return -1;
         struct timespec ts = {0, 100000};
@@ -127,12 +205,6 @@ int ring_lock_timed(uint64_t max_ns)
 
 /* ---- producers ----------------------------------------------------------------- */
 
-static void wake_writer(void)
-{
-    if (atomic_exchange(&G.sleeping, 0))
-        syscall(SYS_futex, (int *)&G.sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 ring_slot_t *ring_claim(void)
 {
     uint64_t s = atomic_fetch_add_explicit(&G.head, 1, memory_order_relaxed);
@@ -141,20 +213,18 @@ ring_slot_t *ring_claim(void)
         uint64_t last = seen_tail, since = 0;
         unsigned waits = 0;
         while (s - seen_tail >= RING_SLOTS) {
-            /* Full.  While the writer drains, only one thread can: wait for
-             * it (consuming here would just stop it).  If the tail has not
-             * moved for a while (no writer thread, or it is not running),
-             * drain a little ourselves; our own claim is unpublished, so a
-             * drain stops before it. */
-            wake_writer();
+            /* Full.  While the stage threads drain, only they can: wait
+             * for them.  If the tail has not moved for a while (no stage
+             * threads, or they are not running), drain a little ourselves;
+             * our own claim is unpublished, so a drain stops before it. */
+            wake_behind();
             if (++waits < 64) {
                 cpu_relax();
             } else if (!since) {
                 since = now_ns();
-            } else if (now_ns() - since > HELP_AFTER_NS &&
-                       pthread_mutex_trylock(&G.role) == 0) {
-                drain_locked(s, HELP_BATCH, 0);
-                pthread_mutex_unlock(&G.role);
+            } else if (now_ns() - since > HELP_AFTER_NS && trylock_both() == 0) {
+                both_locked(s, HELP_BATCH, 0);
+                ring_unlock();
                 since = 0;
             } else {
                 sched_yield();
@@ -175,13 +245,13 @@ ring_slot_t *ring_claim(void)
 void ring_publish(ring_slot_t *slot)
 {
     uint64_t s = pending_seq;
-    atomic_store_explicit(&slot->seq, s + 1, memory_order_release);
+    atomic_store_explicit(&slot->seq, (uint32_t)(s + 1), memory_order_release);
     pending = NULL;
-    if (atomic_load_explicit(&G.sleeping, memory_order_relaxed) &&
+    if (atomic_load_explicit(&G.state.sleeping, memory_order_relaxed) &&
         s - seen_tail >= WAKE_BACKLOG) {
         seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
         if (s - seen_tail >= WAKE_BACKLOG)
-            wake_writer();
+            wake(&G.state);
     }
 }
 
@@ -193,27 +263,45 @@ void ring_abandon_pending(void)
     ring_publish(pending);
 }
 
-/* ---- the writer thread ---------------------------------------------------------- */
+/* ---- the stage threads ---------------------------------------------------------- */
 
-static bool published_at_tail(void)
+/* Sleep on st until woken or SLEEP_NS passed, unless work arrived. */
+static void nap(stage_t *st, bool (*work)(void))
 {
-    uint64_t t = atomic_load(&G.tail);
-    return atomic_load_explicit(&G.slots[t & MASK].seq, memory_order_acquire) == t + 1;
+    atomic_store(&st->sleeping, 1);
+    if (!work()) {
+        struct timespec ts = {0, SLEEP_NS};
+        syscall(SYS_futex, (int *)&st->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+    }
+    atomic_store(&st->sleeping, 0);
 }
 
-static void *writer(void *arg)
+static bool state_work(void) { return published(atomic_load(&G.state_tail)); }
+static bool write_work(void) { return atomic_load(&G.tail) < atomic_load(&G.state_tail); }
+
+static void *stage_thread(void *arg)
 {
-    (void)arg;
+    bool is_state = arg != NULL;
+    stage_t *st = is_state ? &G.state : &G.write;
     if (G.enter_guard)
         G.enter_guard();
-    pthread_setname_np(pthread_self(), "memsim-writer");
+    pthread_setname_np(pthread_self(), is_state ? "memsim-state" : "memsim-writer");
     unsigned idle = 0;
     for (;;) {
         uint64_t n = 0;
-        if (published_at_tail()) {
-            pthread_mutex_lock(&G.role);
-            n = drain_locked(atomic_load(&G.head), BATCH, 0);
-            pthread_mutex_unlock(&G.role);
+        if (is_state ? state_work() : write_work()) {
+            pthread_mutex_lock(&st->lock);
+            n = is_state ? state_locked(atomic_load(&G.head), BATCH)
+                         : write_locked(UINT64_MAX, BATCH);
+            pthread_mutex_unlock(&st->lock);
+            if (n && is_state) {
+                /* The writer sets sleeping, then looks at state_tail; we
+                 * stored state_tail, now look at sleeping: without the
+                 * fence both could miss the other's store. */
+                atomic_thread_fence(memory_order_seq_cst);
+                if (atomic_load_explicit(&G.write.sleeping, memory_order_relaxed))
+                    wake(&G.write);
+            }
         }
         if (n) {
             idle = 0;
@@ -224,22 +312,14 @@ static void *writer(void *arg)
                 cpu_relax();
             continue;
         }
-        atomic_store(&G.sleeping, 1);
-        if (!published_at_tail()) {
-            struct timespec ts = {0, SLEEP_NS};
-            syscall(SYS_futex, (int *)&G.sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
-        }
-        atomic_store(&G.sleeping, 0);
+        nap(st, is_state ? state_work : write_work);
         idle = SPIN_ROUNDS / 2;
     }
     return NULL;
 }
 
-int ring_writer_start(void (*enter_guard)(void))
+static int start_one(bool is_state)
 {
-    if (G.writer_running || !G.slots)
-        return 0;
-    G.enter_guard = enter_guard;
     pthread_t th;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -247,19 +327,32 @@ int ring_writer_start(void (*enter_guard)(void))
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&th, &attr, writer, NULL);
+    int rc = pthread_create(&th, &attr, stage_thread, is_state ? (void *)1 : NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    G.writer_running = rc == 0;
-    return rc ? -1 : 0;
+    return rc;
+}
+
+int ring_writer_start(void (*enter_guard)(void))
+{
+    if (!G.slots)
+        return 0;
+    G.enter_guard = enter_guard;
+    if (!G.state.running)
+        G.state.running = start_one(true) == 0;
+    if (!G.write.running)
+        G.write.running = start_one(false) == 0;
+    return G.state.running && G.write.running ? 0 : -1;
 }
 
 void ring_fork_child(void)
 {
     uint64_t h = atomic_load(&G.head);
+    atomic_store(&G.state_tail, h);
     atomic_store(&G.tail, h);
     seen_tail = h;
     pending = NULL;
-    G.writer_running = false;
-    atomic_store(&G.sleeping, 0);
+    G.state.running = G.write.running = false;
+    atomic_store(&G.state.sleeping, 0);
+    atomic_store(&G.write.sleeping, 0);
 }

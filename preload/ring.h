@@ -3,8 +3,10 @@
  *
  * A heap event costs the program's thread only what must happen there:
  * its stack, its time, and a 64-byte slot in this ring.  Everything else
- * (the live map, the shadow device, the JSON, the file) is done by one
- * consumer, normally the writer thread, in the ring's order.
+ * is done in the ring's order by two stages, each with its own thread so
+ * that they run in parallel: the state stage (the live map, the shadow
+ * device: its results go back into the slot) and, behind it, the write
+ * stage (the JSON, the file).
  *
  * The ring is a sequenced multi-producer queue (the LMAX disruptor's
  * scheme): a producer takes the next sequence number with one atomic add
@@ -14,16 +16,18 @@
  * trace: a free claimed before the real free() is always ahead of an
  * allocation that reuses the address, claimed after malloc() returned.
  *
- * One consumer at a time: ring_lock holds the consumer role.  The writer
- * thread holds it batch by batch; a thread that needs the trace to be
- * up to date (a sample, a phase, fork, the end) takes it and drains
- * everything claimed before (ring_flush_locked).  A producer that finds
- * the ring full and the role free drains it itself, so the program never
- * depends on the writer thread to make progress (a fork child before its
- * writer starts, a writer that could not be created).
+ * Each stage has a lock its thread holds batch by batch.  ring_lock
+ * takes both — the consumer role: a thread that needs the trace to be up
+ * to date (a sample, a phase, fork, the end) takes it and runs both
+ * stages over everything claimed before (ring_flush_locked).  A producer
+ * that finds the ring full and its tail standing still drains a batch
+ * itself, so the program never depends on the stage threads to make
+ * progress (a fork child before they start, threads that could not be
+ * created).
  *
- * Invariants: tail <= every unpublished claim < head; a slot with seq + 1
- * stored is complete; head - tail <= RING_SLOTS once a claim returned.
+ * Invariants: tail <= state_tail <= every unpublished claim < head; a slot
+ * with seq + 1 stored is complete; slots below state_tail carry the state
+ * stage's results; head - tail <= RING_SLOTS once a claim returned.
  */
 #ifndef MEMSIM_PRELOAD_RING_H
 #define MEMSIM_PRELOAD_RING_H
@@ -42,24 +46,26 @@ typedef enum ring_kind_e {
 } ring_kind_t;
 
 typedef struct ring_slot_s {
-    _Atomic uint64_t seq; /* claim + 1 once published */
+    _Atomic uint32_t seq; /* (claim + 1) mod 2^32 once published */
     uint8_t kind;         /* ring_kind_t */
     uint8_t fn;           /* recorder_fn_t */
-    uint16_t spare;
+    uint8_t flags;        /* the state stage's, for the write stage */
+    uint8_t spare;
     int32_t tid;
+    uint32_t stack; /* stack id, 0: none */
     uint64_t t;     /* ns, CLOCK_MONOTONIC */
     uint64_t addr;  /* the block (realloc: the new block, 0 when failed) */
-    uint64_t size;  /* requested bytes */
+    uint64_t size;  /* requested bytes (free: set by the state stage) */
     uint64_t aux;   /* alloc: alignment; realloc: the old block */
-    uint64_t stack; /* stack id, 0: none */
-    uint64_t pad;
+    uint64_t sim;   /* state stage: the simulated address */
+    uint64_t old_size; /* state stage: realloc's old block's size */
 } __attribute__((aligned(64))) ring_slot_t;
 
-/* What the consumer does with one slot (called with the role held). */
-typedef void (*ring_consume_fn)(const ring_slot_t *s);
+/* What a stage does with one slot (called with its lock held). */
+typedef void (*ring_stage_fn)(ring_slot_t *s);
 
-/* Map the slots and set the consumer; 0 or -1 (no memory). */
-int ring_init(ring_consume_fn consume);
+/* Map the slots and set the stages; 0 or -1 (no memory). */
+int ring_init(ring_stage_fn state, ring_stage_fn write);
 bool ring_ready(void);
 
 /* Claim the next slot, waiting (and helping to drain) while the ring is
@@ -73,29 +79,30 @@ void ring_publish(ring_slot_t *s);
  * signal handler that interrupted it between claim and publish. */
 void ring_abandon_pending(void);
 
-/* The consumer role.  ring_lock waits; ring_lock_timed gives up after
- * max_ns (a signal handler must not wait forever): 0 or -1. */
+/* The consumer role (both stages' locks).  ring_lock waits;
+ * ring_lock_timed gives up after max_ns (a signal handler must not wait
+ * forever): 0 or -1. */
 void ring_lock(void);
 int ring_lock_timed(uint64_t max_ns);
 void ring_unlock(void);
 
-/* With the role held: consume every slot claimed before the call, waiting
- * (at most max_ns) for claims still being filled.  Returns the number of
- * claims given up on (0 normally). */
+/* With the role held: run both stages over every slot claimed before the
+ * call, waiting (at most max_ns) for claims still being filled.  Returns
+ * the number of claims given up on (0 normally). */
 uint64_t ring_flush_locked(uint64_t max_ns);
 
 /* Claims made so far, and claims consumed. */
 uint64_t ring_claimed(void);
 uint64_t ring_consumed(void);
 
-/* The writer thread: drains the ring as it fills, sleeps when it is
- * empty.  enter_guard runs first in the thread (memsim's reentrancy
- * guard).  0 or -1. */
+/* The stage threads (memsim-state, memsim-writer): they drain the ring
+ * as it fills and sleep when it is empty.  enter_guard runs first in each
+ * (memsim's reentrancy guard).  0 or -1. */
 int ring_writer_start(void (*enter_guard)(void));
 
 /* fork: the child skips whatever the parent's threads had claimed, and
- * has no writer thread until ring_writer_start (call ring_writer_forget
- * first).  Call with the role held by this thread (from before fork). */
+ * has no stage threads until ring_writer_start.  Call with the role held
+ * by this thread (from before fork). */
 void ring_fork_child(void);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * ring: every claim consumed exactly once, in claim order, whether the
- * writer thread drains, the producers drain a full ring themselves, or a
- * flush does.
+ * ring: every claim through both stages exactly once, in claim order,
+ * the state stage always ahead of the write stage, whether the stage
+ * threads drain, the producers drain a full ring themselves, or a flush
+ * does.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,8 +18,19 @@ static uint64_t seen[PRODUCERS];  /* next expected value per producer */
 static uint64_t consumed, lost, disorder;
 static uint64_t last_t;           /* claims carry a global ticket in t */
 
-static void count(const ring_slot_t *s)
+static uint64_t staged;
+
+/* The state stage marks each slot; the write stage must only ever see
+ * marked ones, in order. */
+static void mark(ring_slot_t *s)
 {
+    s->sim = ++staged;
+}
+
+static void count(ring_slot_t *s)
+{
+    if (s->sim != consumed + lost + 1)
+        disorder++;
     if (s->kind == RING_LOST) {
         lost++;
         return;
@@ -36,12 +48,11 @@ static void reset(void)
 {
     for (unsigned i = 0; i < PRODUCERS; i++)
         seen[i] = 0;
-    consumed = lost = disorder = last_t = 0;
-    ck_assert_int_eq(ring_init(count), 0);
+    ck_assert_int_eq(ring_init(mark, count), 0);
     ring_lock();
     ring_flush_locked(1000000000ull); /* whatever an earlier test left */
     ring_unlock();
-    consumed = lost = disorder = last_t = 0;
+    consumed = lost = disorder = last_t = staged = 0;
 }
 
 static void *produce(void *arg)
