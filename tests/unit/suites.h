@@ -23,5 +23,6 @@ Suite *jsonw_suite(void);
 Suite *config_suite(void);
 Suite *procfs_suite(void);
 Suite *stats_suite(void);
+Suite *symbols_suite(void);
 
 #endif
