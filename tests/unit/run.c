@@ -22,6 +22,7 @@ int main(void)
         reader_suite,
         procfs_suite,
         stats_suite,
+        sites_suite,
         symbols_suite,
     };
     SRunner *sr = srunner_create(NULL);
