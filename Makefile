@@ -82,7 +82,7 @@ DEPS_OK   = $(BUILD)/.deps-ok
 # unwind_clash links LLVM's libunwind, built only where it is installed
 # (Debian package libunwind-14).
 LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 
