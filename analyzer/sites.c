@@ -65,13 +65,13 @@ static int ensure(sites_t *s, uint64_t id)
 }
 
 /* The site an event's stack id counts on: the id itself, or 0 (no stack)
- * when it is far beyond every other id or out of memory; *problem says
+ * when it is far beyond the records read or out of memory; *problem says
  * why, and that a used id has no record (the first time). */
 static uint64_t site_of(sites_t *s, uint64_t id, int *problem)
 {
     if (id < s->cap && (s->v[id].defined || s->v[id].reported || !id))
         return id;
-    if (id > s->max_id + SITES_MAX_ID_GAP) {
+    if (id > s->records + SITES_MAX_ID_GAP) {
         *problem = SITES_E_RANGE;
         s->problem_id = id;
         return 0;
@@ -202,7 +202,7 @@ static int stack_record(sites_t *s, const json_t *o)
         return SITES_E_RECORD;
     uint64_t id = (uint64_t)json_integer_value(jid);
     s->problem_id = id;
-    if (id > s->max_id + SITES_MAX_ID_GAP)
+    if (id > s->records + SITES_MAX_ID_GAP)
         return SITES_E_RANGE;
     if (ensure(s, id))
         return SITES_E_NOMEM;
@@ -223,6 +223,7 @@ static int stack_record(sites_t *s, const json_t *o)
     }
     if (id > s->max_id)
         s->max_id = id;
+    s->records++;
     st->frames = frames;
     st->nframes = (uint32_t)n;
     st->defined = true;

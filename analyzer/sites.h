@@ -37,8 +37,10 @@
 #include "analyzer/symbols.h"
 #include "core/addrmap.h"
 
-/* How far beyond the highest id seen a stack id may jump before it is
- * taken for garbage (and counted as "no stack"). */
+/* How far beyond the number of stack records read a stack id may be
+ * before it is taken for garbage (and counted as "no stack"): ids are
+ * dense from 1, so the array of sites grows with the records, however
+ * absurd the ids of a broken trace. */
 #define SITES_MAX_ID_GAP 65536
 
 /* What sites_add found wrong (negative; 0 is fine). */
@@ -75,6 +77,7 @@ typedef struct sites_s {
     site_t *v;                /* index = stack id; v[0]: no stack */
     size_t cap;               /* entries of v */
     uint64_t max_id;          /* highest id seen */
+    uint64_t records;         /* stack records taken */
     addrmap_t live;           /* address -> index + 1 in blocks */
     sites_block_t *blocks;
     size_t nblocks, blocks_cap;

@@ -308,6 +308,14 @@ START_TEST(bad_stack_records)
     ck_assert_uint_eq(sites_get(&s, 0)->calls, 1);
     ck_assert_uint_lt(s.cap, 1u << 20);
 
+    /* Ids that keep jumping: bounded by the records read, not by the
+     * highest id, so the array cannot be walked up to any size. */
+    int refused = 0;
+    for (uint64_t k = 1; k <= 64; k++)
+        refused += stack(&s, 7 + k * (SITES_MAX_ID_GAP - 1), F1, 2) == SITES_E_RANGE;
+    ck_assert_int_gt(refused, 0);
+    ck_assert_uint_le(s.cap, 4 * (s.records + SITES_MAX_ID_GAP));
+
     ck_assert_int_eq(module(&s, "load", "/x", 1, 1), 0); /* no space: ignored */
     sites_fini(&s);
 }
