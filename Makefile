@@ -38,6 +38,9 @@ JANSSON_CFLAGS = $(shell pkg-config --cflags jansson)
 JANSSON_LIBS   = $(shell pkg-config --libs jansson)
 CHECK_CFLAGS   = $(shell pkg-config --cflags check)
 CHECK_LIBS     = $(shell pkg-config --libs check)
+# The analyzer's symbolizer: elfutils' libdw, and libstdc++'s C++ demangler
+# (named by soname: the runtime is on every Debian system, no -dev needed).
+DW_LIBS        = $(shell pkg-config --libs libdw) -l:libstdc++.so.6
 
 ifeq ($(V),)
 Q = @
@@ -79,7 +82,7 @@ DEPS_OK   = $(BUILD)/.deps-ok
 # unwind_clash links LLVM's libunwind, built only where it is installed
 # (Debian package libunwind-14).
 LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 
@@ -118,7 +121,7 @@ $(MEMSIM): $(CLI_OBJ) $(LIBCORE)
 
 $(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) -lm
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
 	$(call say,LINK,$@)
@@ -128,7 +131,7 @@ $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
 		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
-		$(CHECK_LIBS) $(JANSSON_LIBS) \
+		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) \
 		-ldl -lpthread -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o

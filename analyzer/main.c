@@ -6,10 +6,13 @@
  * It reads traces (streaming), and reports the summary (allocations,
  * frees, bytes, peak heap and when, peak RSS and tree RSS from the
  * samples, temporaries, leaks), the findings of the samples (gap and
- * heap spikes, drift, fragmentation: analyzer/findings.h) and the
+ * heap spikes, drift, fragmentation: analyzer/findings.h), the
  * strategy replay (the trace's allocations through every strategy of
- * core/, ranked).  Sites and collapsed stacks are not written yet: the
- * sites array is empty.
+ * core/, ranked) and the allocation sites (analyzer/sites.h: per call
+ * stack, calls, bytes, peak contribution and leaks, the top ones
+ * symbolized offline by analyzer/symbols.h).  --collapsed writes every
+ * stack as a flame graph's collapsed line instead of the report.
+ * Only the stacks printed are symbolized.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +28,9 @@
 #include "analyzer/findings.h"
 #include "analyzer/reader.h"
 #include "analyzer/replay.h"
+#include "analyzer/sites.h"
 #include "analyzer/summary.h"
+#include "analyzer/symbols.h"
 #include "cli/args.h"
 #include "core/strategy.h"
 #include "core/units.h"
@@ -33,6 +38,9 @@
 #define CMD "memsim-analyze"
 #define MAX_STRATEGIES 16
 #define DEFAULT_DEVICE (64ull << 30)
+#define DEFAULT_SITES 10
+#define SHOWN_FRAMES 8 /* frames of a site in the text report; the rest are counted */
+#define NO_COLLAPSED (-1)
 
 typedef struct analyze_opts_s {
     bool json, replay;
@@ -41,6 +49,8 @@ typedef struct analyze_opts_s {
     uint64_t device_size; /* 0: each trace's own */
     const char *fail_on;
     findings_config_t findings;
+    uint64_t sites;      /* top sites shown per ranking (0: none) */
+    int collapsed;       /* a sites_key_t, or NO_COLLAPSED */
 } analyze_opts_t;
 
 typedef struct process_s {
@@ -51,6 +61,10 @@ typedef struct process_s {
     size_t nresults;
     json_t *findings;
     bool ok;
+    bool have_sites;         /* sites and space are set up */
+    sites_t sites;
+    symbols_space_t space;   /* the trace's modules, for the sites' frames */
+    unsigned site_problems;  /* bit per SITES_E_* code reported */
 } process_t;
 
 static void usage(FILE *f)
@@ -66,6 +80,11 @@ static void usage(FILE *f)
             "      --json              one JSON object for tools (docs/analysis-format.md)\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
+            "      --sites N           top N allocation sites by peak, by calls and by\n"
+            "                          leaked bytes (default 10; 0: none)\n"
+            "      --collapsed[=KEY]   write every stack as a flame graph's collapsed line\n"
+            "                          weighted by KEY: peak (default), calls or leaked;\n"
+            "                          instead of the report\n"
             "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
             "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
             "      --spike-z Z         z-score above which a sample is a spike (default 3)\n"
@@ -84,14 +103,15 @@ static void usage(FILE *f)
             "EXAMPLES\n"
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
-            "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n",
+            "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
+            "  memsim-analyze --collapsed=leaked memsim.myprog.4242.0.jsonl | flamegraph.pl\n",
             strategy_names(names, sizeof names));
 }
 
 static int parse(int argc, char **argv, analyze_opts_t *o)
 {
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
-           OPT_REMEDIATION };
+           OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -103,10 +123,13 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
         {"frag-ratio", required_argument, NULL, OPT_FRAG},
         {"gap-ratio", required_argument, NULL, OPT_GAP},
         {"remediation", required_argument, NULL, OPT_REMEDIATION},
+        {"sites", required_argument, NULL, OPT_SITES},
+        {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS};
+    *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = DEFAULT_SITES,
+                          .collapsed = NO_COLLAPSED};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
@@ -173,6 +196,23 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
             o->findings.remediation = r;
             break;
         }
+        case OPT_SITES:
+            if (args_count(CMD, "--sites", optarg, 0, &o->sites))
+                return -1;
+            break;
+        case OPT_COLLAPSED:
+            if (!optarg || !strcmp(optarg, "peak"))
+                o->collapsed = SITES_BY_PEAK;
+            else if (!strcmp(optarg, "calls"))
+                o->collapsed = SITES_BY_CALLS;
+            else if (!strcmp(optarg, "leaked"))
+                o->collapsed = SITES_BY_LEAKED;
+            else {
+                fprintf(stderr, "%s: --collapsed: \"%s\" is not a weight (peak, calls, leaked)\n",
+                        CMD, optarg);
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: %s needs a value\n", CMD, argv[optind - 1]);
@@ -187,6 +227,12 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
         fprintf(stderr, "%s: no trace given (see %s --help)\n", CMD, CMD);
         return -1;
     }
+    if (o->json && o->collapsed != NO_COLLAPSED) {
+        fprintf(stderr, "%s: --json and --collapsed exclude each other\n", CMD);
+        return -1;
+    }
+    if (o->collapsed != NO_COLLAPSED)
+        o->replay = false; /* collapsed stacks have no room for it */
     if (!o->nstrategies)
         for (size_t i = 0; i < strategy_count() && i < MAX_STRATEGIES; i++)
             o->strategies[o->nstrategies++] = strategy_at(i);
@@ -257,7 +303,39 @@ static int collect(const char *arg, paths_t *p)
 
 /* ---- one trace ------------------------------------------------------------------ */
 
-static int analyze(const analyze_opts_t *o, process_t *pr)
+/* One line for a problem sites_add found, the first of its kind in the trace. */
+static void site_problem(process_t *pr, int rc)
+{
+    unsigned bit = 1u << -rc;
+    if (pr->site_problems & bit)
+        return;
+    pr->site_problems |= bit;
+    unsigned long long id = pr->sites.problem_id;
+    fprintf(stderr, "%s: %s:%ld: ", CMD, pr->path, pr->r.lineno);
+    switch (rc) {
+    case SITES_E_NOMEM:
+        fprintf(stderr, "out of memory: the allocation sites are incomplete\n");
+        break;
+    case SITES_E_RECORD:
+        fprintf(stderr, "a stack record without a valid id and frames; skipped\n");
+        break;
+    case SITES_E_DUPLICATE:
+        fprintf(stderr, "stack %llu is recorded twice; the first record is kept\n", id);
+        break;
+    case SITES_E_UNDEFINED:
+        fprintf(stderr, "stack %llu is used but no stack record came before; its frames are "
+                        "unknown\n", id);
+        break;
+    case SITES_E_RANGE:
+        fprintf(stderr, "stack id %llu is far beyond the others; counted as no stack\n", id);
+        break;
+    default:
+        fprintf(stderr, "a module record without a valid op, path, base or size; skipped\n");
+        break;
+    }
+}
+
+static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
 {
     if (reader_open(&pr->r, pr->path))
         return -1;
@@ -265,12 +343,28 @@ static int analyze(const analyze_opts_t *o, process_t *pr)
         reader_close(&pr->r);
         return -1;
     }
+    if (store) {
+        symbols_space_init(&pr->space, store);
+        if (sites_init(&pr->sites, &pr->space)) {
+            fprintf(stderr, "%s: out of memory\n", CMD);
+            symbols_space_fini(&pr->space);
+            summary_fini(&pr->s);
+            reader_close(&pr->r);
+            return -1;
+        }
+        pr->have_sites = true;
+    }
     replay_t replays[MAX_STRATEGIES];
     size_t nreplays = 0;
     event_t e;
     bool started = false;
     while (reader_next(&pr->r, &e)) {
         summary_add(&pr->s, &e);
+        if (pr->have_sites) {
+            int rc = sites_add(&pr->sites, &e);
+            if (rc)
+                site_problem(pr, rc);
+        }
         if (!started && e.type == EV_META) {
             started = true;
             uint64_t dev = o->device_size ? o->device_size
@@ -294,6 +388,8 @@ static int analyze(const analyze_opts_t *o, process_t *pr)
         }
     }
     summary_finish(&pr->s);
+    if (pr->have_sites)
+        sites_finish(&pr->sites);
     pr->findings = findings_analyze(&pr->s, &o->findings);
     for (size_t i = 0; i < nreplays; i++) {
         replay_result(&replays[i], &pr->results[i]);
@@ -325,9 +421,162 @@ static size_t best_of(const process_t *pr)
 
 /* ---- outputs ---------------------------------------------------------------------- */
 
+/* A site's frames, resolved, inlined calls included, innermost first. */
+typedef struct frames_s {
+    symbols_frame_t *v;
+    size_t n, cap;
+} frames_t;
+
+static size_t site_frames(symbols_t *store, const site_t *st, frames_t *out)
+{
+    out->n = 0;
+    for (uint32_t i = 0; i < st->nframes; i++) {
+        const symbols_frame_t *f;
+        size_t n = symbols_resolve(store, st->modules ? st->modules[i] : SYMBOLS_NO_MODULE,
+                                   st->frames[i], &f);
+        for (size_t k = 0; k < n; k++) {
+            if (out->n == out->cap) {
+                size_t cap = out->cap ? out->cap * 2 : 64;
+                symbols_frame_t *v = realloc(out->v, cap * sizeof *v);
+                if (!v)
+                    return out->n;
+                out->v = v;
+                out->cap = cap;
+            }
+            out->v[out->n++] = f[k];
+        }
+    }
+    return out->n;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static json_t *frame_json(const symbols_frame_t *f)
+{
+    return json_pack("{s:I, s:s?, s:o, s:s?, s:s?, s:o, s:b}", "address", (json_int_t)f->address,
+                     "module", f->module, "offset",
+                     f->module ? json_integer((json_int_t)f->offset) : json_null(), "function",
+                     f->function, "file", f->file, "line",
+                     f->line ? json_integer(f->line) : json_null(), "inlined", f->inlined);
+}
+
+/* The top sites by peak, as JSON objects. */
+static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t *o)
+{
+    json_t *out = json_array();
+    if (!pr->have_sites)
+        return out;
+    uint64_t *ids;
+    size_t n = sites_top(&pr->sites, SITES_BY_PEAK, o->sites, &ids);
+    frames_t fr = {0};
+    for (size_t i = 0; i < n; i++) {
+        const site_t *st = sites_get(&pr->sites, ids[i]);
+        json_t *frames = json_array();
+        size_t nf = site_frames(store, st, &fr);
+        for (size_t k = 0; k < nf; k++)
+            json_array_append_new(frames, frame_json(&fr.v[k]));
+        json_array_append_new(
+            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
+                           "calls", (json_int_t)st->calls, "allocated_bytes",
+                           (json_int_t)st->allocated, "peak_bytes",
+                           (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
+                           (json_int_t)st->live, "leaked_allocations",
+                           (json_int_t)st->live_blocks, "frames", frames));
+    }
+    free(fr.v);
+    free(ids);
+    return out;
+}
+
+static void print_frame(const symbols_frame_t *f)
+{
+    char label[64];
+    if (f->function && f->file)
+        printf("        %s at %s:%u%s\n", f->function, base_name(f->file), f->line,
+               f->inlined ? " (inlined)" : "");
+    else if (f->function && f->name)
+        printf("        %s in %s\n", f->function, f->name);
+    else
+        printf("        %s\n", symbols_label(f, label, sizeof label));
+}
+
+static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o)
+{
+    static const char *const by[] = {
+        [SITES_BY_PEAK] = "peak", [SITES_BY_CALLS] = "calls",
+        [SITES_BY_LEAKED] = "leaked bytes"};
+    if (!pr->have_sites || !o->sites)
+        return;
+    frames_t fr = {0};
+    for (int key = SITES_BY_PEAK; key <= SITES_BY_LEAKED; key++) {
+        uint64_t *ids;
+        size_t n = sites_top(&pr->sites, (sites_key_t)key, o->sites, &ids);
+        printf("  top sites by %s:%s\n", by[key], n ? "" : " none");
+        for (size_t i = 0; i < n; i++) {
+            const site_t *st = sites_get(&pr->sites, ids[i]);
+            char a[32], b[32], c[32];
+            printf("    #%zu  peak %s, %" PRIu64 " calls, %s allocated, leaked %s in %" PRIu64
+                   " blocks (stack %" PRIu64 ")\n",
+                   i + 1, units_format_bytes(sites_peak_bytes(&pr->sites, ids[i]), a, sizeof a),
+                   st->calls, units_format_bytes(st->allocated, b, sizeof b),
+                   units_format_bytes(st->live, c, sizeof c), st->live_blocks, ids[i]);
+            size_t nf = site_frames(store, st, &fr);
+            if (!nf)
+                printf("        (%s)\n", ids[i] ? "no stack record" : "no stack recorded");
+            for (size_t k = 0; k < nf && k < SHOWN_FRAMES; k++)
+                print_frame(&fr.v[k]);
+            if (nf > SHOWN_FRAMES)
+                printf("        … %zu more frames\n", nf - SHOWN_FRAMES);
+        }
+        free(ids);
+    }
+    free(fr.v);
+}
+
+/* A frame name for a collapsed line: ';' separates frames and the last
+ * blank the weight, so neither may appear inside one. */
+static void put_sanitized(const char *s)
+{
+    for (; *s; s++)
+        putchar(*s == ';' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ? '_' : *s);
+}
+
+/* Every stack with a weight, one line each: frames outermost first. */
+static void print_collapsed(process_t *pr, symbols_t *store, sites_key_t key, bool prefix)
+{
+    if (!pr->have_sites)
+        return;
+    frames_t fr = {0};
+    for (uint64_t id = 0; id < sites_count(&pr->sites); id++) {
+        uint64_t w = sites_key(&pr->sites, id, key);
+        if (!w)
+            continue;
+        if (prefix) {
+            put_sanitized(pr->s.exe[0] ? base_name(pr->s.exe) : "?");
+            printf(":%" PRId64 ";", pr->s.pid);
+        }
+        size_t n = site_frames(store, sites_get(&pr->sites, id), &fr);
+        if (!n)
+            printf(id ? "[stack_%" PRIu64 "]" : "[no_stack]", id);
+        for (size_t k = n; k-- > 0;) {
+            char label[64];
+            put_sanitized(fr.v[k].function ? fr.v[k].function
+                                           : symbols_label(&fr.v[k], label, sizeof label));
+            if (k)
+                putchar(';');
+        }
+        printf(" %" PRIu64 "\n", w);
+    }
+    free(fr.v);
+}
+
 static uint64_t peak_rss(const summary_t *s) { return s->peak_hwm > s->peak_rss ? s->peak_hwm : s->peak_rss; }
 
-static json_t *process_json(const process_t *pr)
+static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_t *o)
 {
     const summary_t *s = &pr->s;
     json_t *by_type = json_object();
@@ -367,14 +616,33 @@ static json_t *process_json(const process_t *pr)
                       "requests", (json_int_t)r->requests, "events_per_s", r->events_per_s,
                       "best", pr->nresults > 1 && i == best));
     }
-    return json_pack("{s:o, s:O, s:o, s:[]}", "summary", summary, "findings", pr->findings,
-                     "strategies", strategies, "sites");
+    return json_pack("{s:o, s:O, s:o, s:o}", "summary", summary, "findings", pr->findings,
+                     "strategies", strategies, "sites", sites_json(pr, store, o));
 }
 
-static void print_text(const process_t *pr)
+static void print_strategies(const process_t *pr)
+{
+    char a[32], c[32];
+    if (!pr->nresults)
+        return;
+    printf("  strategies (the trace's allocations replayed):\n");
+    printf("    %-10s %11s %9s %11s %9s %8s\n", "strategy", "peak foot", "J-W frag", "int@peak",
+           "ext@peak", "failed");
+    size_t best = best_of(pr);
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        printf("    %-10s %11s %8.1f%% %11s %8.1f%% %8" PRIu64 "%s\n", r->name,
+               units_format_bytes(r->m.peak_footprint, a, sizeof a), 100 * r->m.jw_fragmentation,
+               units_format_bytes(r->m.internal_at_peak, c, sizeof c),
+               100 * r->m.external_at_peak, r->failed,
+               pr->nresults > 1 && i == best ? "  <- best" : "");
+    }
+}
+
+static void print_text(process_t *pr, symbols_t *store, const analyze_opts_t *o)
 {
     const summary_t *s = &pr->s;
-    char a[32], b[32], c[32];
+    char a[32], b[32];
     printf("== %s (pid %" PRId64 ") — %s\n", s->exe[0] ? s->exe : "?", s->pid, pr->path);
     printf("  ended:          %s%s\n",
            pr->r.truncated ? "truncated (no end record)" : s->end_reason,
@@ -408,20 +676,8 @@ static void print_text(const process_t *pr)
         for (size_t k = 0; k < json_array_size(rem); k++)
             printf("      - %s\n", json_string_value(json_array_get(rem, k)));
     }
-    if (!pr->nresults)
-        return;
-    printf("  strategies (the trace's allocations replayed):\n");
-    printf("    %-10s %11s %9s %11s %9s %8s\n", "strategy", "peak foot", "J-W frag", "int@peak",
-           "ext@peak", "failed");
-    size_t best = best_of(pr);
-    for (size_t i = 0; i < pr->nresults; i++) {
-        const replay_result_t *r = &pr->results[i];
-        printf("    %-10s %11s %8.1f%% %11s %8.1f%% %8" PRIu64 "%s\n", r->name,
-               units_format_bytes(r->m.peak_footprint, a, sizeof a), 100 * r->m.jw_fragmentation,
-               units_format_bytes(r->m.internal_at_peak, c, sizeof c),
-               100 * r->m.external_at_peak, r->failed,
-               pr->nresults > 1 && i == best ? "  <- best" : "");
-    }
+    print_strategies(pr);
+    print_sites(pr, store, o);
 }
 
 int main(int argc, char **argv)
@@ -438,23 +694,35 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", CMD);
         return 2;
     }
+    /* One symbol store for every trace: processes of a tree share modules. */
+    symbols_t store;
+    bool want_sites = o.sites || o.collapsed != NO_COLLAPSED;
+    if (want_sites && symbols_init(&store)) {
+        fprintf(stderr, "%s: out of memory\n", CMD);
+        return 2;
+    }
+    symbols_t *sym = want_sites ? &store : NULL;
     int rc = 0;
     for (size_t i = 0; i < paths.n; i++) {
         snprintf(procs[i].path, sizeof procs[i].path, "%s", paths.v[i]);
-        procs[i].ok = analyze(&o, &procs[i]) == 0;
+        procs[i].ok = analyze(&o, sym, &procs[i]) == 0;
         if (!procs[i].ok)
             rc = 2;
     }
-    if (o.json) {
+    if (o.collapsed != NO_COLLAPSED) {
+        for (size_t i = 0; i < paths.n; i++)
+            if (procs[i].ok)
+                print_collapsed(&procs[i], sym, (sites_key_t)o.collapsed, paths.n > 1);
+    } else if (o.json) {
         json_t *out;
         if (paths.n == 1) {
-            out = procs[0].ok ? process_json(&procs[0]) : json_object();
+            out = procs[0].ok ? process_json(&procs[0], sym, &o) : json_object();
         } else {
             json_t *list = json_array();
             uint64_t peak_tree = 0;
             for (size_t i = 0; i < paths.n; i++)
                 if (procs[i].ok) {
-                    json_array_append_new(list, process_json(&procs[i]));
+                    json_array_append_new(list, process_json(&procs[i], sym, &o));
                     if (procs[i].s.peak_tree_rss > peak_tree)
                         peak_tree = procs[i].s.peak_tree_rss;
                 }
@@ -467,7 +735,7 @@ int main(int argc, char **argv)
     } else {
         for (size_t i = 0; i < paths.n; i++)
             if (procs[i].ok) {
-                print_text(&procs[i]);
+                print_text(&procs[i], sym, &o);
                 if (i + 1 < paths.n)
                     putchar('\n');
             }
@@ -483,8 +751,14 @@ int main(int argc, char **argv)
         json_decref(procs[i].findings);
         reader_close(&procs[i].r);
         summary_fini(&procs[i].s);
+        if (procs[i].have_sites) {
+            sites_fini(&procs[i].sites);
+            symbols_space_fini(&procs[i].space);
+        }
         free(paths.v[i]);
     }
+    if (sym)
+        symbols_fini(sym);
     free(paths.v);
     free(procs);
     json_decref(o.findings.remediation);

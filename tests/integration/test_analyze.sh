@@ -37,7 +37,12 @@ expect_eq "replay field names" "$(q strategies.1.name)" best-fit
 expect_eq "best fit's footprint: 100+200+300, then 304 after 112" "$(q strategies.1.peak_footprint_bytes)" 624
 expect_eq "no request failed" "$(q strategies.1.failed_requests)" 0
 expect_eq "findings are an array" "$(q findings.#)" 0
-expect_eq "sites are an array" "$(q sites.#)" 0
+expect_eq "one site: stack 1" "$(q sites.#)" 1
+expect_eq "its calls" "$(q sites.0.calls)" 4
+expect_eq "its bytes" "$(q sites.0.allocated_bytes)" 900
+expect_eq "its peak: all of the peak heap" "$(q sites.0.peak_bytes)" 600
+expect_eq "its leak" "$(q sites.0.leaked_bytes)" 300
+expect_eq "its frame, in no module" "$(q sites.0.frames.0.address)" 4096
 
 expect_status "text output" 0 "$A" "$TMP/known.jsonl"
 expect_grep "text names the exe" "/bin/known (pid 42)" "$TMP/out"

@@ -24,6 +24,8 @@ int main(void)
         reader_suite,
         procfs_suite,
         stats_suite,
+        sites_suite,
+        symbols_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

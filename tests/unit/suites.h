@@ -25,5 +25,7 @@ Suite *jsonw_suite(void);
 Suite *config_suite(void);
 Suite *procfs_suite(void);
 Suite *stats_suite(void);
+Suite *sites_suite(void);
+Suite *symbols_suite(void);
 
 #endif

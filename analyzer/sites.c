@@ -1,0 +1,318 @@
+/*
+ * sites: per-stack figures in one pass.  See sites.h.
+ *
+ * Live blocks: an address map to a slot of `blocks` (size and site), the
+ * slots of freed blocks chained into a free list through their `stack`
+ * field.  Invariants between events, on a trace where no address is
+ * allocated twice without a free in between (memsim's never are):
+ *   heap == sum over sites of live == sum over live blocks of size
+ *   live_blocks of a site == the live blocks whose stack is that site
+ */
+#include "analyzer/sites.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES 4096 /* a stack record with more is refused (memsim writes at most 256) */
+
+int sites_init(sites_t *s, symbols_space_t *space)
+{
+    memset(s, 0, sizeof *s);
+    s->space = space;
+    s->cap = 64;
+    s->v = calloc(s->cap, sizeof *s->v);
+    if (!s->v || addrmap_init(&s->live, 1024)) {
+        free(s->v);
+        return -1;
+    }
+    return 0;
+}
+
+void sites_finish(sites_t *s)
+{
+    addrmap_fini(&s->live);
+    free(s->blocks);
+    s->blocks = NULL;
+    s->nblocks = s->blocks_cap = s->free_block = 0;
+}
+
+void sites_fini(sites_t *s)
+{
+    sites_finish(s);
+    for (size_t i = 0; i < s->cap; i++) {
+        free(s->v[i].frames);
+        free(s->v[i].modules);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* v has an entry for id; 0, or -1 out of memory. */
+static int ensure(sites_t *s, uint64_t id)
+{
+    if (id < s->cap)
+        return 0;
+    size_t cap = s->cap;
+    while (cap <= id)
+        cap *= 2;
+    site_t *v = realloc(s->v, cap * sizeof *v);
+    if (!v)
+        return -1;
+    memset(v + s->cap, 0, (cap - s->cap) * sizeof *v);
+    s->v = v;
+    s->cap = cap;
+    return 0;
+}
+
+/* The site an event's stack id counts on: the id itself, or 0 (no stack)
+ * when it is far beyond the records read or out of memory; *problem says
+ * why, and that a used id has no record (the first time). */
+static uint64_t site_of(sites_t *s, uint64_t id, int *problem)
+{
+    if (id < s->cap && (s->v[id].defined || s->v[id].reported || !id))
+        return id;
+    if (id > s->records + SITES_MAX_ID_GAP) {
+        *problem = SITES_E_RANGE;
+        s->problem_id = id;
+        return 0;
+    }
+    if (ensure(s, id)) {
+        *problem = SITES_E_NOMEM;
+        return 0;
+    }
+    if (id > s->max_id)
+        s->max_id = id;
+    if (!s->v[id].defined && !s->v[id].reported) {
+        s->v[id].reported = true;
+        *problem = SITES_E_UNDEFINED;
+        s->problem_id = id;
+    }
+    return id;
+}
+
+/* Each frame's module, from the address space as it is now. */
+static int resolve(sites_t *s, site_t *st)
+{
+    st->resolved = true;
+    if (!s->space || !st->nframes)
+        return 0;
+    st->modules = malloc(st->nframes * sizeof *st->modules);
+    if (!st->modules)
+        return SITES_E_NOMEM;
+    for (uint32_t i = 0; i < st->nframes; i++)
+        st->modules[i] = symbols_space_find(s->space, st->frames[i]);
+    return 0;
+}
+
+/* Before a site's live bytes change: keep what they were at the current
+ * peak, unless that is kept already. */
+static inline void snapshot(const sites_t *s, site_t *st)
+{
+    if (st->snap_epoch != s->peak_epoch) {
+        st->snap = st->live;
+        st->snap_epoch = s->peak_epoch;
+    }
+}
+
+static inline void peak_check(sites_t *s)
+{
+    if (s->heap > s->peak) {
+        s->peak = s->heap;
+        s->peak_epoch++;
+    }
+}
+
+static int block_add(sites_t *s, uint64_t addr, uint64_t size, uint64_t id)
+{
+    size_t slot;
+    if (s->free_block) {
+        slot = s->free_block - 1;
+        s->free_block = (size_t)s->blocks[slot].stack;
+    } else {
+        if (s->nblocks == s->blocks_cap) {
+            size_t cap = s->blocks_cap ? s->blocks_cap * 2 : 1024;
+            sites_block_t *b = realloc(s->blocks, cap * sizeof *b);
+            if (!b)
+                return SITES_E_NOMEM;
+            s->blocks = b;
+            s->blocks_cap = cap;
+        }
+        slot = s->nblocks++;
+    }
+    if (addrmap_put(&s->live, addr, (void *)(uintptr_t)(slot + 1))) {
+        s->blocks[slot].stack = s->free_block;
+        s->free_block = slot + 1;
+        return SITES_E_NOMEM;
+    }
+    s->blocks[slot] = (sites_block_t){.size = size, .stack = id};
+    site_t *st = &s->v[id];
+    snapshot(s, st);
+    st->live += size;
+    st->live_blocks++;
+    s->heap += size;
+    return 0;
+}
+
+static void block_remove(sites_t *s, uint64_t addr)
+{
+    void *v = addrmap_remove(&s->live, addr);
+    if (!v)
+        return; /* never allocated in this trace (inherited, or unknown) */
+    size_t slot = (size_t)(uintptr_t)v - 1;
+    sites_block_t *b = &s->blocks[slot];
+    site_t *st = &s->v[b->stack];
+    snapshot(s, st);
+    st->live -= b->size;
+    st->live_blocks--;
+    s->heap -= b->size;
+    b->stack = s->free_block;
+    s->free_block = slot + 1;
+}
+
+/* An alloc or realloc of size at addr on stack id (old_addr: the block a
+ * realloc replaces, or `none`). */
+static int allocation(sites_t *s, uint64_t stack, uint64_t addr, uint64_t size,
+                      const uint64_t *old_addr)
+{
+    int problem = 0;
+    uint64_t id = site_of(s, stack, &problem);
+    site_t *st = &s->v[id];
+    if (!st->resolved) {
+        int rc = resolve(s, st);
+        if (rc)
+            problem = rc;
+    }
+    st->calls++;
+    st->allocated += size;
+    if (old_addr)
+        block_remove(s, *old_addr);
+    /* An address allocated again without a free (a broken trace) keeps its
+     * first block counted, as analyzer/summary.c counts it: the heap and
+     * its peak stay the summary's exactly, at no cost per event. */
+    int rc = block_add(s, addr, size, id);
+    peak_check(s);
+    return rc ? rc : problem;
+}
+
+static int stack_record(sites_t *s, const json_t *o)
+{
+    const json_t *jid = json_object_get(o, "id"), *jframes = json_object_get(o, "frames");
+    if (!json_is_integer(jid) || json_integer_value(jid) < 1 || !json_is_array(jframes) ||
+        json_array_size(jframes) > MAX_FRAMES)
+        return SITES_E_RECORD;
+    uint64_t id = (uint64_t)json_integer_value(jid);
+    s->problem_id = id;
+    if (id > s->records + SITES_MAX_ID_GAP)
+        return SITES_E_RANGE;
+    if (ensure(s, id))
+        return SITES_E_NOMEM;
+    site_t *st = &s->v[id];
+    if (st->defined)
+        return SITES_E_DUPLICATE;
+    size_t n = json_array_size(jframes);
+    uint64_t *frames = n ? malloc(n * sizeof *frames) : NULL;
+    if (n && !frames)
+        return SITES_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *f = json_array_get(jframes, i);
+        if (!json_is_integer(f) || json_integer_value(f) < 0) {
+            free(frames);
+            return SITES_E_RECORD;
+        }
+        frames[i] = (uint64_t)json_integer_value(f);
+    }
+    if (id > s->max_id)
+        s->max_id = id;
+    s->records++;
+    st->frames = frames;
+    st->nframes = (uint32_t)n;
+    st->defined = true;
+    /* Used before its record (a broken trace): its modules are today's. */
+    if (st->resolved) {
+        free(st->modules);
+        st->modules = NULL;
+        return resolve(s, st);
+    }
+    return 0;
+}
+
+int sites_add(sites_t *s, const event_t *e)
+{
+    switch (e->type) {
+    case EV_ALLOC:
+        return allocation(s, e->stack, e->addr, e->size, NULL);
+    case EV_FREE:
+        block_remove(s, e->addr);
+        return 0;
+    case EV_REALLOC:
+        return allocation(s, e->stack, e->addr, e->size, &e->old_addr);
+    case EV_STACK:
+        return e->json ? stack_record(s, e->json) : SITES_E_RECORD;
+    case EV_MODULE:
+        if (!s->space || !e->json)
+            return 0;
+        switch (symbols_space_add(s->space, e)) {
+        case 0: return 0;
+        case -1: return SITES_E_MODULE;
+        default: return SITES_E_NOMEM;
+        }
+    default:
+        return 0;
+    }
+}
+
+uint64_t sites_peak_bytes(const sites_t *s, uint64_t id)
+{
+    if (id >= s->cap)
+        return 0;
+    const site_t *st = &s->v[id];
+    return st->snap_epoch == s->peak_epoch ? st->snap : st->live;
+}
+
+uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key)
+{
+    if (id >= s->cap)
+        return 0;
+    switch (key) {
+    case SITES_BY_PEAK: return sites_peak_bytes(s, id);
+    case SITES_BY_CALLS: return s->v[id].calls;
+    case SITES_BY_LEAKED: return s->v[id].live;
+    }
+    return 0;
+}
+
+typedef struct ranked_s {
+    uint64_t key, id;
+} ranked_t;
+
+static int by_key(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+size_t sites_top(const sites_t *s, sites_key_t key, size_t max, uint64_t **ids)
+{
+    *ids = NULL;
+    size_t n = 0, count = sites_count(s);
+    ranked_t *r = max ? malloc(count * sizeof *r) : NULL;
+    if (!r)
+        return 0;
+    for (uint64_t id = 0; id < count; id++) {
+        uint64_t k = sites_key(s, id, key);
+        if (k)
+            r[n++] = (ranked_t){.key = k, .id = id};
+    }
+    qsort(r, n, sizeof *r, by_key);
+    if (n > max)
+        n = max;
+    *ids = n ? malloc(n * sizeof **ids) : NULL;
+    if (n && !*ids)
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        (*ids)[i] = r[i].id;
+    free(r);
+    return n;
+}

@@ -1,0 +1,563 @@
+/*
+ * symbols: libdwfl over the recorded module map.  See symbols.h.
+ *
+ * Each module gets a Dwfl of its own, holding that one ELF reported at
+ * the recorded bias: modules of different processes (or a library
+ * reloaded elsewhere) may then share addresses without clashing, and the
+ * module is always known before the lookup, so no address search is
+ * needed inside libdwfl.
+ */
+#include "analyzer/symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_INLINE 64 /* frames kept per address; deeper inline chains are cut */
+
+/* libstdc++'s demangler: the Itanium C++ ABI's, which every C++ compiler
+ * on Linux mangles for.  The C++ runtime is on every Debian system, and
+ * its demangler is the one tools (eu-addr2line, heaptrack) use. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct symbols_module_s {
+    char *path;
+    const char *name;  /* the last part of path */
+    uint64_t base, size;
+    int32_t prev;      /* the module reported before it at the same base, or -1 */
+    bool tried;        /* opening was attempted */
+    bool failed;       /* and failed: frames print as module+offset */
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    addrmap_t cache;   /* address -> entry_t; usable once tried */
+};
+
+/* A resolved address: its frames, innermost first. */
+typedef struct entry_s {
+    size_t n;
+    symbols_frame_t f[];
+} entry_t;
+
+static char *debuginfo_path; /* NULL: the standard places */
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+/* ---- the store --------------------------------------------------------------- */
+
+int symbols_init(symbols_t *s)
+{
+    memset(s, 0, sizeof *s);
+    elf_version(EV_CURRENT);
+    if (addrmap_init(&s->by_base, 64))
+        return -1;
+    if (addrmap_init(&s->unmapped, 64)) {
+        addrmap_fini(&s->by_base);
+        return -1;
+    }
+    return 0;
+}
+
+static void entry_free(entry_t *e)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        free((char *)e->f[i].function);
+        free((char *)e->f[i].file);
+    }
+    free(e);
+}
+
+static void cache_free(addrmap_t *m)
+{
+    for (size_t i = 0; m->slots && i <= m->mask; i++)
+        if (m->slots[i].value)
+            entry_free(m->slots[i].value);
+    addrmap_fini(m);
+}
+
+void symbols_fini(symbols_t *s)
+{
+    for (size_t i = 0; i < s->nmodules; i++) {
+        symbols_module_t *m = &s->modules[i];
+        if (m->tried)
+            cache_free(&m->cache);
+        if (m->dwfl)
+            dwfl_end(m->dwfl);
+        free(m->path);
+    }
+    free(s->modules);
+    addrmap_fini(&s->by_base);
+    cache_free(&s->unmapped);
+    memset(s, 0, sizeof *s);
+}
+
+int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t size)
+{
+    intptr_t first = (intptr_t)addrmap_get(&s->by_base, base) - 1;
+    for (int32_t i = (int32_t)first; i >= 0; i = s->modules[i].prev)
+        if (s->modules[i].size == size && !strcmp(s->modules[i].path, path))
+            return i;
+    if (s->nmodules >= INT32_MAX)
+        return -1;
+    if (s->nmodules == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 32;
+        symbols_module_t *v = realloc(s->modules, cap * sizeof *v);
+        if (!v)
+            return -1;
+        s->modules = v;
+        s->cap = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return -1;
+    int32_t idx = (int32_t)s->nmodules;
+    if (addrmap_put(&s->by_base, base, (void *)(intptr_t)(idx + 1))) {
+        free(copy);
+        return -1;
+    }
+    const char *slash = strrchr(copy, '/');
+    s->modules[s->nmodules++] = (symbols_module_t){
+        .path = copy, .name = slash ? slash + 1 : copy, .base = base, .size = size,
+        .prev = (int32_t)first};
+    return idx;
+}
+
+/* ---- opening a module ------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void warn(const symbols_t *s, const symbols_module_t *m, const char *fmt, ...)
+{
+    if (s->quiet)
+        return;
+    /* Once per path: the same file may be mapped by many processes. */
+    for (const symbols_module_t *o = s->modules; o < m; o++)
+        if (o->failed && !strcmp(o->path, m->path))
+            return;
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "memsim-analyze: module %s: %s; its frames print as %s+0x…\n", m->path, why,
+            m->name);
+}
+
+/* The span [*lo, *hi) of path's loadable segments, as the preload measured
+ * it in memory.  0, or -1 with the reason in why. */
+static int elf_span(const char *path, uint64_t *lo, uint64_t *hi, char *why, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, len, "cannot open it: %s", strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    size_t n = 0;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n)) {
+        snprintf(why, len, "not an ELF file");
+        goto out;
+    }
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (ph.p_vaddr < *lo)
+            *lo = ph.p_vaddr;
+        if (ph.p_vaddr + ph.p_memsz > *hi)
+            *hi = ph.p_vaddr + ph.p_memsz;
+    }
+    if (*hi <= *lo)
+        snprintf(why, len, "no loadable segment");
+    else
+        rc = 0;
+out:
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
+/* The module's Dwfl_Module, opened on first use; NULL when it cannot be. */
+static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
+{
+    if (m->tried)
+        return m->mod;
+    m->tried = true;
+    if (addrmap_init(&m->cache, 64)) {
+        m->cache.slots = NULL; /* cache_free skips it */
+        m->failed = true;
+        return NULL;
+    }
+    /* A name without a slash is no file (linux-vdso.so.1): no warning. */
+    bool file = strchr(m->path, '/') != NULL;
+    char why[256];
+    uint64_t lo, hi;
+    if (!file || elf_span(m->path, &lo, &hi, why, sizeof why)) {
+        if (file)
+            warn(s, m, "%s", why);
+        m->failed = true;
+        return NULL;
+    }
+    if (hi - lo != m->size) {
+        warn(s, m, "it spans %" PRIu64 " bytes, the traced one %" PRIu64
+                   " (rebuilt since the trace?)", hi - lo, m->size);
+        m->failed = true;
+        return NULL;
+    }
+    m->dwfl = dwfl_begin(&callbacks);
+    if (m->dwfl) {
+        dwfl_report_begin(m->dwfl);
+        /* The bias is the recorded base less the lowest segment's address
+         * (add_p_vaddr: elfutils adds the segments' own addresses). */
+        m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, -1, m->base - lo, true);
+        dwfl_report_end(m->dwfl, NULL, NULL);
+    }
+    if (!m->mod) {
+        warn(s, m, "%s", dwfl_errmsg(-1));
+        m->failed = true;
+    }
+    return m->mod;
+}
+
+/* ---- resolving --------------------------------------------------------------- */
+
+char *symbols_demangle(const char *name)
+{
+    if (!name || strncmp(name, "_Z", 2))
+        return NULL;
+    int status = 0;
+    char *out = __cxa_demangle(name, NULL, NULL, &status);
+    if (status) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* A function's name for printing, demangled; malloc'd, or NULL. */
+static char *dup_name(const char *name)
+{
+    if (!name)
+        return NULL;
+    char *d = symbols_demangle(name);
+    return d ? d : strdup(name);
+}
+
+/* The name of a function-like DIE, looked up through abstract origins and
+ * specifications: a C++ linkage name (it demangles to the qualified name
+ * with parameters), else the name in the source (not an assembler alias
+ * such as glibc's __GI_ ones), else whatever linkage name there is. */
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!link)
+        link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (link && !strncmp(link, "_Z", 2))
+        return link;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    return name ? name : link;
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+    int tag = dwarf_tag(die);
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+           tag == DW_TAG_entry_point;
+}
+
+/* The directory a CU was compiled in, or NULL. */
+static const char *comp_dir(Dwarf_Die *cu)
+{
+    Dwarf_Attribute a;
+    return cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a)) : NULL;
+}
+
+/* file as a malloc'd string: relative names joined to the compilation
+ * directory, as a debugger finds them.  NULL for NULL. */
+static char *dup_path(const char *file, const char *dir)
+{
+    if (!file)
+        return NULL;
+    if (file[0] == '/' || !dir || dir[0] != '/')
+        return strdup(file);
+    size_t nd = strlen(dir), nf = strlen(file);
+    char *p = malloc(nd + nf + 2);
+    if (p) {
+        memcpy(p, dir, nd);
+        p[nd] = '/';
+        memcpy(p + nd + 1, file, nf + 1);
+    }
+    return p;
+}
+
+/* The file, its CU's directory and the line of the call an
+ * inlined_subroutine DIE stands for. */
+static void call_site(Dwarf_Die *inl, const char **file, const char **dir, unsigned *line)
+{
+    Dwarf_Die cu;
+    Dwarf_Files *files;
+    Dwarf_Attribute a;
+    Dwarf_Word v;
+    *file = *dir = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &v) == 0)
+        *line = (unsigned)v;
+    if (!dwarf_diecu(inl, &cu, NULL, NULL))
+        return;
+    *dir = comp_dir(&cu);
+    if (dwarf_getsrcfiles(&cu, &files, NULL) == 0 &&
+        dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &v) == 0)
+        *file = dwarf_filesrc(files, v, NULL, NULL);
+}
+
+/* The function-like scopes containing pc (module-relative to the Dwfl's
+ * addresses), innermost first, as eu-addr2line -i finds them: the
+ * innermost scope from the CU's address ranges, then its DIE's parents.
+ * Returns their number; *chain is malloc'd (free it) when it is > 0. */
+static int scopes_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, Dwarf_Addr pc,
+                     Dwarf_Die **chain)
+{
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (n <= 0)
+        return 0;
+    Dwarf_Die inner = scopes[0];
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    if (dw)
+        dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner);
+    free(scopes);
+    n = dwarf_getscopes_die(&inner, chain);
+    return n > 0 ? n : 0;
+}
+
+/* Resolve address in the opened module mod into f[]; the number of
+ * frames (>= 1).  Strings are malloc'd. */
+static size_t lookup(Dwfl_Module *mod, uint64_t address, symbols_frame_t *f)
+{
+    Dwarf_Addr pc = address ? address - 1 : 0; /* the call, not the return address */
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *symname = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
+    if (l)
+        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    const char *dir = comp_dir(cu);
+
+    Dwarf_Die *chain = NULL;
+    int nchain = scopes_at(mod, cu, bias, pc, &chain);
+    size_t n = 0;
+    const char *prev_file = file, *prev_dir = dir;
+    unsigned prev_line = line > 0 ? (unsigned)line : 0;
+    for (int i = 0; i < nchain && n < MAX_INLINE; i++) {
+        if (!is_function(&chain[i]))
+            continue;
+        bool inl = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
+        const char *name = die_name(&chain[i]);
+        f[n].function = dup_name(name ? name : inl ? NULL : symname);
+        f[n].file = dup_path(prev_file, prev_dir);
+        f[n].line = prev_line;
+        f[n].inlined = inl;
+        n++;
+        if (!inl)
+            break;
+        /* The next frame is where this one was called from. */
+        call_site(&chain[i], &prev_file, &prev_dir, &prev_line);
+    }
+    free(chain);
+    if (!n) { /* no debug information: the symbol table */
+        f[0].function = dup_name(symname);
+        f[0].file = dup_path(file, dir);
+        f[0].line = line > 0 ? (unsigned)line : 0;
+        f[0].inlined = false;
+        n = 1;
+    }
+    return n;
+}
+
+size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
+                       const symbols_frame_t **frames)
+{
+    symbols_module_t *m = module >= 0 && (size_t)module < s->nmodules ? &s->modules[module] : NULL;
+    Dwfl_Module *mod = m ? module_open(s, m) : NULL;
+    addrmap_t *cache = m ? &m->cache : &s->unmapped;
+    if (cache->slots) {
+        entry_t *hit = addrmap_get(cache, address);
+        if (hit) {
+            *frames = hit->f;
+            return hit->n;
+        }
+    }
+    symbols_frame_t f[MAX_INLINE];
+    size_t n = 1;
+    memset(f, 0, sizeof f[0]);
+    if (mod)
+        n = lookup(mod, address, f);
+    for (size_t i = 0; i < n; i++) {
+        f[i].address = address;
+        f[i].module = m ? m->path : NULL;
+        f[i].name = m ? m->name : NULL;
+        f[i].offset = m ? address - m->base : 0;
+    }
+    entry_t *e = malloc(sizeof *e + n * sizeof e->f[0]);
+    if (!e || !cache->slots || addrmap_put(cache, address, e)) {
+        /* Out of memory: an uncached frame without names. */
+        for (size_t i = 0; i < n; i++) {
+            free((char *)f[i].function);
+            free((char *)f[i].file);
+        }
+        free(e);
+        s->scratch = f[0];
+        s->scratch.function = s->scratch.file = NULL;
+        s->scratch.line = 0;
+        s->scratch.inlined = false;
+        *frames = &s->scratch;
+        return 1;
+    }
+    e->n = n;
+    memcpy(e->f, f, n * sizeof f[0]);
+    *frames = e->f;
+    return n;
+}
+
+const char *symbols_label(const symbols_frame_t *f, char *buf, size_t len)
+{
+    if (f->function)
+        snprintf(buf, len, "%s", f->function);
+    else if (f->name)
+        snprintf(buf, len, "%s+0x%" PRIx64, f->name, f->offset);
+    else
+        snprintf(buf, len, "0x%" PRIx64, f->address);
+    return buf;
+}
+
+/* ---- one process's address space --------------------------------------------- */
+
+void symbols_space_init(symbols_space_t *sp, symbols_t *store)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->store = store;
+}
+
+void symbols_space_fini(symbols_space_t *sp)
+{
+    free(sp->v);
+    sp->v = NULL;
+    sp->n = sp->cap = 0;
+}
+
+/* The first mapping whose base is above addr. */
+static size_t upper(const symbols_space_t *sp, uint64_t addr)
+{
+    size_t lo = 0, hi = sp->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sp->v[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void find_overlap(symbols_space_t *sp)
+{
+    sp->overlap = false;
+    uint64_t end = 0;
+    for (size_t i = 0; i < sp->n && !sp->overlap; i++) {
+        sp->overlap = i && sp->v[i].base < end;
+        if (sp->v[i].end > end)
+            end = sp->v[i].end;
+    }
+}
+
+int symbols_space_load(symbols_space_t *sp, const char *path, uint64_t base, uint64_t size)
+{
+    int32_t module = symbols_module(sp->store, path, base, size);
+    if (module < 0)
+        return -2;
+    if (sp->n == sp->cap) {
+        size_t cap = sp->cap ? sp->cap * 2 : 32;
+        symbols_mapping_t *v = realloc(sp->v, cap * sizeof *v);
+        if (!v)
+            return -2;
+        sp->v = v;
+        sp->cap = cap;
+    }
+    size_t at = upper(sp, base);
+    memmove(&sp->v[at + 1], &sp->v[at], (sp->n - at) * sizeof sp->v[0]);
+    sp->v[at] = (symbols_mapping_t){.base = base, .end = base + size < base ? UINT64_MAX
+                                                                          : base + size,
+                                    .seq = ++sp->seq, .module = module};
+    sp->n++;
+    find_overlap(sp);
+    return 0;
+}
+
+void symbols_space_unload(symbols_space_t *sp, uint64_t base, uint64_t size)
+{
+    /* The oldest mapping at exactly (base, size): a reload in its place is
+     * listed before the unload of the old one. */
+    size_t found = sp->n;
+    for (size_t i = 0; i < sp->n; i++)
+        if (sp->v[i].base == base && sp->v[i].end - sp->v[i].base == size &&
+            (found == sp->n || sp->v[i].seq < sp->v[found].seq))
+            found = i;
+    if (found == sp->n)
+        return;
+    memmove(&sp->v[found], &sp->v[found + 1], (sp->n - found - 1) * sizeof sp->v[0]);
+    sp->n--;
+    find_overlap(sp);
+}
+
+int32_t symbols_space_find(const symbols_space_t *sp, uint64_t addr)
+{
+    size_t i = upper(sp, addr);
+    if (!sp->overlap)
+        return i && addr < sp->v[i - 1].end ? sp->v[i - 1].module : SYMBOLS_NO_MODULE;
+    const symbols_mapping_t *best = NULL;
+    for (size_t k = 0; k < i; k++)
+        if (addr < sp->v[k].end && (!best || sp->v[k].seq > best->seq))
+            best = &sp->v[k];
+    return best ? best->module : SYMBOLS_NO_MODULE;
+}
+
+int symbols_space_add(symbols_space_t *sp, const event_t *e)
+{
+    const json_t *o = e->json;
+    const char *op = json_string_value(json_object_get(o, "op"));
+    const char *path = json_string_value(json_object_get(o, "path"));
+    const json_t *base = json_object_get(o, "base"), *size = json_object_get(o, "size");
+    if (!op || !json_is_integer(base) || !json_is_integer(size) || json_integer_value(base) < 0 ||
+        json_integer_value(size) < 0)
+        return -1;
+    if (!strcmp(op, "load"))
+        return path ? symbols_space_load(sp, path, (uint64_t)json_integer_value(base),
+                                         (uint64_t)json_integer_value(size))
+                    : -1;
+    if (!strcmp(op, "unload")) {
+        symbols_space_unload(sp, (uint64_t)json_integer_value(base),
+                             (uint64_t)json_integer_value(size));
+        return 0;
+    }
+    return -1;
+}

@@ -1,0 +1,183 @@
+# memsim-analyze's allocation sites and collapsed stacks: hand-built traces
+# with known answers (modules reloaded, files gone, a stack without its
+# record), then a real program with two known sites, against heaptrack
+# when it is installed.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+
+# liba.so is replaced by libb.so at the same base between stacks 1 and 2
+# (the preload lists the new load before the old unload); neither file
+# exists.  Stack 9 has no record.  Peak heap 165 at t=9: stack 1 holds
+# 100 + 10, stack 2 50, stack 9 5.
+head='{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/known","argv":["known"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1048576,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}'
+cat >"$TMP/mods.jsonl" <<EOT
+$head
+{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/liba.so","base":4096,"size":4096}
+{"ev":"stack","t":2,"tid":1,"id":1,"frames":[4200,999999999]}
+{"ev":"alloc","t":3,"tid":1,"fn":"malloc","addr":100000,"size":100,"align":16,"stack":1,"sim":null}
+{"ev":"module","t":4,"tid":1,"op":"load","path":"/nonexistent/libb.so","base":4096,"size":4096}
+{"ev":"module","t":5,"tid":1,"op":"unload","path":"","base":4096,"size":4096}
+{"ev":"stack","t":6,"tid":1,"id":2,"frames":[4200]}
+{"ev":"alloc","t":7,"tid":1,"fn":"malloc","addr":200000,"size":50,"align":16,"stack":2,"sim":null}
+{"ev":"alloc","t":8,"tid":1,"fn":"malloc","addr":300000,"size":10,"align":16,"stack":1,"sim":null}
+{"ev":"alloc","t":9,"tid":1,"fn":"malloc","addr":400000,"size":5,"align":16,"stack":9,"sim":null}
+{"ev":"free","t":10,"tid":1,"fn":"free","addr":100000,"size":100,"stack":2}
+{"ev":"end","t":11,"tid":1,"reason":"exit","status":0,"signal":null,"records":12,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":3,"live_bytes":65,"stacks":2}
+EOT
+expect_status "a trace with reloaded modules" 0 "$A" --json --no-replay "$TMP/mods.jsonl"
+cp "$TMP/out" "$TMP/mods.json"
+q() { "$J" "$1" <"$TMP/mods.json"; }
+expect_eq "three sites" "$(q sites.#)" 3
+expect_eq "by peak: stack 1 first" "$(q sites.0.id)" 1
+expect_eq "its calls" "$(q sites.0.calls)" 2
+expect_eq "its bytes" "$(q sites.0.allocated_bytes)" 110
+expect_eq "its peak" "$(q sites.0.peak_bytes)" 110
+expect_eq "its leak" "$(q sites.0.leaked_bytes)" 10
+expect_eq "its leaked blocks" "$(q sites.0.leaked_allocations)" 1
+expect_eq "its frame in the module loaded then" "$(q sites.0.frames.0.module)" /nonexistent/liba.so
+expect_eq "at an offset from its base" "$(q sites.0.frames.0.offset)" 104
+expect_eq "no function for a file that is gone" "$(q sites.0.frames.0.function)" null
+expect_eq "an address in no module" "$(q sites.0.frames.1.module)" null
+expect_eq "has no offset" "$(q sites.0.frames.1.offset)" null
+expect_eq "the same address later: the module loaded in its place" \
+    "$(q sites.1.frames.0.module)" /nonexistent/libb.so
+expect_eq "a stack without a record has no frames" "$(q sites.2.frames.#)" 0
+expect_eq "and still its figures" "$(q sites.2.peak_bytes)" 5
+expect_grep "a missing module file, named" \
+    "module /nonexistent/liba.so: cannot open it: No such file or directory; its frames print as liba.so+0x" \
+    "$TMP/err"
+expect_grep "a stack without its record, named with file and line" \
+    "mods.jsonl:10: stack 9 is used but no stack record came before" "$TMP/err"
+expect_eq "one line each" "$(wc -l <"$TMP/err")" 3
+
+expect_status "text" 0 "$A" --no-replay "$TMP/mods.jsonl"
+expect_grep "top sites by peak" "top sites by peak:" "$TMP/out"
+expect_grep "figures" "#1  peak 110 B, 2 calls, 110 B allocated, leaked 10 B in 1 blocks (stack 1)" \
+    "$TMP/out"
+expect_grep "module+offset" "liba.so+0x68" "$TMP/out"
+expect_grep "a bare address" "0x3b9ac9ff" "$TMP/out"
+expect_grep "by leaked bytes" "top sites by leaked bytes:" "$TMP/out"
+expect_grep "a stack without a record" "(no stack record)" "$TMP/out"
+
+expect_status "--collapsed" 0 "$A" --collapsed "$TMP/mods.jsonl"
+expect_grep "outermost first, weighted by peak" "^0x3b9ac9ff;liba.so+0x68 110$" "$TMP/out"
+expect_grep "the reloaded module" "^libb.so+0x68 50$" "$TMP/out"
+expect_grep "a stack without a record" "^\[stack_9\] 5$" "$TMP/out"
+expect_eq "one line per stack" "$(wc -l <"$TMP/out")" 3
+expect_status "--collapsed=calls" 0 "$A" --collapsed=calls "$TMP/mods.jsonl"
+expect_grep "weighted by calls" "^0x3b9ac9ff;liba.so+0x68 2$" "$TMP/out"
+expect_status "--collapsed=leaked" 0 "$A" --collapsed=leaked "$TMP/mods.jsonl"
+expect_grep "weighted by leaks" "^0x3b9ac9ff;liba.so+0x68 10$" "$TMP/out"
+expect_eq "stacks with nothing leaked are left out" "$(grep -c . "$TMP/out")" 3
+
+sed 's/"pid":42/"pid":43/; s/"exe":"\/bin\/known"/"exe":"\/bin\/other prog"/' \
+    "$TMP/mods.jsonl" >"$TMP/mods2.jsonl"
+expect_status "--collapsed over two traces" 0 "$A" --collapsed "$TMP/mods.jsonl" "$TMP/mods2.jsonl"
+expect_grep "prefixed with exe:pid" "^known:42;0x3b9ac9ff;liba.so+0x68 110$" "$TMP/out"
+expect_grep "blanks in names made safe" "^other_prog:43;libb.so+0x68 50$" "$TMP/out"
+expect_eq "one warning per missing file over both traces" \
+    "$(grep -c 'cannot open it' "$TMP/err")" 2
+
+expect_status "--sites 1" 0 "$A" --json --sites 1 --no-replay "$TMP/mods.jsonl"
+expect_eq "one site" "$("$J" sites.# <"$TMP/out")" 1
+expect_status "--sites 0" 0 "$A" --json --sites 0 --no-replay "$TMP/mods.jsonl"
+expect_eq "no sites" "$("$J" sites.# <"$TMP/out")" 0
+expect_status "--sites 0, text" 0 "$A" --sites 0 --no-replay "$TMP/mods.jsonl"
+if grep -q "top sites" "$TMP/out"; then fail "no site sections" "$(head -c 300 "$TMP/out")"; else
+    pass "no site sections"; fi
+expect_status "a bad --sites" 2 "$A" --sites many "$TMP/mods.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "a bad --collapsed" 2 "$A" --collapsed=bytes "$TMP/mods.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "--json with --collapsed" 2 "$A" --json --collapsed "$TMP/mods.jsonl"
+expect_one_line "one line for it" "$TMP/err"
+
+# Bad stack and module records: named once each, the rest analyzed.
+cat >"$TMP/bad.jsonl" <<EOT
+$head
+{"ev":"module","t":1,"tid":1,"op":"load","base":4096,"size":4096}
+{"ev":"stack","t":2,"tid":1,"id":"one","frames":[1]}
+{"ev":"stack","t":3,"tid":1,"id":1,"frames":[4200]}
+{"ev":"stack","t":4,"tid":1,"id":1,"frames":[4300]}
+{"ev":"alloc","t":5,"tid":1,"fn":"malloc","addr":100000,"size":100,"align":16,"stack":1,"sim":null}
+{"ev":"alloc","t":6,"tid":1,"fn":"malloc","addr":200000,"size":7,"align":16,"stack":123456789,"sim":null}
+{"ev":"end","t":7,"tid":1,"reason":"exit","status":0,"signal":null,"records":8,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":2,"live_bytes":107,"stacks":1}
+EOT
+expect_status "bad stack and module records" 0 "$A" --json --no-replay "$TMP/bad.jsonl"
+expect_grep "a module record" "bad.jsonl:2: a module record without a valid op, path, base or size" "$TMP/err"
+expect_grep "a stack record" "bad.jsonl:3: a stack record without a valid id and frames" "$TMP/err"
+expect_grep "a duplicate" "bad.jsonl:5: stack 1 is recorded twice; the first record is kept" "$TMP/err"
+expect_grep "an absurd id" "bad.jsonl:7: stack id 123456789 is far beyond the others" "$TMP/err"
+expect_eq "the first record kept" "$("$J" sites.0.frames.0.address <"$TMP/out")" 4200
+expect_eq "the absurd id counted as no stack" "$("$J" sites.1.id <"$TMP/out")" 0
+
+# A real program, end to end (not under SANITIZE=1: no libmemsim.so).
+if [ "${SANITIZE:-}" != 1 ]; then
+    P=$BUILD/programs/sites
+    SRC=tests/programs/sites.c
+    leak_line=$(grep -n 'sites: the leak' "$SRC" | cut -d: -f1)
+    churn_line=$(grep -n 'sites: the churn' "$SRC" | cut -d: -f1)
+    mkdir -p "$TMP/run"
+    expect_status "sites under the preload" 0 env LD_PRELOAD="$BUILD/libmemsim.so" \
+        MEMSIM_OUTPUT="$TMP/run" "$P"
+    T=$(ls "$TMP"/run/memsim.sites.*.jsonl)
+    expect_status "analyzed" 0 "$A" --json --no-replay "$T"
+    cp "$TMP/out" "$TMP/run.json"
+    # The site whose frames include leak_here, and churn's.
+    site_of() {
+        n=$("$J" sites.# <"$TMP/run.json")
+        i=0
+        while [ "$i" -lt "$n" ]; do
+            if "$J" "sites.$i.frames" <"$TMP/run.json" | grep -q "\"function\":\"$1\""; then
+                echo "$i"
+                return
+            fi
+            i=$((i + 1))
+        done
+        echo none
+    }
+    L=$(site_of leak_here)
+    C=$(site_of churn)
+    r() { "$J" "$1" <"$TMP/run.json"; }
+    expect_eq "leak_here: 300 calls" "$(r sites.$L.calls)" 300
+    expect_eq "leak_here: 30000 bytes leaked" "$(r sites.$L.leaked_bytes)" 30000
+    expect_eq "leak_here: 300 blocks leaked" "$(r sites.$L.leaked_allocations)" 300
+    expect_eq "leak_here: its peak" "$(r sites.$L.peak_bytes)" 30000
+    expect_eq "leak_here: innermost frame" "$(r sites.$L.frames.0.function)" leak_here
+    expect_eq "leak_here: its line" "$(r sites.$L.frames.0.line)" "$leak_line"
+    expect_eq "leak_here: called from main" "$(r sites.$L.frames.1.function)" main
+    expect_eq "leak_here: in the program" "$(r sites.$L.frames.0.module)" "$(cd "$(dirname "$P")" && pwd)/sites"
+    expect_eq "churn: 1000 calls" "$(r sites.$C.calls)" 1000
+    expect_eq "churn: 64000 bytes" "$(r sites.$C.allocated_bytes)" 64000
+    expect_eq "churn: no leak" "$(r sites.$C.leaked_bytes)" 0
+    expect_eq "churn: its line" "$(r sites.$C.frames.0.line)" "$churn_line"
+    expect_eq "the peaks add up to the peak heap" \
+        "$(($(r sites.$L.peak_bytes) + $(r sites.$C.peak_bytes)))" "$(r summary.peak_heap_bytes)"
+
+    expect_status "text" 0 "$A" --no-replay "$T"
+    expect_grep "leak_here with its file and line" "leak_here at sites.c:$leak_line" "$TMP/out"
+    expect_grep "churn with its file and line" "churn at sites.c:$churn_line" "$TMP/out"
+    expect_status "--collapsed=leaked" 0 "$A" --collapsed=leaked "$T"
+    expect_grep "the leak's line" ";main;leak_here 30000$" "$TMP/out"
+    expect_eq "only the leaking stack" "$(grep -c . "$TMP/out")" 1
+
+    if command -v heaptrack >/dev/null 2>&1 && command -v heaptrack_print >/dev/null 2>&1; then
+        expect_status "sites under heaptrack" 0 heaptrack -o "$TMP/ht" "$P"
+        heaptrack_print "$TMP"/ht.zst >"$TMP/ht.txt" 2>/dev/null
+        # "300 calls to allocation functions with ... from\nleak_here\n  at FILE:LINE"
+        ht_site() {
+            awk -v f="$1" '/calls to allocation functions/ { calls = $1; getline;
+                if ($1 == f) { getline; sub(/.*:/, "", $2); print calls, $2; exit } }' "$TMP/ht.txt"
+        }
+        expect_eq "heaptrack agrees on leak_here's calls and line" "$(ht_site leak_here)" \
+            "$(r sites.$L.calls) $(r sites.$L.frames.0.line)"
+        expect_eq "heaptrack agrees on churn's calls and line" "$(ht_site churn)" \
+            "$(r sites.$C.calls) $(r sites.$C.frames.0.line)"
+    else
+        echo "# skip - heaptrack comparison: heaptrack is not installed"
+    fi
+fi
+
+summary

@@ -1,0 +1,365 @@
+/*
+ * symbols: return addresses inside this test program (built with -g)
+ * resolved over its own module map, as the preload records it from
+ * dl_iterate_phdr: function, file and line; an inlined call; a C++ name
+ * demangled; addresses in no module and in a module whose file is gone
+ * or has changed; the address space's overlaps and unloads.
+ */
+#include <check.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyzer/symbols.h"
+#include "tests/unit/suites.h"
+
+/* ---- probes: return addresses at known lines --------------------------------- */
+
+static volatile uintptr_t sink;
+static int probe_line, inline_line, outer_line;
+
+__attribute__((noinline)) static uintptr_t return_address(void)
+{
+    uintptr_t r = (uintptr_t)__builtin_return_address(0);
+    sink = r;
+    return r;
+}
+
+__attribute__((noinline)) static uintptr_t probe_call(void)
+{
+    uintptr_t ra = return_address(); probe_line = __LINE__;
+    sink = ra + 1; /* no tail call: the return address stays in here */
+    return ra;
+}
+
+static inline __attribute__((always_inline)) uintptr_t inlined_probe(void)
+{
+    uintptr_t ra = return_address(); inline_line = __LINE__;
+    return ra;
+}
+
+__attribute__((noinline)) static uintptr_t outer_probe(void)
+{
+    uintptr_t ra = inlined_probe(); outer_line = __LINE__;
+    sink = ra + 2;
+    return ra;
+}
+
+/* ---- this process's modules, as the preload lists them -------------------------- */
+
+static char exe[4096];
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    symbols_space_t *sp = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < lo)
+            lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > hi)
+            hi = ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi > lo)
+        ck_assert_int_eq(symbols_space_load(sp, info->dlpi_name && *info->dlpi_name
+                                                    ? info->dlpi_name : exe,
+                                            info->dlpi_addr + lo, hi - lo), 0);
+    return 0;
+}
+
+static void self_space(symbols_t *store, symbols_space_t *sp)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    ck_assert_int_eq(symbols_init(store), 0);
+    symbols_space_init(sp, store);
+    dl_iterate_phdr(add_module, sp);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* ---- tests --------------------------------------------------------------------- */
+
+START_TEST(function_file_and_line)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    uintptr_t ra = probe_call();
+    int32_t m = symbols_space_find(&sp, ra);
+    ck_assert_int_ge(m, 0);
+    const symbols_frame_t *f;
+    size_t n = symbols_resolve(&store, m, ra, &f);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(f->function, "probe_call");
+    ck_assert_ptr_nonnull(f->file);
+    ck_assert_str_eq(base_name(f->file), "test_symbols.c");
+    ck_assert_int_eq(f->line, probe_line);
+    ck_assert(!f->inlined);
+    ck_assert_uint_eq(f->address, ra);
+    ck_assert_str_eq(f->module, exe);
+    ck_assert_str_eq(f->name, base_name(exe));
+    char buf[64];
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "probe_call");
+
+    /* Cached: the same frames again. */
+    const symbols_frame_t *again;
+    ck_assert_uint_eq(symbols_resolve(&store, m, ra, &again), 1);
+    ck_assert_ptr_eq(again, f);
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+START_TEST(inlined_frames)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    uintptr_t ra = outer_probe();
+    const symbols_frame_t *f;
+    size_t n = symbols_resolve(&store, symbols_space_find(&sp, ra), ra, &f);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(f[0].function, "inlined_probe");
+    ck_assert(f[0].inlined);
+    ck_assert_str_eq(base_name(f[0].file), "test_symbols.c");
+    ck_assert_int_eq(f[0].line, inline_line);
+    ck_assert_str_eq(f[1].function, "outer_probe");
+    ck_assert(!f[1].inlined);
+    ck_assert_str_eq(base_name(f[1].file), "test_symbols.c");
+    ck_assert_int_eq(f[1].line, outer_line);
+    ck_assert_uint_eq(f[1].address, ra);
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+/* A function of a shared library without its debug information in this
+ * test (libc's, through its symbol table or whatever debug files the
+ * host has): named, never nothing. */
+START_TEST(shared_library_symbol)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    uintptr_t addr = (uintptr_t)&getpid + 1;
+    int32_t m = symbols_space_find(&sp, addr);
+    ck_assert_int_ge(m, 0);
+    const symbols_frame_t *f;
+    size_t n = symbols_resolve(&store, m, addr, &f);
+    ck_assert_uint_ge(n, 1);
+    ck_assert_ptr_nonnull(f[n - 1].function);
+    ck_assert_ptr_nonnull(strstr(f[n - 1].function, "getpid"));
+    ck_assert_ptr_nonnull(strstr(f->module, "libc"));
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+START_TEST(demangle)
+{
+    char *d = symbols_demangle("_ZN3foo3barEv");
+    ck_assert_str_eq(d, "foo::bar()");
+    free(d);
+    d = symbols_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+    ck_assert_str_eq(d, "std::vector<int, std::allocator<int> >::push_back(int const&)");
+    free(d);
+    ck_assert_ptr_null(symbols_demangle("main"));
+    ck_assert_ptr_null(symbols_demangle("_Z!garbage"));
+    ck_assert_ptr_null(symbols_demangle(NULL));
+}
+END_TEST
+
+START_TEST(no_module)
+{
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(&store, SYMBOLS_NO_MODULE, 0xdead1234, &f), 1);
+    ck_assert_ptr_null(f->module);
+    ck_assert_ptr_null(f->function);
+    char buf[64];
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "0xdead1234");
+    /* An index beyond the store's modules is no module either. */
+    ck_assert_uint_eq(symbols_resolve(&store, 99, 0x10, &f), 1);
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "0x10");
+    symbols_fini(&store);
+}
+END_TEST
+
+/* The lines written on stderr while fn runs. */
+static int stderr_lines(void (*fn)(symbols_t *), symbols_t *s)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(STDERR_FILENO);
+    dup2(fileno(tmp), STDERR_FILENO);
+    fn(s);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    int lines = 0, c;
+    while ((c = fgetc(tmp)) != EOF)
+        lines += c == '\n';
+    fclose(tmp);
+    return lines;
+}
+
+static void resolve_gone(symbols_t *s)
+{
+    symbols_space_t sp;
+    symbols_space_init(&sp, s);
+    ck_assert_int_eq(symbols_space_load(&sp, "/nonexistent/dir/libgone.so.1", 0x7f0000000000,
+                                        0x10000), 0);
+    const symbols_frame_t *f;
+    char buf[64];
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, 0x7f0000000123), 0x7f0000000123,
+                                      &f), 1);
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "libgone.so.1+0x123");
+    ck_assert_str_eq(f->module, "/nonexistent/dir/libgone.so.1");
+    ck_assert_uint_eq(f->offset, 0x123);
+    ck_assert_ptr_null(f->function);
+    /* The same file at another base (another process): no second warning. */
+    symbols_space_unload(&sp, 0x7f0000000000, 0x10000);
+    ck_assert_int_eq(symbols_space_load(&sp, "/nonexistent/dir/libgone.so.1", 0x7f1000000000,
+                                        0x10000), 0);
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, 0x7f1000000040), 0x7f1000000040,
+                                      &f), 1);
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "libgone.so.1+0x40");
+    /* Not a file (the vDSO): silently module+offset. */
+    ck_assert_int_eq(symbols_space_load(&sp, "linux-vdso.so.1", 0x7ff000000000, 0x2000), 0);
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, 0x7ff000000800), 0x7ff000000800,
+                                      &f), 1);
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), "linux-vdso.so.1+0x800");
+    symbols_space_fini(&sp);
+}
+
+START_TEST(module_file_gone)
+{
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    ck_assert_int_eq(stderr_lines(resolve_gone, &store), 1);
+    symbols_fini(&store);
+}
+END_TEST
+
+static void resolve_changed(symbols_t *s)
+{
+    symbols_space_t sp;
+    symbols_space_init(&sp, s);
+    /* This program, with a span it does not have: rebuilt since the trace. */
+    ck_assert_int_eq(symbols_space_load(&sp, exe, 0x500000000000, 0x10), 0);
+    const symbols_frame_t *f;
+    char buf[sizeof exe + 32], want[sizeof exe + 32];
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, 0x500000000008), 0x500000000008,
+                                      &f), 1);
+    snprintf(want, sizeof want, "%s+0x8", base_name(exe));
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), want);
+    symbols_space_fini(&sp);
+}
+
+START_TEST(module_file_changed)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    ck_assert_int_eq(stderr_lines(resolve_changed, &store), 1);
+    symbols_fini(&store);
+}
+END_TEST
+
+START_TEST(modules_are_keyed_by_path_base_and_size)
+{
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    int32_t a = symbols_module(&store, "/lib/a.so", 0x1000, 0x100);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_eq(symbols_module(&store, "/lib/a.so", 0x1000, 0x100), a);
+    int32_t b = symbols_module(&store, "/lib/b.so", 0x1000, 0x100);
+    ck_assert_int_ne(b, a);
+    int32_t c = symbols_module(&store, "/lib/a.so", 0x1000, 0x200);
+    ck_assert_int_ne(c, a);
+    ck_assert_int_ne(c, b);
+    ck_assert_int_eq(symbols_module(&store, "/lib/a.so", 0x1000, 0x100), a);
+    ck_assert_int_eq(symbols_module(&store, "/lib/b.so", 0x1000, 0x100), b);
+    ck_assert_int_ne(symbols_module(&store, "/lib/a.so", 0x2000, 0x100), a);
+    for (int i = 0; i < 1000; i++) /* the table grows */
+        ck_assert_int_ge(symbols_module(&store, "/lib/x.so", 0x100000 + (uint64_t)i * 0x1000,
+                                        0x1000), 0);
+    ck_assert_int_eq(symbols_module(&store, "/lib/b.so", 0x1000, 0x100), b);
+    symbols_fini(&store);
+}
+END_TEST
+
+START_TEST(space_overlaps_and_unloads)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    symbols_space_init(&sp, &store);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x1000), SYMBOLS_NO_MODULE);
+    for (uint64_t i = 10; i-- > 0;) /* loaded in any order, kept sorted */
+        ck_assert_int_eq(symbols_space_load(&sp, "/lib/m.so", 0x10000 * (i + 1), 0x1000), 0);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x30800),
+                     symbols_module(&store, "/lib/m.so", 0x30000, 0x1000));
+    ck_assert_int_eq(symbols_space_find(&sp, 0x31000), SYMBOLS_NO_MODULE);
+    ck_assert_int_eq(symbols_space_find(&sp, 0xffff), SYMBOLS_NO_MODULE);
+    ck_assert(!sp.overlap);
+
+    /* b replaces a at 0x30000: the load is listed before the unload. */
+    int32_t a = symbols_module(&store, "/lib/m.so", 0x30000, 0x1000);
+    ck_assert_int_eq(symbols_space_load(&sp, "/lib/b.so", 0x30000, 0x1000), 0);
+    int32_t b = symbols_module(&store, "/lib/b.so", 0x30000, 0x1000);
+    ck_assert(sp.overlap);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x30800), b);
+    symbols_space_unload(&sp, 0x30000, 0x1000); /* a's, the older */
+    ck_assert(!sp.overlap);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x30800), b);
+    ck_assert_int_ne(a, b);
+    symbols_space_unload(&sp, 0x30000, 0x1000);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x30800), SYMBOLS_NO_MODULE);
+    symbols_space_unload(&sp, 0x30000, 0x1000); /* nothing there: nothing happens */
+    ck_assert_uint_eq(sp.n, 9);
+
+    /* A large mapping over small ones (overlap found after a smaller base). */
+    ck_assert_int_eq(symbols_space_load(&sp, "/lib/big.so", 0x8000, 0x100000), 0);
+    ck_assert(sp.overlap);
+    int32_t big = symbols_module(&store, "/lib/big.so", 0x8000, 0x100000);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x50800), big);
+    ck_assert_int_eq(symbols_space_find(&sp, 0x30800), big);
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+Suite *symbols_suite(void)
+{
+    Suite *s = suite_create("symbols");
+    TCase *tc = tcase_create("symbols");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, function_file_and_line);
+    tcase_add_test(tc, inlined_frames);
+    tcase_add_test(tc, shared_library_symbol);
+    tcase_add_test(tc, demangle);
+    tcase_add_test(tc, no_module);
+    tcase_add_test(tc, module_file_gone);
+    tcase_add_test(tc, module_file_changed);
+    tcase_add_test(tc, modules_are_keyed_by_path_base_and_size);
+    tcase_add_test(tc, space_overlaps_and_unloads);
+    suite_add_tcase(s, tc);
+    return s;
+}
