@@ -82,7 +82,7 @@ DEPS_OK   = $(BUILD)/.deps-ok
 # unwind_clash links LLVM's libunwind, built only where it is installed
 # (Debian package libunwind-14).
 LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites dlswap \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 
@@ -146,6 +146,14 @@ $(BUILD)/programs/%: tests/programs/%.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PROGRAM_LIBS) -lpthread
+
+# dlswap's two plugins: one source, two names (tests/programs/plugins).
+$(BUILD)/programs/dlswap: PROGRAM_LIBS = -ldl
+$(BUILD)/programs/dlswap: $(BUILD)/programs/libplug_a.so $(BUILD)/programs/libplug_b.so
+$(BUILD)/programs/libplug_%.so: tests/programs/plugins/plug.c Makefile | $(DEPS_OK)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -DPLUG=plug_$* -o $@ $<
 
 $(BUILD)/programs/unwind_clash: PROGRAM_LIBS = -L$(dir $(LLVM_UNWIND)) -l:$(notdir $(LLVM_UNWIND)) \
 	-Wl,-rpath,$(dir $(LLVM_UNWIND))

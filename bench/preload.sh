@@ -28,11 +28,14 @@ have_heaptrack=yes
 command -v heaptrack >/dev/null 2>&1 || have_heaptrack=no
 
 echo "bench-preload: $PROG, $OPS operations per thread (free + malloc of 16..4096 B), median of $REPS"
-printf '%-8s %9s %9s %9s %12s %12s %14s\n' threads native memsim heaptrack memsim/nat heaptr/nat "bytes/record"
+printf '%-8s %9s %9s %9s %9s %12s %12s %12s %14s\n' threads native memsim no-device heaptrack \
+    memsim/nat nodev/nat heaptr/nat "bytes/record"
 for t in 1 4; do
-    n=""; m=""; h=""
+    n=""; m=""; d=""; h=""
     for r in $(seq "$REPS"); do
         n="$n $(wall "$PROG" "$t" "$OPS")"
+        rm -f "$OUT"/*.jsonl
+        d="$d $(wall env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" MEMSIM_STRATEGY=none "$PROG" "$t" "$OPS")"
         rm -f "$OUT"/*.jsonl
         m="$m $(wall env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG" "$t" "$OPS")"
         if [ "$have_heaptrack" = yes ]; then
@@ -42,17 +45,20 @@ for t in 1 4; do
     done
     nm=$(echo "$n" | tr ' ' '\n' | grep . | median)
     mm=$(echo "$m" | tr ' ' '\n' | grep . | median)
+    dm=$(echo "$d" | tr ' ' '\n' | grep . | median)
     hm=-
     [ "$have_heaptrack" = yes ] && hm=$(echo "$h" | tr ' ' '\n' | grep . | median)
     f=$(ls "$OUT"/*.jsonl | head -n 1)
     bytes=$(wc -c <"$f")
     records=$(wc -l <"$f")
-    printf '%-8s %9s %9s %9s %12s %12s %14s\n' "$t" "$nm" "$mm" "$hm" \
+    printf '%-8s %9s %9s %9s %9s %12s %12s %12s %14s\n' "$t" "$nm" "$mm" "$dm" "$hm" \
         "$(echo "$mm $nm" | awk '{printf "%.2f", $1 / $2}')" \
+        "$(echo "$dm $nm" | awk '{printf "%.2f", $1 / $2}')" \
         "$(echo "$hm $nm" | awk '$1 == "-" {print "-"; next} {printf "%.2f", $1 / $2}')" \
         "$(echo "$bytes $records" | awk '{printf "%.1f", $1 / $2}')"
 done
 [ "$have_heaptrack" = yes ] || echo "(heaptrack is not installed: apt-get install heaptrack for the comparison)"
+echo "memsim: the default (stacks and the best-fit shadow device); no-device: MEMSIM_STRATEGY=none"
 echo "target: memsim's overhead (memsim/native - 1) at most half of heaptrack's"
 
 # The poller's own cost: CPU of an idle program (sleep) under memsim at

@@ -201,8 +201,6 @@ static void write_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *
     emit(&w);
 }
 
-static bool frames_known(const uintptr_t *frames, unsigned n);
-
 /* The caller's stack id.  A new stack whose frames lie outside every
  * known module means a library was loaded: announce it (the analyzer
  * symbolizes offline from the module records). */
@@ -212,7 +210,10 @@ static uint64_t capture_stack(void)
     unsigned n = stacks_capture(frames, R.cfg.stack_depth);
     bool is_new;
     uint64_t id = stacks_intern(frames, n, write_stack, NULL, &is_new);
-    if (is_new && !frames_known(frames, n))
+    /* Not only when a frame lies outside every known module: a library
+     * unloaded and another loaded at its address look known.  The check
+     * costs a look at the loader's counters unless something changed. */
+    if (is_new)
         recorder_modules_changed();
     return id;
 }
@@ -659,7 +660,9 @@ static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
         s->adds = info->dlpi_adds;
         s->subs = info->dlpi_subs;
     }
-    if (!s->mods || s->n == s->cap)
+    if (!s->mods)
+        return 1; /* the counters only: the first object has them */
+    if (s->n == s->cap)
         return 0;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -675,8 +678,19 @@ static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     s->mods[s->n].base = info->dlpi_addr + lo;
     s->mods[s->n].size = hi - lo;
-    copy_str(s->mods[s->n].name, MODULE_NAME_MAX,
-             info->dlpi_name && *info->dlpi_name ? info->dlpi_name : R.exe);
+    const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : R.exe;
+    char *dst = s->mods[s->n].name;
+    size_t at = 0;
+    /* dlopen("./lib.so") leaves the name as given: the analyzer runs
+     * elsewhere, so make it absolute (against the directory now).  A name
+     * without a slash is no file (linux-vdso.so.1). */
+    if (name[0] != '/' && strchr(name, '/') && getcwd(dst, MODULE_NAME_MAX - 2)) {
+        at = strlen(dst);
+        dst[at++] = '/';
+        if (name[0] == '.' && name[1] == '/')
+            name += 2;
+    }
+    copy_str(dst + at, MODULE_NAME_MAX - at, name);
     s->n++;
     return 0;
 }
@@ -696,6 +710,10 @@ void recorder_modules_changed(void)
     if (!snap.mods)
         return;
     dl_iterate_phdr(snap_one, &snap);
+    /* After everything the ring holds: an unload must not overtake the
+     * records of allocations made through the library.  (The role before
+     * modules_lock, in the order fork takes them.) */
+    sync_begin();
     pthread_mutex_lock(&R.modules_lock);
     seen_adds = snap.adds;
     seen_subs = snap.subs;
@@ -725,22 +743,8 @@ void recorder_modules_changed(void)
         R.modules[i] = R.modules[--R.nmodules];
     }
     pthread_mutex_unlock(&R.modules_lock);
+    sync_end();
     sysmem_free(snap.mods, bytes);
-}
-
-/* Whether every frame lies in a module the trace has announced. */
-static bool frames_known(const uintptr_t *frames, unsigned n)
-{
-    pthread_mutex_lock(&R.modules_lock);
-    bool all = true;
-    for (unsigned k = 0; k < n && all; k++) {
-        bool in = false;
-        for (size_t i = 0; i < R.nmodules && !in; i++)
-            in = frames[k] - R.modules[i].base < R.modules[i].size;
-        all = in;
-    }
-    pthread_mutex_unlock(&R.modules_lock);
-    return all;
 }
 
 /* ---- samples ------------------------------------------------------------------------ */

@@ -178,6 +178,34 @@ if [ "${SANITIZE:-}" != 1 ]; then
     else
         echo "# skip - heaptrack comparison: heaptrack is not installed"
     fi
+
+    # dlswap: a plugin dlopened by a relative path, used, dlclosed, and
+    # another loaded (usually at the same address) and used: each site is
+    # named from its own library, the module paths are absolute, and
+    # every unload comes after the records of allocations made through it.
+    DL=$(cd "$BUILD/programs" && pwd)
+    mkdir -p "$TMP/dl"
+    expect_status "dlswap under the preload" 0 sh -c \
+        "cd '$DL' && LD_PRELOAD='$DL/../libmemsim.so' MEMSIM_OUTPUT='$TMP/dl' ./dlswap"
+    T=$(ls "$TMP"/dl/memsim.dlswap.*.jsonl)
+    expect_eq "plugin paths are absolute" \
+        "$(grep -o '"path":"[^"]*libplug_[ab].so"' "$T" | sort -u | tr '\n' ' ')" \
+        "\"path\":\"$DL/libplug_a.so\" \"path\":\"$DL/libplug_b.so\" "
+    ua=$(grep -n '"op":"unload"' "$T" | head -n 1 | cut -d: -f1)
+    lb=$(grep -n '"size":222,' "$T" | tail -n 1 | cut -d: -f1)
+    la=$(grep -n '"size":111,' "$T" | tail -n 1 | cut -d: -f1)
+    expect_eq "a's last allocation before the first unload" "$([ "$la" -lt "$ua" ] && echo yes)" yes
+    expect_eq "b's allocations all before the last unload" \
+        "$([ "$lb" -lt "$(grep -n '"op":"unload"' "$T" | tail -n 1 | cut -d: -f1)" ] && echo yes)" yes
+    expect_status "dlswap analyzed" 0 "$A" --json --no-replay "$T"
+    cp "$TMP/out" "$TMP/dl.json"
+    d() { "$J" "$1" <"$TMP/dl.json"; }
+    expect_eq "b's site: 200 calls" "$(d sites.0.calls)" 200
+    expect_eq "b's site: in plug_b" "$(d sites.0.frames.0.function)" plug_b
+    expect_eq "b's site: from libplug_b.so" "$(d sites.0.frames.0.module)" "$DL/libplug_b.so"
+    expect_eq "a's site: 100 calls" "$(d sites.1.calls)" 100
+    expect_eq "a's site: in plug_a" "$(d sites.1.frames.0.function)" plug_a
+    expect_eq "a's site: from libplug_a.so" "$(d sites.1.frames.0.module)" "$DL/libplug_a.so"
 fi
 
 summary
