@@ -289,6 +289,16 @@ START_TEST(random_operations_keep_every_invariant)
                 (unsigned long long)m.live_blocks, n);
         REQUIRE(m.live_allocated >= m.live_requested, "allocated below requested");
         REQUIRE(m.peak_footprint >= m.reserved, "footprint above its peak");
+        if (op % 97 == 0) { /* the largest free block, by brute force */
+            uint64_t largest = 0;
+            const pool_t *p = device_pool(d);
+            for (segment_t *sg = pool_segment_first(p); sg; sg = pool_segment_next(sg))
+                for (block_t *b = sg->first; b; b = b->next)
+                    if (block_is_free(b) && b->size > largest)
+                        largest = b->size;
+            REQUIRE(m.largest_free == largest, "largest free %llu, want %llu",
+                    (unsigned long long)m.largest_free, (unsigned long long)largest);
+        }
         ck_assert_device_ok(d);
     }
     const device_stats_t *st = device_stats(d, (size_t)_i);
