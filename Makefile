@@ -82,6 +82,8 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
+# Example programs (examples/*.c): demo_workload is the one `make demo` runs.
+EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
 .PHONY: all test unit integration bench demo install uninstall clean deps fuzz
 
@@ -143,6 +145,11 @@ $(BUILD)/programs/%: tests/programs/%.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PROGRAM_LIBS) -lpthread
+
+$(BUILD)/examples/%: examples/%.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
 $(BUILD)/programs/unwind_clash: PROGRAM_LIBS = -L$(dir $(LLVM_UNWIND)) -l:$(notdir $(LLVM_UNWIND)) \
 	-Wl,-rpath,$(dir $(LLVM_UNWIND))
@@ -209,4 +216,5 @@ clean:
 	rm -rf build
 
 -include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
-	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d)
+	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d) \
+	$(EXAMPLE_BINS:=.d)
