@@ -168,7 +168,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS) $(EXAMPLE_BINS)
 endif
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
@@ -195,7 +195,7 @@ fuzz: | $(DEPS_OK)
 	$(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 
-demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
+demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)
 
 install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
