@@ -61,10 +61,11 @@ void reader_close(reader_t *r)
     if (r->f)
         fclose(r->f);
     json_decref(r->obj);
-    free(r->line);
+    free(r->buf);
     r->f = NULL;
     r->obj = NULL;
-    r->line = NULL;
+    r->buf = NULL;
+    r->cap = r->pos = r->end = 0;
 }
 
 static event_type_t type_of(const char *ev)
@@ -262,6 +263,68 @@ static bool fast(const char *line, size_t len, event_t *e)
     return e->type != EV_ALLOC || !inherited;
 }
 
+/* ---- lines ----------------------------------------------------------------- */
+
+/* Move the unreturned bytes to the front of the buffer (growing it when
+ * they fill it) and read more after them; false when nothing more came
+ * (end of input, a read error, or no memory for a longer line). */
+static bool refill(reader_t *r)
+{
+    size_t chunk = r->chunk ? r->chunk : READER_CHUNK;
+    size_t have = r->end - r->pos;
+    if (r->pos) {
+        memmove(r->buf, r->buf + r->pos, have);
+        r->pos = 0;
+        r->end = have;
+    }
+    if (r->cap - r->end < chunk) {
+        size_t cap = r->cap ? r->cap : chunk;
+        while (cap - r->end < chunk)
+            cap *= 2;
+        char *buf = realloc(r->buf, cap);
+        if (!buf) {
+            if (!r->quiet)
+                fprintf(stderr, "memsim-analyze: %s:%ld: out of memory for a line of %zu bytes\n",
+                        r->path, r->lineno + 1, have);
+            return false;
+        }
+        r->buf = buf;
+        r->cap = cap;
+    }
+    size_t got = fread(r->buf + r->end, 1, chunk, r->f);
+    r->end += got;
+    if (got < chunk && (feof(r->f) || ferror(r->f)))
+        r->eof = true;
+    return got > 0;
+}
+
+/* The next line, in place: *line (valid until the next call) and its
+ * length *len, with its '\n' unless it is the input's unterminated last.
+ * A line that starts with a NUL byte is returned as soon as its first
+ * byte is seen (the trace stops there: its NUL tail is never read).
+ * 0 at the end of the input. */
+static int next_line(reader_t *r, char **line, size_t *len)
+{
+    size_t scanned = 0; /* bytes of the pending line known to hold no '\n' */
+    for (;;) {
+        size_t have = r->end - r->pos;
+        char *start = have ? r->buf + r->pos : NULL; /* buf is NULL before the first read */
+        char *nl = have > scanned ? memchr(start + scanned, '\n', have - scanned) : NULL;
+        if (nl || (have && (start[0] == '\0' || r->eof))) {
+            *line = start;
+            *len = nl ? (size_t)(nl - start) + 1 : have;
+            r->pos += *len;
+            return 1;
+        }
+        scanned = have;
+        if (r->eof || !refill(r)) {
+            r->eof = true;
+            if (r->end == r->pos)
+                return 0;
+        }
+    }
+}
+
 int reader_next(reader_t *r, event_t *e)
 {
     for (;;) {
@@ -269,8 +332,9 @@ int reader_next(reader_t *r, event_t *e)
         r->obj = NULL;
         if (!r->f)
             return 0;
-        ssize_t len = getline(&r->line, &r->cap, r->f);
-        if (len < 0) {
+        char *line;
+        size_t len;
+        if (!next_line(r, &line, &len)) {
             if (!r->ended && !r->truncated) {
                 r->truncated = true;
                 if (!r->quiet)
@@ -280,7 +344,7 @@ int reader_next(reader_t *r, event_t *e)
             return 0;
         }
         r->lineno++;
-        if (r->line[0] == '\0') {
+        if (line[0] == '\0') {
             r->truncated = true;
             if (!r->quiet)
                 fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
@@ -289,16 +353,16 @@ int reader_next(reader_t *r, event_t *e)
             r->f = NULL;
             return 0;
         }
-        if (!r->no_fast && fast(r->line, (size_t)len, e)) {
+        if (!r->no_fast && fast(line, len, e)) {
             r->fast++;
             r->by_type[e->type]++;
             return 1;
         }
         json_error_t err;
-        r->obj = json_loadb(r->line, (size_t)len, 0, &err);
+        r->obj = json_loadb(line, len, 0, &err);
         if (!json_is_object(r->obj)) {
             r->bad_lines++;
-            if (len > 0 && r->line[len - 1] != '\n' && !r->obj)
+            if (line[len - 1] != '\n' && !r->obj)
                 problem(r, "a truncated last line");
             else
                 problem(r, "not a JSON object: %s", err.text);
