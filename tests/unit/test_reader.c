@@ -25,6 +25,22 @@ static uint64_t big(rng_t *r)
     }
 }
 
+/* A run of 1 to 20 random digits, sometimes with a leading zero: every
+ * length the fast path reads eight digits at a time, one at a time, or
+ * refuses (beyond INT64_MAX, leading zeros), as jansson does. */
+static const char *digits(rng_t *r, char *buf)
+{
+    size_t n = 1 + rng_below(r, 20);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)('0' + rng_below(r, 10));
+    if (n > 1 && rng_below(r, 3))
+        buf[0] = (char)('1' + rng_below(r, 9)); /* mostly no leading zero */
+    if (n == 19 && rng_below(r, 2))
+        buf[0] = (char)('1' + rng_below(r, 8)); /* mostly within INT64_MAX */
+    buf[n] = '\0';
+    return buf;
+}
+
 /* One line: mostly the writer's shapes, sometimes a near miss. */
 static void line(FILE *f, rng_t *r)
 {
@@ -32,7 +48,8 @@ static void line(FILE *f, rng_t *r)
     int64_t tid = (int64_t)rng_below(r, 100000) - (rng_below(r, 10) == 0 ? 50000 : 0);
     const char *pad = rng_below(r, 4) == 0 ? "      " : "";
     const char *inh = rng_below(r, 5) == 0 ? ",\"inherited\":true" : "";
-    switch (rng_below(r, 12)) {
+    char n1[24], n2[24], n3[24], n4[24], n5[24];
+    switch (rng_below(r, 13)) {
     case 0: case 1: case 2:
         fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"%s\","
                    "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"align\":%" PRIu64 ",\"stack\":%"
@@ -74,6 +91,16 @@ static void line(FILE *f, rng_t *r)
         else
             fprintf(f, "{\"ev\":\"alloc\",\"t\":1,\"tid\":1,\"fn\":\"malloc\",\"addr\":"
                        "9223372036854775808,\"size\":3,\"align\":16,\"stack\":1,\"sim\":null}\n");
+        break;
+    case 11: /* numbers of any length in every numeric field */
+        if (rng_below(r, 2))
+            fprintf(f, "{\"ev\":\"free\",\"t\":%s,\"tid\":%s%s,\"fn\":\"free\",\"addr\":%s,"
+                       "\"size\":%s,\"stack\":%s}\n", digits(r, n1), rng_below(r, 2) ? "-" : "",
+                    digits(r, n2), digits(r, n3), digits(r, n4), digits(r, n5));
+        else
+            fprintf(f, "{\"ev\":\"realloc\",\"t\":%s,\"tid\":1,\"fn\":\"realloc\",\"old_addr\":%s,"
+                       "\"addr\":%s,\"old_size\":%s,\"size\":%s,\"stack\":1,\"sim\":null}%s\n",
+                    digits(r, n1), digits(r, n2), digits(r, n3), digits(r, n4), digits(r, n5), pad);
         break;
     default: /* cut short */
         fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":1,\"fn\":\"mal\n", t);
