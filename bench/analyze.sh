@@ -13,7 +13,8 @@
 # Targets (issue 5): at least 2 million records per second without replay
 # on one core, and faster than heaptrack_print.  Peak RSS comes from
 # /usr/bin/time (Debian package "time"); without it, from VmHWM polled in
-# /proc while the analyzer runs.  About a minute, 1.7 GB of scratch files.
+# /proc while the analyzer runs.  About 30 s; scratch traces of up to
+# 1.1 GB at once under $TMPDIR.
 #
 #   sh bench/analyze.sh [BUILD] [SPEED_OPS] [RSS_OPS] [REPS]
 set -eu
