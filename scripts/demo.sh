@@ -2,8 +2,8 @@
 # make demo: what memsim shows, in one command.  First the simulated
 # device: one seeded workload through every allocation strategy.  Then a
 # bundled program (examples/demo_workload.c) under memsim run, and its
-# trace analyzed by memsim-analyze: summary, leaks, findings (a spike, a
-# drift, fragmentation, each in its phase), strategy replay.
+# trace analyzed by memsim-analyze: summary, leaks, findings (fragmentation,
+# a spike, a drift, each in its phase), strategy replay.
 #
 #   sh scripts/demo.sh [BUILD [DIR]]
 #
@@ -47,9 +47,9 @@ memsim demo 2/2: a real program, traced and analyzed
 examples/demo_workload.c runs for about 4 seconds in four phases, which it
 marks with MEMSIM_PHASE_BEGIN/END (include/memsim.h):
   warmup    a steady working set of small blocks
-  spike     a 352 MiB scratch buffer mapped with mmap, filled, dropped
   fragment  1,536 records of a large payload and a small key; the payloads
             are freed, leaving holes between the keys
+  spike     a 352 MiB in-memory file mapped and read through, then dropped
   leak      requests that each leak an 80 KiB block
 memsim run traces every allocation and samples the process every 20 ms:
 
@@ -75,8 +75,8 @@ How to read it:
     allocated at exit (the leak phase's, and stdout's buffer).
   - Each finding names what it saw in the samples, its severity, when, in
     which phase, and what to try.  The "gap" is RSS minus what malloc
-    holds: the spike is memory the program mapped itself, which malloc
-    never sees; fragmentation is malloc holding the freed payloads' holes,
+    holds: the spike is a file the program mapped, which malloc never
+    sees; fragmentation is malloc holding the freed payloads' holes,
     which it cannot return while the keys sit between them.  The drift of
     the live heap over the whole run is the leak.
   - The strategies table replays the trace's allocations through each

@@ -1,6 +1,6 @@
 # make demo: scripts/demo.sh runs to the end, and the bundled program
-# (examples/demo_workload.c) gives every kind of answer: a transient
-# spike, fragmentation, the drift of the live heap, leaks, phases.
+# (examples/demo_workload.c) gives every kind of answer: fragmentation, a
+# transient spike, the drift of the live heap, leaks, phases.
 . tests/integration/lib.sh
 
 if [ "${SANITIZE:-}" = 1 ]; then
@@ -16,7 +16,7 @@ D=$TMP/demo
 expect_status "scripts/demo.sh exits 0" 0 sh scripts/demo.sh "$BUILD" "$D"
 cp "$TMP/out" "$TMP/demo.txt"
 expect_grep "it simulates every strategy" "caching " "$TMP/demo.txt"
-expect_grep "it runs the demo workload" "demo_workload: warmup, spike" "$TMP/demo.txt"
+expect_grep "it runs the demo workload" "demo_workload: warmup, fragment" "$TMP/demo.txt"
 expect_grep "it prints the analysis" "persistent_drift (heap_live" "$TMP/demo.txt"
 expect_grep "with the strategy replay" "<- best" "$TMP/demo.txt"
 
