@@ -85,6 +85,8 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites dlswap \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
+# Example programs (examples/*.c): demo_workload is the one `make demo` runs.
+EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
 .PHONY: all test unit integration bench demo install uninstall clean deps fuzz
 
@@ -155,6 +157,11 @@ $(BUILD)/programs/libplug_%.so: tests/programs/plugins/plug.c Makefile | $(DEPS_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -DPLUG=plug_$* -o $@ $<
 
+$(BUILD)/examples/%: examples/%.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
 $(BUILD)/programs/unwind_clash: PROGRAM_LIBS = -L$(dir $(LLVM_UNWIND)) -l:$(notdir $(LLVM_UNWIND)) \
 	-Wl,-rpath,$(dir $(LLVM_UNWIND))
 
@@ -172,7 +179,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS) $(EXAMPLE_BINS)
 endif
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
@@ -199,7 +206,7 @@ fuzz: | $(DEPS_OK)
 	$(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 
-demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(TRACECHECK) $(BUILD)/programs/det_heap
+demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)
 
 install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
@@ -220,4 +227,5 @@ clean:
 	rm -rf build
 
 -include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
-	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d)
+	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d) \
+	$(EXAMPLE_BINS:=.d)

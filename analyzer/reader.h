@@ -65,11 +65,17 @@ typedef struct event_s {
     const json_t *json;  /* the whole record, valid until the next read */
 } event_t;
 
+/* Bytes read at a time: lines are parsed where they lie in the buffer.
+ * The buffer grows (doubling) only for a line longer than it. */
+#define READER_CHUNK (256 * 1024)
+
 typedef struct reader_s {
     FILE *f;
     const char *path;
-    char *line;
-    size_t cap;
+    char *buf;                /* the input, buf[pos, end) not yet returned */
+    size_t cap, pos, end;
+    size_t chunk;             /* bytes per read; 0: READER_CHUNK (tests set it tiny) */
+    bool eof;                 /* f has given its last byte */
     long lineno;
     json_t *obj;              /* the current record */
     bool truncated;           /* NUL tail or no end record */

@@ -1,40 +1,114 @@
 #!/bin/sh
-# bench-analyze: memsim-analyze's speed and memory on a large trace,
-# against heaptrack_print on a recording of the same program, in the same
-# run.  Target (issue 5): at least 2 million records per second without
-# replay on one core, faster than heaptrack_print.
+# bench-analyze: memsim-analyze's speed and memory, against heaptrack_print
+# on a recording of the same program, in the same run.
 #
-#   sh bench/analyze.sh [BUILD] [PAIRS]
+#   speed   a trace of about 5 million records (alloc_heavy 1 SPEED_OPS:
+#           a free and a malloc per operation), memsim-analyze --no-replay
+#           and -s best-fit, heaptrack_print on heaptrack's recording of
+#           the same command; median of REPS runs each, wall and CPU time
+#   memory  peak RSS of memsim-analyze on that trace and on one of about
+#           10 million records (alloc_heavy 1 RSS_OPS): streaming, it must
+#           not grow with the trace's length
+#
+# Targets (issue 5): at least 2 million records per second without replay
+# on one core, and faster than heaptrack_print.  Peak RSS comes from
+# /usr/bin/time (Debian package "time"); without it, from VmHWM polled in
+# /proc while the analyzer runs.  About 30 s; scratch traces of up to
+# 1.1 GB at once under $TMPDIR.
+#
+#   sh bench/analyze.sh [BUILD] [SPEED_OPS] [RSS_OPS] [REPS]
 set -eu
 BUILD=${1:-build}
-PAIRS=${2:-1000000}
+SPEED_OPS=${2:-2500000}
+RSS_OPS=${3:-5000000}
+REPS=${4:-3}
 PROG=$BUILD/programs/alloc_heavy
+ANALYZE=$BUILD/memsim-analyze
 LIB=$(cd "$BUILD" && pwd)/libmemsim.so
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-analyze.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 
-secs() {
-    s=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    e=$(date +%s.%N)
-    echo "$s $e" | awk '{printf "%.3f", $2 - $1}'
-}
-rss_kb() { /usr/bin/env bash -c 'TIMEFORMAT=""; command -v /usr/bin/time >/dev/null && /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1 || echo -' _ "$@"; }
-
-env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" MEMSIM_STRATEGY=none "$PROG" 1 "$PAIRS" >/dev/null
-T=$(ls "$OUT"/*.jsonl)
-records=$(wc -l <"$T")
-bytes=$(wc -c <"$T")
-echo "bench-analyze: $records records ($bytes bytes) from $PROG 1 $PAIRS"
-a=$(secs "$BUILD/memsim-analyze" --no-replay "$T")
-b=$(secs "$BUILD/memsim-analyze" -s best-fit "$T")
-echo "$records $a $b" | awk '{printf "memsim-analyze --no-replay: %.3f s, %.2f M records/s\nmemsim-analyze -s best-fit:  %.3f s, %.2f M records/s\n", $2, $1 / $2 / 1e6, $3, $1 / $3 / 1e6}'
-echo "memsim-analyze peak RSS: $(rss_kb "$BUILD/memsim-analyze" --no-replay "$T") KiB"
-if command -v heaptrack >/dev/null 2>&1 && command -v heaptrack_print >/dev/null 2>&1; then
-    heaptrack -o "$OUT/ht" "$PROG" 1 "$PAIRS" >/dev/null 2>&1
-    h=$(secs heaptrack_print "$OUT/ht.zst")
-    echo "$h" | awk '{printf "heaptrack_print:            %.3f s (same program)\n", $1}'
+# measure CMD...: "wall_s cpu_s peak_rss_kib" of one run (output discarded).
+# BENCH_NO_TIME=1 tries the fallback.
+if [ -x /usr/bin/time ] && [ -z "${BENCH_NO_TIME:-}" ]; then
+    HAVE_TIME=yes
+    measure() {
+        /usr/bin/time -f '%e %U %S %M' -o "$OUT/time" "$@" >/dev/null 2>&1
+        awk '{printf "%.3f %.3f %d\n", $1, $2 + $3, $4}' "$OUT/time"
+    }
 else
-    echo "(heaptrack is not installed: no comparison)"
+    # No /usr/bin/time: wall time from date, CPU time from the shell's
+    # `times` (its children's user + system, before and after), peak RSS
+    # from the child's VmHWM polled every 10 ms (a lower bound).
+    HAVE_TIME=no
+    children_cpu() { awk 'NR == 2 {gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4}' "$1"; }
+    measure() {
+        times >"$OUT/t0"
+        s=$(date +%s.%N)
+        "$@" >/dev/null 2>&1 &
+        pid=$!
+        hwm=0
+        while kill -0 "$pid" 2>/dev/null; do
+            v=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+            [ -n "$v" ] && hwm=$v
+            sleep 0.01
+        done
+        wait "$pid" || true
+        e=$(date +%s.%N)
+        times >"$OUT/t1"
+        echo "$s $e $(children_cpu "$OUT/t0") $(children_cpu "$OUT/t1") $hwm" |
+            awk '{printf "%.3f %.3f %d\n", $2 - $1, $4 - $3, $5}'
+    }
 fi
-echo "target: >= 2 M records/s without replay, and faster than heaptrack_print"
+
+# best CMD...: the median run of REPS (by wall time), as measure prints it.
+best() {
+    for r in $(seq "$REPS"); do measure "$@"; done | sort -n |
+        awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'
+}
+
+record() { # record OPS DIR: a memsim trace of alloc_heavy 1 OPS into DIR
+    mkdir -p "$2"
+    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$2" MEMSIM_STRATEGY=none "$PROG" 1 "$1" >/dev/null
+    ls "$2"/*.jsonl
+}
+
+T=$(record "$SPEED_OPS" "$OUT/speed")
+records=$(wc -l <"$T")
+mb=$(($(wc -c <"$T") / 1000000))
+echo "bench-analyze: $records records ($mb MB) from $PROG 1 $SPEED_OPS; median of $REPS runs"
+printf '%-28s %8s %8s %12s %12s %10s\n' "" "wall s" "CPU s" "records/s" "vs heaptr." "peak RSS"
+# heaptrack first, so that each memsim line can print its ratio.
+h="- - -"
+if command -v heaptrack >/dev/null 2>&1 && command -v heaptrack_print >/dev/null 2>&1; then
+    heaptrack -o "$OUT/ht" "$PROG" 1 "$SPEED_OPS" >/dev/null 2>&1
+    h=$(best heaptrack_print "$OUT/ht.zst")
+fi
+hw=$(echo "$h" | cut -d' ' -f1)
+line() { # line NAME "wall cpu rss"
+    echo "$2" | awk -v name="$1" -v n="$records" -v hw="$hw" '{
+        ratio = (hw == "-") ? "-" : sprintf("%.2fx", hw / $1)
+        printf "%-28s %8.3f %8.3f %11.2fM %12s %6.1f MiB\n", name, $1, $2, n / $1 / 1e6, ratio, $3 / 1024
+    }'
+}
+line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$T")"
+line "memsim-analyze -s best-fit" "$(best "$ANALYZE" -s best-fit "$T")"
+if [ "$hw" != - ]; then
+    echo "$h" | awk -v n="$records" '{
+        printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024
+    }'
+    echo "(heaptrack_print reads heaptrack's own recording of the same command; vs heaptr.: its wall time / this one's)"
+else
+    echo "(heaptrack is not installed: apt-get install heaptrack for the comparison)"
+fi
+rm -rf "$OUT/speed" "$OUT"/ht*
+
+T=$(record "$RSS_OPS" "$OUT/rss")
+records10=$(wc -l <"$T")
+mb10=$(($(wc -c <"$T") / 1000000))
+echo "$records10 $mb10 $(best "$ANALYZE" --no-replay "$T")" | awk '{
+    printf "memsim-analyze --no-replay on %d records (%d MB): peak RSS %.1f MiB, %.3f s, %.2f M records/s\n",
+        $1, $2, $5 / 1024, $3, $1 / $3 / 1e6 }'
+[ "$HAVE_TIME" = yes ] || echo "(peak RSS polled from /proc: install Debian's \"time\" package for the exact figure)"
+echo "targets: >= 2 M records/s without replay on one core, faster than heaptrack_print;"
+echo "         peak RSS independent of the trace's length"

@@ -25,6 +25,22 @@ static uint64_t big(rng_t *r)
     }
 }
 
+/* A run of 1 to 20 random digits, sometimes with a leading zero: every
+ * length the fast path reads eight digits at a time, one at a time, or
+ * refuses (beyond INT64_MAX, leading zeros), as jansson does. */
+static const char *digits(rng_t *r, char *buf)
+{
+    size_t n = 1 + rng_below(r, 20);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)('0' + rng_below(r, 10));
+    if (n > 1 && rng_below(r, 3))
+        buf[0] = (char)('1' + rng_below(r, 9)); /* mostly no leading zero */
+    if (n == 19 && rng_below(r, 2))
+        buf[0] = (char)('1' + rng_below(r, 8)); /* mostly within INT64_MAX */
+    buf[n] = '\0';
+    return buf;
+}
+
 /* One line: mostly the writer's shapes, sometimes a near miss. */
 static void line(FILE *f, rng_t *r)
 {
@@ -32,7 +48,8 @@ static void line(FILE *f, rng_t *r)
     int64_t tid = (int64_t)rng_below(r, 100000) - (rng_below(r, 10) == 0 ? 50000 : 0);
     const char *pad = rng_below(r, 4) == 0 ? "      " : "";
     const char *inh = rng_below(r, 5) == 0 ? ",\"inherited\":true" : "";
-    switch (rng_below(r, 12)) {
+    char n1[24], n2[24], n3[24], n4[24], n5[24];
+    switch (rng_below(r, 13)) {
     case 0: case 1: case 2:
         fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"%s\","
                    "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"align\":%" PRIu64 ",\"stack\":%"
@@ -75,16 +92,42 @@ static void line(FILE *f, rng_t *r)
             fprintf(f, "{\"ev\":\"alloc\",\"t\":1,\"tid\":1,\"fn\":\"malloc\",\"addr\":"
                        "9223372036854775808,\"size\":3,\"align\":16,\"stack\":1,\"sim\":null}\n");
         break;
+    case 11: /* numbers of any length in every numeric field */
+        if (rng_below(r, 2))
+            fprintf(f, "{\"ev\":\"free\",\"t\":%s,\"tid\":%s%s,\"fn\":\"free\",\"addr\":%s,"
+                       "\"size\":%s,\"stack\":%s}\n", digits(r, n1), rng_below(r, 2) ? "-" : "",
+                    digits(r, n2), digits(r, n3), digits(r, n4), digits(r, n5));
+        else
+            fprintf(f, "{\"ev\":\"realloc\",\"t\":%s,\"tid\":1,\"fn\":\"realloc\",\"old_addr\":%s,"
+                       "\"addr\":%s,\"old_size\":%s,\"size\":%s,\"stack\":1,\"sim\":null}%s\n",
+                    digits(r, n1), digits(r, n2), digits(r, n3), digits(r, n4), digits(r, n5), pad);
+        break;
     default: /* cut short */
         fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":1,\"fn\":\"mal\n", t);
         break;
     }
 }
 
-static void read_all(const char *path, bool no_fast, event_t **out, size_t *n, reader_t *r)
+/* A corpus of lines: a meta record, then n lines from line(). */
+static void write_corpus(char *path, int n)
+{
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
+    rng_t rng;
+    rng_seed(&rng, 2026);
+    for (int i = 0; i < n; i++)
+        line(f, &rng);
+    fclose(f);
+}
+
+static void read_chunked(const char *path, bool no_fast, size_t chunk, event_t **out, size_t *n,
+                         reader_t *r)
 {
     ck_assert_int_eq(reader_open(r, path), 0);
     r->no_fast = no_fast;
+    r->chunk = chunk;
     size_t cap = 1024;
     *out = malloc(cap * sizeof **out);
     *n = 0;
@@ -97,29 +140,44 @@ static void read_all(const char *path, bool no_fast, event_t **out, size_t *n, r
     }
 }
 
+static void read_all(const char *path, bool no_fast, event_t **out, size_t *n, reader_t *r)
+{
+    read_chunked(path, no_fast, 0, out, n, r);
+}
+
+static bool same_event(const event_t *x, const event_t *y)
+{
+    return x->type == y->type && x->t == y->t && x->tid == y->tid && x->addr == y->addr &&
+           x->size == y->size && x->align == y->align && x->stack == y->stack &&
+           x->old_addr == y->old_addr && x->old_size == y->old_size &&
+           x->has_old_size == y->has_old_size && x->inherited == y->inherited;
+}
+
+/* Problems go to stderr: keep a run quiet. */
+static FILE *quiet_begin(void)
+{
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    return saved;
+}
+
+static void quiet_end(FILE *saved)
+{
+    fclose(stderr);
+    stderr = saved;
+}
+
 START_TEST(fast_path_reads_what_jansson_reads)
 {
     char path[] = "/tmp/memsim-reader-test.XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
-    rng_t rng;
-    rng_seed(&rng, 2026);
-    for (int i = 0; i < 200000; i++)
-        line(f, &rng);
-    fclose(f);
-
-    /* jansson's problem messages go to stderr: keep the run quiet. */
-    FILE *saved = stderr;
-    stderr = fopen("/dev/null", "w");
+    write_corpus(path, 200000);
+    FILE *saved = quiet_begin();
     event_t *a, *b;
     size_t na, nb;
     reader_t ra, rb;
     read_all(path, true, &a, &na, &ra);
     read_all(path, false, &b, &nb, &rb);
-    fclose(stderr);
-    stderr = saved;
+    quiet_end(saved);
 
     ck_assert_uint_eq(na, nb);
     ck_assert_int_eq(ra.bad_lines, rb.bad_lines);
@@ -127,12 +185,8 @@ START_TEST(fast_path_reads_what_jansson_reads)
         ck_assert_int_eq(ra.by_type[t], rb.by_type[t]);
     for (size_t i = 0; i < na; i++) {
         const event_t *x = &a[i], *y = &b[i];
-        REQUIRE(x->type == y->type && x->t == y->t && x->tid == y->tid && x->addr == y->addr &&
-                    x->size == y->size && x->align == y->align && x->stack == y->stack &&
-                    x->old_addr == y->old_addr && x->old_size == y->old_size &&
-                    x->has_old_size == y->has_old_size && x->inherited == y->inherited,
-                "event %zu differs (type %d vs %d, t %" PRIu64 " vs %" PRIu64 ")", i, x->type,
-                y->type, x->t, y->t);
+        REQUIRE(same_event(x, y), "event %zu differs (type %d vs %d, t %" PRIu64 " vs %" PRIu64
+                ")", i, x->type, y->type, x->t, y->t);
     }
     ck_assert_int_eq(ra.fast, 0);
     ck_assert_int_gt(rb.fast, 100000); /* the fast path did most of the work */
@@ -145,12 +199,121 @@ START_TEST(fast_path_reads_what_jansson_reads)
 }
 END_TEST
 
+/* Lines are parsed where they lie in the read buffer: any read size, down
+ * to a byte at a time (every line split across reads, every line longer
+ * than the buffer), gives the same events, line numbers and counts. */
+START_TEST(any_read_size_reads_the_same)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    write_corpus(path, 5000);
+    FILE *saved = quiet_begin();
+    event_t *a;
+    size_t na;
+    reader_t ra;
+    read_all(path, false, &a, &na, &ra);
+    static const size_t chunks[] = {1, 2, 7, 64, 1000, 65536};
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        event_t *b;
+        size_t nb;
+        reader_t rb;
+        read_chunked(path, false, chunks[c], &b, &nb, &rb);
+        REQUIRE(na == nb && ra.lineno == rb.lineno && ra.bad_lines == rb.bad_lines &&
+                    ra.fast == rb.fast && ra.truncated == rb.truncated,
+                "chunk %zu: %zu events vs %zu, line %ld vs %ld", chunks[c], nb, na, rb.lineno,
+                ra.lineno);
+        for (size_t i = 0; i < na; i++)
+            REQUIRE(same_event(&a[i], &b[i]), "chunk %zu: event %zu differs", chunks[c], i);
+        reader_close(&rb);
+        free(b);
+    }
+    quiet_end(saved);
+    reader_close(&ra);
+    free(a);
+    unlink(path);
+}
+END_TEST
+
+/* A line far longer than the read size is read whole; an unterminated
+ * last line is read (and named truncated when it is not JSON). */
+START_TEST(long_and_last_lines)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
+    fprintf(f, "{\"ev\":\"sample\",\"t\":5,\"tid\":2,\"rss\":4096,\"children\":[");
+    for (int i = 0; i < 20000; i++)
+        fprintf(f, "%s{\"pid\":%d,\"rss\":8192}", i ? "," : "", i + 100);
+    fprintf(f, "]}\n");
+    fprintf(f, "{\"ev\":\"free\",\"t\":6,\"tid\":1,\"fn\":\"free\",\"addr\":64,\"size\":8,"
+               "\"stack\":1}");
+    fclose(f);
+    for (size_t chunk = 0; chunk <= 4096; chunk += 4096) {
+        reader_t r;
+        ck_assert_int_eq(reader_open(&r, path), 0);
+        r.chunk = chunk;
+        event_t e;
+        ck_assert_int_eq(reader_next(&r, &e), 1);
+        ck_assert_int_eq(e.type, EV_META);
+        ck_assert_int_eq(reader_next(&r, &e), 1);
+        ck_assert_int_eq(e.type, EV_SAMPLE);
+        ck_assert_uint_eq(e.rss, 4096);
+        ck_assert_uint_eq(json_array_size(json_object_get(e.json, "children")), 20000);
+        ck_assert_int_eq(reader_next(&r, &e), 1); /* no '\n', still a whole record */
+        ck_assert_int_eq(e.type, EV_FREE);
+        ck_assert_uint_eq(e.addr, 64);
+        FILE *saved = quiet_begin();
+        ck_assert_int_eq(reader_next(&r, &e), 0);
+        quiet_end(saved);
+        ck_assert(r.truncated); /* no end record */
+        ck_assert_int_eq(r.lineno, 3);
+        ck_assert_int_eq(r.bad_lines, 0);
+        reader_close(&r);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* A trace cut by SIGKILL ends in NUL bytes: the reader stops at the
+ * first one, without reading (or buffering) the rest of the tail. */
+START_TEST(nul_tail_is_not_read)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
+    fprintf(f, "{\"ev\":\"free\",\"t\":6,\"tid\":1,\"fn\":\"free\",\"addr\":64,\"size\":8,"
+               "\"stack\":1}\n");
+    fclose(f);
+    ck_assert_int_eq(truncate(path, 64L << 20), 0); /* 64 MiB of NUL bytes, sparse */
+    reader_t r;
+    ck_assert_int_eq(reader_open(&r, path), 0);
+    event_t e;
+    ck_assert_int_eq(reader_next(&r, &e), 1);
+    ck_assert_int_eq(reader_next(&r, &e), 1);
+    ck_assert_int_eq(e.type, EV_FREE);
+    FILE *saved = quiet_begin();
+    ck_assert_int_eq(reader_next(&r, &e), 0);
+    quiet_end(saved);
+    ck_assert(r.truncated);
+    ck_assert_int_eq(r.lineno, 3);
+    ck_assert_uint_le(r.cap, 2 * READER_CHUNK); /* the tail was not buffered */
+    reader_close(&r);
+    unlink(path);
+}
+END_TEST
+
 Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
     TCase *tc = tcase_create("reader");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, fast_path_reads_what_jansson_reads);
+    tcase_add_test(tc, any_read_size_reads_the_same);
+    tcase_add_test(tc, long_and_last_lines);
+    tcase_add_test(tc, nul_tail_is_not_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,55 @@
+# make demo: scripts/demo.sh runs to the end, and the bundled program
+# (examples/demo_workload.c) gives every kind of answer: fragmentation, a
+# transient spike, the drift of the live heap, leaks, phases.
+. tests/integration/lib.sh
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - make demo: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit $?
+fi
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+D=$TMP/demo
+
+expect_status "scripts/demo.sh exits 0" 0 sh scripts/demo.sh "$BUILD" "$D"
+cp "$TMP/out" "$TMP/demo.txt"
+expect_grep "it simulates every strategy" "caching " "$TMP/demo.txt"
+expect_grep "it runs the demo workload" "demo_workload: warmup, fragment" "$TMP/demo.txt"
+expect_grep "it prints the analysis" "persistent_drift (heap_live" "$TMP/demo.txt"
+expect_grep "with the strategy replay" "<- best" "$TMP/demo.txt"
+
+expect_status "the run's directory analyzed" 0 "$A" --json --no-replay "$D/run"
+cp "$TMP/out" "$TMP/demo.json"
+q() { "$J" "$1" <"$TMP/demo.json"; }
+
+# Every finding as "classification series phase", one a line.
+n=$(q findings.#)
+i=0
+: >"$TMP/findings"
+while [ "$i" -lt "${n:-0}" ]; do
+    echo "$(q findings.$i.classification) $(q findings.$i.series) $(q findings.$i.phase 2>/dev/null)" \
+        >>"$TMP/findings"
+    i=$((i + 1))
+done
+expect_grep "persistent_drift of the live heap (the leak)" "^persistent_drift heap_live" "$TMP/findings"
+leaked=$(q summary.leaked_allocations)
+if [ "${leaked:-0}" -ge 1200 ]; then pass "leaks counted: $leaked (the leak phase's 1200 blocks)"; else
+    fail "leaks counted" "$leaked leaked allocations, want at least 1200"
+fi
+expect_eq "the process exited" "$(q summary.end_reason)" exit
+expect_eq "four phases marked (begin and end each)" "$(q summary.records_by_type.phase)" 8
+
+# The gap findings need a gap of 1% of the machine's memory (device_total
+# in the samples): the spike's 352 MiB reaches it up to about 36 GB.
+trace=$(ls "$D"/run/memsim.demo_workload.*.jsonl)
+total=$(grep -m 1 '"ev":"sample"' "$trace" | sed -n 's/.*"device_total":\([0-9]*\).*/\1/p')
+if [ -n "$total" ] && [ "$total" -le $((352 * 1048576 * 100)) ]; then
+    expect_grep "transient_spike of the gap, in the spike phase" "^transient_spike gap spike$" "$TMP/findings"
+    expect_grep "fragmentation_like, in the fragment phase" "^fragmentation_like gap fragment$" "$TMP/findings"
+else
+    echo "# skip - gap findings: 1% of this machine's memory ($total bytes) is more than the demo's spike"
+fi
+
+summary
