@@ -85,10 +85,17 @@ static void *run(void *arg)
         sample(device_total, &peak_rss, pids, rss);
         recorder_trim_trace();
         pthread_mutex_lock(&P.lock);
-        /* Fixed rate: the next tick from the last one, not from now. */
+        /* Fixed rate: the next tick from the last one, not from now; but
+         * ticks missed while this thread was held up (a loaded machine, a
+         * long page fault) are skipped, not fired back to back with the
+         * same figures. */
         next.tv_nsec += (long)(P.interval_ms % 1000) * 1000000L;
         next.tv_sec += P.interval_ms / 1000 + next.tv_nsec / 1000000000L;
         next.tv_nsec %= 1000000000L;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (next.tv_sec < now.tv_sec || (next.tv_sec == now.tv_sec && next.tv_nsec < now.tv_nsec))
+            next = now;
         while (!P.stop && pthread_cond_timedwait(&P.wake, &P.lock, &next) == 0)
             ;
     }

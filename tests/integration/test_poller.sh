@@ -41,6 +41,22 @@ timeout 60 env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/b" MEMSIM_SAMPLE_MS=20 \
 n=$(grep -c '"ev":"sample"' "$TMP"/b/memsim.touch_mb.*.jsonl)
 expect_eq "samples every 20 ms ($n in about 1 s)" "$([ "$n" -ge 40 ] && [ "$n" -le 66 ] && echo yes)" yes
 
+# Stopped for a second (SIGSTOP, SIGCONT): the ticks missed are skipped,
+# not fired back to back when it resumes.
+mkdir -p "$TMP/s"
+env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/s" MEMSIM_SAMPLE_MS=20 \
+    "$BUILD/programs/touch_mb" 1 2000 >/dev/null &
+pid=$!
+sleep 0.4
+kill -STOP $pid
+sleep 1
+kill -CONT $pid
+wait $pid
+burst=$(grep '"ev":"sample"' "$TMP"/s/memsim.touch_mb.*.jsonl | sed 's/.*"t":\([0-9]*\),.*/\1/' |
+    awk 'NR > 1 && $1 - prev < 5000000 {n++} {prev = $1} END {print n + 0}')
+expect_eq "after a stop, no burst of catch-up samples ($burst within 5 ms)" \
+    "$([ "$burst" -le 2 ] && echo yes)" yes
+
 # Three children touching 50 MB each: the parent's samples see the tree.
 mkdir -p "$TMP/c"
 expect_status "tree_touch 3 50 under memsim" 0 timeout 60 env LD_PRELOAD="$LIB" \

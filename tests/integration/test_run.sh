@@ -168,7 +168,9 @@ D=$TMP/forward
 timeout "$LIMIT" "$MEMSIM" run --out "$D" sleep 5 >/dev/null 2>&1 &
 waiter=$!
 i=0
-while [ $i -lt 100 ] && [ -z "$(find "$D" -name 'memsim.sleep.*' 2>/dev/null)" ]; do
+# Until memsim's start-up in sleep is over (its module records are out:
+# a signal before its handlers are installed ends sleep untraced).
+while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$D"/memsim.sleep.*; do
     sleep 0.05
     i=$((i + 1))
 done
