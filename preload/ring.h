@@ -97,8 +97,12 @@ uint64_t ring_consumed(void);
 
 /* The stage threads (memsim-state, memsim-writer): they drain the ring
  * as it fills and sleep when it is empty.  enter_guard runs first in each
- * (memsim's reentrancy guard).  0 or -1. */
+ * (memsim's reentrancy guard).  On a machine with fewer than four CPUs
+ * one thread runs both stages (the hand-off costs more than it saves
+ * there).  ring_writer_start_n chooses: threads 1 or 2 (0: by the CPUs).
+ * 0 or -1. */
 int ring_writer_start(void (*enter_guard)(void));
+int ring_writer_start_n(void (*enter_guard)(void), unsigned threads);
 
 /* fork: the child skips whatever the parent's threads had claimed, and
  * has no stage threads until ring_writer_start.  Call with the role held

@@ -149,10 +149,11 @@ START_TEST(causal_order_across_threads)
 }
 END_TEST
 
-START_TEST(writer_thread_drains)
+/* _i: 1, one thread running both stages; 2, a thread per stage. */
+START_TEST(writer_threads_drain)
 {
     reset();
-    ck_assert_int_eq(ring_writer_start(NULL), 0);
+    ck_assert_int_eq(ring_writer_start_n(NULL, (unsigned)_i), 0);
     pthread_t t[PRODUCERS];
     for (unsigned i = 0; i < PRODUCERS; i++)
         pthread_create(&t[i], NULL, produce, (void *)(uintptr_t)i);
@@ -212,7 +213,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, causal_order_across_threads);
     tcase_add_test(tc, abandoned_claim_is_lost_not_waited_for);
     tcase_add_test(tc, flush_gives_up_on_a_claim_never_published);
-    tcase_add_test(tc, writer_thread_drains); /* last: the writer stays */
+    tcase_add_loop_test(tc, writer_threads_drain, 1, 3); /* last: the threads stay */
     suite_add_tcase(s, tc);
     return s;
 }
