@@ -18,7 +18,7 @@
 #define MASK (RING_SLOTS - 1)
 #define BATCH 256                 /* a stage thread gives its lock up this often */
 #define WAKE_BACKLOG (RING_SLOTS / 8)
-#define SLEEP_NS 10000000L        /* an idle stage thread looks again after 10 ms */
+#define SLEEP_NS 50000000L        /* an idle stage thread looks again after 50 ms */
 #define SPIN_ROUNDS 64            /* empty looks before a stage thread sleeps */
 #define HELP_AFTER_NS 200000      /* a full ring whose tail stood still this long... */
 #define HELP_BATCH 1024           /* ...is drained this much by a producer */
@@ -312,7 +312,7 @@ static void *both_thread(void *arg)
             continue;
         }
         nap(&G.state, any_work);
-        idle = SPIN_ROUNDS / 2;
+        idle = SPIN_ROUNDS; /* no spinning after a nap that found nothing */
     }
     return NULL;
 }
@@ -351,7 +351,7 @@ static void *stage_thread(void *arg)
             continue;
         }
         nap(st, is_state ? state_work : write_work);
-        idle = SPIN_ROUNDS / 2;
+        idle = SPIN_ROUNDS; /* no spinning after a nap that found nothing */
     }
     return NULL;
 }
