@@ -196,13 +196,13 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c \
-	$(CORE_SRC)
+	analyzer/progress.c analyzer/sites.c analyzer/symbols.c $(CORE_SRC)
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \
 	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ && \
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) -lm && \
+		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) $(DW_LIBS) -lm && \
 	$(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "analyzer/findings.h"
+#include "analyzer/progress.h"
 #include "analyzer/reader.h"
 #include "analyzer/replay.h"
 #include "analyzer/sites.h"
@@ -51,6 +52,7 @@ typedef struct analyze_opts_s {
     findings_config_t findings;
     uint64_t sites;      /* top sites shown per ranking (0: none) */
     int collapsed;       /* a sites_key_t, or NO_COLLAPSED */
+    progress_mode_t progress;
 } analyze_opts_t;
 
 typedef struct process_s {
@@ -86,6 +88,9 @@ static void usage(FILE *f)
             "                          weighted by KEY: peak (default), calls or leaked;\n"
             "                          instead of the report\n"
             "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
+            "      --progress          show progress on stderr from the start (default: on\n"
+            "                          a terminal, once reading takes over 2 s)\n"
+            "      --no-progress       never show progress\n"
             "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
             "      --spike-z Z         z-score above which a sample is a spike (default 3)\n"
             "      --drift-r2 R2       R² from which a rising series is a drift (default 0.7)\n"
@@ -111,7 +116,7 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, analyze_opts_t *o)
 {
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
-           OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED };
+           OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -125,6 +130,8 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
         {"remediation", required_argument, NULL, OPT_REMEDIATION},
         {"sites", required_argument, NULL, OPT_SITES},
         {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -196,6 +203,12 @@ static int parse(int argc, char **argv, analyze_opts_t *o)
             o->findings.remediation = r;
             break;
         }
+        case OPT_PROGRESS:
+            o->progress = PROGRESS_ALWAYS;
+            break;
+        case OPT_NO_PROGRESS:
+            o->progress = PROGRESS_NEVER;
+            break;
         case OPT_SITES:
             if (args_count(CMD, "--sites", optarg, 0, &o->sites))
                 return -1;
@@ -358,7 +371,16 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
     size_t nreplays = 0;
     event_t e;
     bool started = false;
+    struct stat st;
+    progress_t prog;
+    progress_begin(&prog, o->progress, pr->path,
+                   fstat(fileno(pr->r.f), &st) == 0 ? (uint64_t)st.st_size : 0);
+    uint64_t records = 0;
     while (reader_next(&pr->r, &e)) {
+        if ((++records & 0xffff) == 0) {
+            off_t at = pr->r.f ? ftello(pr->r.f) : 0;
+            progress_update(&prog, at > 0 ? (uint64_t)at : 0, records);
+        }
         summary_add(&pr->s, &e);
         if (pr->have_sites) {
             int rc = sites_add(&pr->sites, &e);
@@ -387,6 +409,7 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
                 replay_realloc(&replays[i], e.old_addr, e.addr, e.size);
         }
     }
+    progress_end(&prog);
     summary_finish(&pr->s);
     if (pr->have_sites)
         sites_finish(&pr->sites);

@@ -3,6 +3,8 @@
  */
 #include "analyzer/reader.h"
 
+#include "analyzer/progress.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -31,11 +33,14 @@ static void problem(reader_t *r, const char *fmt, ...)
     if (r->quiet)
         return;
     if (r->messages++ >= MAX_MESSAGES) {
-        if (r->messages == MAX_MESSAGES + 1)
+        if (r->messages == MAX_MESSAGES + 1) {
+            progress_interrupt();
             fprintf(stderr, "memsim-analyze: %s: more problems follow; counting them only\n",
                     r->path);
+        }
         return;
     }
+    progress_interrupt();
     fprintf(stderr, "memsim-analyze: %s:%ld: ", r->path, r->lineno);
     va_list ap;
     va_start(ap, fmt);
@@ -386,9 +391,11 @@ static bool refill(reader_t *r)
             cap *= 2;
         char *buf = realloc(r->buf, cap);
         if (!buf) {
-            if (!r->quiet)
+            if (!r->quiet) {
+                progress_interrupt();
                 fprintf(stderr, "memsim-analyze: %s:%ld: out of memory for a line of %zu bytes\n",
                         r->path, r->lineno + 1, have);
+            }
             return false;
         }
         r->buf = buf;
@@ -454,18 +461,22 @@ int reader_next(reader_t *r, event_t *e)
         if (!next_line(r, &line, &len)) {
             if (!r->ended && !r->truncated) {
                 r->truncated = true;
-                if (!r->quiet)
+                if (!r->quiet) {
+                    progress_interrupt();
                     fprintf(stderr, "memsim-analyze: %s: no end record: the trace is truncated "
                                 "(analyzed up to line %ld)\n", r->path, r->lineno);
+                }
             }
             return 0;
         }
         r->lineno++;
         if (line[0] == '\0') {
             r->truncated = true;
-            if (!r->quiet)
+            if (!r->quiet) {
+                progress_interrupt();
                 fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
                             "off, e.g. by SIGKILL)\n", r->path, r->lineno);
+            }
             fclose(r->f);
             r->f = NULL;
             return 0;

@@ -47,6 +47,21 @@ expect_eq "its frame, in no module" "$(q sites.0.frames.0.address)" 4096
 expect_status "text output" 0 "$A" "$TMP/known.jsonl"
 expect_grep "text names the exe" "/bin/known (pid 42)" "$TMP/out"
 expect_grep "text marks the best strategy" "<- best" "$TMP/out"
+# Progress: none when stderr is no terminal (and the run is short); with
+# --progress a status line, redrawn with \r and erased at the end.
+"$A" --no-replay "$TMP/known.jsonl" >/dev/null 2>"$TMP/p.err"
+expect_eq "no progress off a terminal" "$(wc -c <"$TMP/p.err" | tr -d ' ')" 0
+{
+    head -n 1 "$TMP/known.jsonl"
+    awk 'BEGIN { for (i = 0; i < 70000; i++) printf "{\"ev\":\"phase\",\"t\":%d,\"tid\":1,\"op\":\"end\"}\n", i }'
+    tail -n 1 "$TMP/known.jsonl"
+} >"$TMP/long.jsonl"
+"$A" --progress --no-replay "$TMP/long.jsonl" >/dev/null 2>"$TMP/p.err"
+expect_grep "--progress: a status line" "memsim-analyze: $TMP/long.jsonl: .*% (0.1 M records" "$TMP/p.err"
+expect_eq "--progress: the line erased at the end" "$(tail -c 4 "$TMP/p.err" | od -An -c | tr -d ' \n')" '\r033[K'
+"$A" --no-progress --no-replay "$TMP/long.jsonl" >/dev/null 2>"$TMP/p.err"
+expect_eq "--no-progress: nothing about progress" "$(grep -c 'M records' "$TMP/p.err")" 0
+
 expect_status "--no-replay" 0 "$A" --json --no-replay "$TMP/known.jsonl"
 expect_eq "no strategies without replay" "$("$J" strategies.# <"$TMP/out")" 0
 expect_status "--strategy" 0 "$A" --json -s buddy,caching "$TMP/known.jsonl"
