@@ -179,7 +179,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS) $(EXAMPLE_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS)
 endif
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 

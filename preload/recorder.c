@@ -47,7 +47,6 @@ static struct {
     size_t nmodules;
     pthread_mutex_t modules_lock;
     _Atomic uint64_t mmap_live;  /* bytes the program has mapped (mmap - munmap) */
-    uint64_t trimmed;            /* trace bytes already given back (poller only) */
     int argc;                  /* the process's arguments, for a fork child's meta */
     char **argv;
 } R = {.modules_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -481,6 +480,9 @@ static void write_realloc(const ring_slot_t *s)
 
 static void write_of(ring_slot_t *s)
 {
+    static uint64_t written; /* the write stage is one thread at a time */
+    if ((++written & 1023) == 0)
+        trace_tend(&R.trace);
     switch (s->kind) {
     case RING_ALLOC:
         write_alloc(s);
@@ -823,17 +825,8 @@ void recorder_sample(const recorder_os_t *os)
 
 void recorder_trim_trace(void)
 {
-    if (!recorder_active() || !R.trace.base)
-        return;
-    /* Whole pages below the head, less one chunk that writers may still
-     * be filling; pages dropped from a shared file mapping keep their
-     * data (a late writer just faults the page back in). */
-    uint64_t head = atomic_load(&R.trace.head) & ~TRACE_CLOSED;
-    uint64_t upto = head > (1u << 20) ? (head - (1u << 20)) & ~(uint64_t)4095 : 0;
-    if (upto > R.trimmed) {
-        madvise(R.trace.base + R.trimmed, upto - R.trimmed, MADV_DONTNEED);
-        R.trimmed = upto;
-    }
+    if (recorder_active())
+        trace_tend(&R.trace);
 }
 
 /* ---- start, meta ------------------------------------------------------------------ */
@@ -1034,7 +1027,6 @@ void recorder_fork_child(void)
     char parent[PATH_MAX];
     copy_str(parent, sizeof parent, R.trace.path);
     trace_forget(&R.trace);
-    R.trimmed = 0;
     stacks_reset();
     atomic_store(&R.active, false);
     if (!R.cfg.trace_children)

@@ -138,9 +138,9 @@ typedef struct recorder_os_s {
  * live, the shadow device's live, reserved and largest free). */
 void recorder_sample(const recorder_os_t *os);
 
-/* The poller's housekeeping: give back the pages of the trace mapping
- * that are written (they stay in the file and the page cache), so the
- * trace does not count in the process's RSS. */
+/* The poller's housekeeping (the writer does it too, as it goes): keep
+ * the resident part of the trace mapping small (trace_tend), so the trace
+ * hardly counts in the process's RSS. */
 void recorder_trim_trace(void);
 
 /* Counters for the end record and tests. */

@@ -17,6 +17,8 @@
 #define TRACE_FIRST (1ull << 20)    /* first file size */
 #define TRACE_STEP_MAX (64ull << 20) /* growth: double up to this much at once */
 #define MADV_POPULATE_WRITE_ 23     /* <sys/mman.h> of older libcs lacks it */
+#define TRACE_AHEAD (1ull << 20)    /* trace_tend: faulted in ahead of the head */
+#define TRACE_BEHIND (1ull << 20)   /* trace_tend: kept behind it */
 
 /* The raw system calls: the program's own mmap/munmap are interposed,
  * and these must not be recorded or re-enter the hooks. */
@@ -59,11 +61,8 @@ static int grow_locked(trace_t *t, uint64_t want, int fd)
     if (ftruncate(fd, (off_t)size) == 0 &&
         sys_mmap(t->base + have, size - have, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                  fd, (off_t)have) != MAP_FAILED) {
-        /* Fault the new pages in writable, in one call: a page fault per
-         * page (or MAP_POPULATE, which maps them read-only, then a
-         * write fault each) costs about twice as much.  Linux >= 5.14;
-         * older kernels just fault as the writer goes. */
-        madvise(t->base + have, size - have, MADV_POPULATE_WRITE_);
+        /* No MAP_POPULATE: resident pages of the trace count in the
+         * program's RSS; trace_tend faults in a small window ahead. */
         atomic_store(&t->mapped, size);
         rc = 0;
     }
@@ -114,7 +113,9 @@ int trace_open(trace_t *t, const char *path)
     }
     t->base = base;
     t->span = TRACE_SPAN;
+    t->populated = t->trimmed = 0;
     pthread_mutex_init(&t->grow_lock, NULL);
+    pthread_mutex_init(&t->tend_lock, NULL);
     int rc = grow_locked(t, TRACE_FIRST, fd);
     close(fd);
     if (rc) {
@@ -240,6 +241,33 @@ void trace_finish(trace_t *t)
     }
 }
 
+void trace_tend(trace_t *t)
+{
+    if (!t->base || pthread_mutex_trylock(&t->tend_lock))
+        return;
+    uint64_t head = atomic_load(&t->head) & ~TRACE_CLOSED;
+    uint64_t mapped = atomic_load(&t->mapped);
+    /* Ahead: the next pages faulted in writable in one call (a fault per
+     * page costs about twice as much).  Linux >= 5.14; older kernels
+     * fault as the writers go. */
+    if (t->populated < head)
+        t->populated = head & ~(uint64_t)4095;
+    if (t->populated < head + TRACE_AHEAD / 2 && t->populated < mapped) {
+        uint64_t to = t->populated + TRACE_AHEAD < mapped ? t->populated + TRACE_AHEAD : mapped;
+        madvise(t->base + t->populated, to - t->populated, MADV_POPULATE_WRITE_);
+        t->populated = to;
+    }
+    /* Behind: whole pages below the head, less a margin writers may still
+     * be filling, given back; they stay in the file and the page cache (a
+     * late writer just faults its page back in). */
+    uint64_t upto = head > TRACE_BEHIND ? (head - TRACE_BEHIND) & ~(uint64_t)4095 : 0;
+    if (upto >= t->trimmed + TRACE_AHEAD) {
+        madvise(t->base + t->trimmed, upto - t->trimmed, MADV_DONTNEED);
+        t->trimmed = upto;
+    }
+    pthread_mutex_unlock(&t->tend_lock);
+}
+
 void trace_forget(trace_t *t)
 {
     if (t->base)
@@ -252,5 +280,7 @@ void trace_forget(trace_t *t)
     atomic_store(&t->after_end, 0);
     atomic_store(&t->end_at, 0);
     atomic_store(&t->committed, 0);
+    t->populated = t->trimmed = 0;
     pthread_mutex_init(&t->grow_lock, NULL);
+    pthread_mutex_init(&t->tend_lock, NULL);
 }

@@ -49,6 +49,9 @@ typedef struct trace_s {
     _Atomic uint64_t end_at;   /* length of the trace once closed */
     _Atomic uint64_t committed;/* bytes whose copy is complete */
     pthread_mutex_t grow_lock; /* held only while extending the file */
+    pthread_mutex_t tend_lock; /* trace_tend's, which only tries it */
+    uint64_t populated;        /* trace_tend: faulted in below this offset */
+    uint64_t trimmed;          /* trace_tend: given back below this offset */
 } trace_t;
 
 /* Create path (mode 0600, O_EXCL: never overwrite, never follow a
@@ -85,6 +88,14 @@ void trace_reopen(trace_t *t);
  * threads still running may be finishing records reserved before the
  * end (they lie below it). */
 void trace_finish(trace_t *t);
+
+/* Keep the resident part of the mapping small (its pages count in the
+ * program's RSS, which memsim itself reports): about 1 MiB ahead of the
+ * head is faulted in writable, and what lies over 1 MiB behind it is
+ * given back, so the trace adds about 2-3 MiB to RSS however fast it is
+ * written.  Cheap; call it often (the writer after each batch, the
+ * poller each tick); a call that finds another under way returns. */
+void trace_tend(trace_t *t);
 
 /* In a forked child: drop the inherited mapping of the parent's file
  * without touching the file. */
