@@ -184,6 +184,29 @@ f=$(find "$D" -name 'memsim.sleep.*.jsonl')
 expect_status "SIGTERM forwarded: the trace ends with the signal" 0 \
     "$TRACECHECK" --expect-end signal "${f:-/dev/null}"
 
+# timeout(1) signals memsim run and its own group: memsim run forwards
+# SIGTERM twice, the second while the traced program's handler is writing
+# its end record.  The second must wait (it killed the program before its
+# end record 1 run in 15 while the handler reset the disposition on
+# entry).  Twenty rounds.
+bad=0
+for round in $(seq 20); do
+    D=$TMP/twice.$round
+    timeout "$LIMIT" "$MEMSIM" run --out "$D" sleep 5 >/dev/null 2>&1 &
+    waiter=$!
+    i=0
+    while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$D"/memsim.sleep.*; do
+        sleep 0.02
+        i=$((i + 1))
+    done
+    sleep 0.1
+    kill -TERM $waiter
+    wait $waiter
+    f=$(find "$D" -name 'memsim.sleep.*.jsonl')
+    "$TRACECHECK" --expect-end signal "${f:-/dev/null}" >/dev/null 2>&1 || bad=$((bad + 1))
+done
+expect_eq "SIGTERM forwarded twice: 20 traces end with the signal" "$bad" 0
+
 if [ -x "$BUILD/memsim-analyze" ]; then
     expect_status "--analyze: the command's status" 5 \
         run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5
