@@ -27,6 +27,7 @@
 
 #include "analyzer/findings.h"
 #include "analyzer/progress.h"
+#include "analyzer/ptree.h"
 #include "analyzer/reader.h"
 #include "analyzer/replay.h"
 #include "analyzer/sites.h"
@@ -703,6 +704,76 @@ static void print_text(process_t *pr, symbols_t *store, const analyze_opts_t *o)
     print_sites(pr, store, o);
 }
 
+/* The process tree of the traces that could be read (procs[i].ok); the
+ * others are roots of their own, listed last. */
+static int tree_of(const process_t *procs, size_t n, ptree_t *t)
+{
+    ptree_item_t *items = calloc(n ? n : 1, sizeof *items);
+    if (!items)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const summary_t *s = &procs[i].s;
+        items[i] = procs[i].ok ? (ptree_item_t){.pid = s->pid, .ppid = s->ppid,
+                                                .start = s->start_unix_ns, .forked = s->forked}
+                               : (ptree_item_t){.start = UINT64_MAX};
+    }
+    int rc = ptree_build(t, items, n);
+    free(items);
+    return rc;
+}
+
+static json_t *tree_json(const process_t *procs, const ptree_t *t)
+{
+    json_t *nodes = json_array();
+    uint64_t peak_tree = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        size_t i = t->order[k];
+        if (!procs[i].ok)
+            continue;
+        const summary_t *s = &procs[i].s;
+        if (s->peak_tree_rss > peak_tree)
+            peak_tree = s->peak_tree_rss;
+        json_t *node = json_pack("{s:I, s:I, s:s, s:I}", "process", (json_int_t)i, "pid",
+                                 (json_int_t)s->pid, "exe", s->exe, "depth",
+                                 (json_int_t)t->depth[i]);
+        json_object_set_new(node, "parent", t->parent[i] == PTREE_NONE
+                                                ? json_null()
+                                                : json_integer((json_int_t)t->parent[i]));
+        json_object_set_new(node, "via", t->via[i] ? json_string(t->via[i]) : json_null());
+        json_array_append_new(nodes, node);
+    }
+    return json_pack("{s:I, s:I, s:o}", "processes", (json_int_t)t->n, "peak_tree_rss_bytes",
+                     (json_int_t)peak_tree, "nodes", nodes);
+}
+
+/* The overview of several traces: one line per process, in tree order. */
+static void print_tree(const process_t *procs, const ptree_t *t)
+{
+    uint64_t peak_tree = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (procs[i].ok && procs[i].s.peak_tree_rss > peak_tree)
+            peak_tree = procs[i].s.peak_tree_rss;
+    char a[32], b[32], c[32];
+    printf("process tree: %zu traces, peak tree RSS %s\n", t->n,
+           units_format_bytes(peak_tree, a, sizeof a));
+    printf("  %8s %10s %10s %10s %8s  %s\n", "pid", "peak heap", "peak RSS", "leaked",
+           "findings", "process");
+    for (size_t k = 0; k < t->n; k++) {
+        size_t i = t->order[k];
+        if (!procs[i].ok)
+            continue;
+        const summary_t *s = &procs[i].s;
+        const char *slash = strrchr(s->exe, '/');
+        printf("  %8" PRId64 " %10s %10s %10s %8zu  %*s%s%s%s\n", s->pid,
+               units_format_bytes(s->peak_heap, a, sizeof a),
+               s->samples ? units_format_bytes(peak_rss(s), b, sizeof b) : "-",
+               units_format_bytes(s->leaked_bytes, c, sizeof c), json_array_size(procs[i].findings),
+               (int)(2 * (t->depth[i] < 20 ? t->depth[i] : 20)), "", t->via[i] ? t->via[i] : "",
+               t->via[i] ? " " : "", slash ? slash + 1 : s->exe[0] ? s->exe : "?");
+    }
+    putchar('\n');
+}
+
 int main(int argc, char **argv)
 {
     analyze_opts_t o;
@@ -741,27 +812,41 @@ int main(int argc, char **argv)
         if (paths.n == 1) {
             out = procs[0].ok ? process_json(&procs[0], sym, &o) : json_object();
         } else {
+            /* processes: in the order of the paths (a failed trace is an
+             * empty object, so tree indices stay valid); tree: who started
+             * whom, depth first. */
             json_t *list = json_array();
-            uint64_t peak_tree = 0;
             for (size_t i = 0; i < paths.n; i++)
-                if (procs[i].ok) {
-                    json_array_append_new(list, process_json(&procs[i], sym, &o));
-                    if (procs[i].s.peak_tree_rss > peak_tree)
-                        peak_tree = procs[i].s.peak_tree_rss;
-                }
-            out = json_pack("{s:o, s:{s:I, s:I}}", "processes", list, "tree", "processes",
-                            (json_int_t)paths.n, "peak_tree_rss_bytes", (json_int_t)peak_tree);
+                json_array_append_new(list, procs[i].ok ? process_json(&procs[i], sym, &o)
+                                                        : json_object());
+            ptree_t t;
+            if (tree_of(procs, paths.n, &t)) {
+                fprintf(stderr, "%s: out of memory\n", CMD);
+                return 2;
+            }
+            out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t));
+            ptree_free(&t);
         }
         json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         putchar('\n');
         json_decref(out);
+    } else if (paths.n == 1) {
+        if (procs[0].ok)
+            print_text(&procs[0], sym, &o);
     } else {
-        for (size_t i = 0; i < paths.n; i++)
-            if (procs[i].ok) {
-                print_text(&procs[i], sym, &o);
-                if (i + 1 < paths.n)
+        ptree_t t;
+        if (tree_of(procs, paths.n, &t)) {
+            fprintf(stderr, "%s: out of memory\n", CMD);
+            return 2;
+        }
+        print_tree(procs, &t);
+        for (size_t k = 0; k < t.n; k++)
+            if (procs[t.order[k]].ok) {
+                print_text(&procs[t.order[k]], sym, &o);
+                if (k + 1 < t.n)
                     putchar('\n');
             }
+        ptree_free(&t);
     }
     int want = findings_severity_rank(o.fail_on);
     for (size_t i = 0; i < paths.n && want >= 0 && !rc; i++)

@@ -85,6 +85,11 @@ void summary_add(summary_t *s, const event_t *e)
         s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
         s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
         snprintf(s->exe, sizeof s->exe, "%s", exe ? exe : "");
+        const json_t *ppid = json_object_get(o, "ppid"), *start = json_object_get(o, "start_unix_ns");
+        const char *parent = json_string_value(json_object_get(o, "parent_trace"));
+        s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
+        s->start_unix_ns = json_is_integer(start) ? (uint64_t)json_integer_value(start) : 0;
+        s->forked = parent != NULL;
         break;
     }
     case EV_ALLOC:

@@ -37,7 +37,9 @@ typedef struct summary_phase_s {
 } summary_phase_t;
 
 typedef struct summary_s {
-    int64_t pid;
+    int64_t pid, ppid;       /* from meta; 0 when unknown */
+    uint64_t start_unix_ns;  /* from meta: wall clock at the trace's start */
+    bool forked;             /* meta names a parent trace: a fork child */
     char exe[512];
     char end_reason[32];     /* "" when the trace is truncated */
     int64_t end_status;      /* -1 when unknown */

@@ -105,6 +105,36 @@ expect_cmp "tree: polls saw four processes" \
     "$(sed 's/.*"processes": *\([0-9]*\).*/\1/' "$D/rss.jsonl" | sort -n | tail -n 1)" ">=" 4
 check_traces "tree" "$D"
 check_rss "tree" "$D"
+if [ -x "$BUILD/memsim-analyze" ]; then
+    # The analyzer's process tree: the parent first, its three forks below.
+    "$BUILD/memsim-analyze" --json --no-replay --sites 0 "$D" >"$TMP/tree.json"
+    tq() { "$JSONQ" "$1" <"$TMP/tree.json"; }
+    expect_eq "tree: four nodes" "$(tq tree.nodes.#)" 4
+    expect_eq "tree: the root first" "$(tq tree.nodes.0.parent)" null
+    root=$(tq tree.nodes.0.process)
+    expect_eq "tree: three forks of the root, one level down" \
+        "$(for k in 1 2 3; do echo "$(tq tree.nodes.$k.via) $(tq tree.nodes.$k.parent) $(tq tree.nodes.$k.depth)"; done | sort -u)" \
+        "fork $root 1"
+    "$BUILD/memsim-analyze" --no-replay --sites 0 "$D" >"$TMP/tree.txt"
+    expect_eq "tree: the text opens with the tree" "$(head -n 1 "$TMP/tree.txt" | cut -d, -f1)" \
+        "process tree: 4 traces"
+    expect_eq "tree: the forks indented under their parent" \
+        "$(grep -c '^ *[0-9]* .*  fork tree_touch$' "$TMP/tree.txt")" 3
+
+    # sh forks a child that execs ls, then execs true itself.
+    D=$TMP/shtree
+    expect_status "sh -c with a fork and two execs: runs" 0 run --out "$D" \
+        sh -c '/bin/ls / >/dev/null; exec /bin/true'
+    "$BUILD/memsim-analyze" --json --no-replay --sites 0 "$D" >"$TMP/tree.json"
+    edges=$(n=$(tq tree.nodes.#); k=0; while [ $k -lt "$n" ]; do
+        echo "$(tq tree.nodes.$k.depth) $(tq tree.nodes.$k.via) $(basename "$(tq tree.nodes.$k.exe)")"
+        k=$((k + 1)); done | tr '\n' ';')
+    # dash spawns ls (vfork + exec: no trace of the child before its
+    # exec); a shell that forks shows "1 fork sh;1 exec ls" instead.
+    expect_eq "sh's tree: sh, ls a level down, then sh execing true" \
+        "$(echo "$edges" | sed 's/1 fork [a-z]*;1 exec ls;/1 spawn ls;/; s/^0 null [a-z]*;/0 null sh;/')" \
+        "0 null sh;1 spawn ls;0 exec true;"
+fi
 
 D=$TMP/nochildren
 expect_status "--no-children: runs" 0 run --no-children --out "$D" "$PROG/tree_touch" 2 1 0

@@ -26,6 +26,7 @@ int main(void)
         stats_suite,
         sites_suite,
         symbols_suite,
+        ptree_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
