@@ -22,6 +22,7 @@
 #define SPIN_ROUNDS 64            /* empty looks before a stage thread sleeps */
 #define HELP_AFTER_NS 200000      /* a full ring whose tail stood still this long... */
 #define HELP_BATCH 1024           /* ...is drained this much by a producer */
+#define HELP_WRITE_BATCH 256      /* a waiting producer writes this much at a time */
 /* Machines with fewer CPUs run both stages on one thread: on two cores
  * (bench/preload.sh, one program thread) the second thread made memsim
  * 14% slower, and 23% with four program threads. */
@@ -84,6 +85,9 @@ static void wake(stage_t *st)
     if (atomic_exchange(&st->sleeping, 0))
         syscall(SYS_futex, (int *)&st->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
+
+static bool state_work(void);
+static bool write_work(void);
 
 /* Wake whichever stage thread has work waiting (a full ring). */
 static void wake_behind(void)
@@ -224,6 +228,11 @@ ring_slot_t *ring_claim(void)
             wake_behind();
             if (++waits < 64) {
                 cpu_relax();
+            } else if (write_work() && pthread_mutex_trylock(&G.write.lock) == 0) {
+                /* Rather than wait, write what the state stage has done
+                 * (the stage threads may be busy with the state stage). */
+                write_locked(UINT64_MAX, HELP_WRITE_BATCH);
+                pthread_mutex_unlock(&G.write.lock);
             } else if (!since) {
                 since = now_ns();
             } else if (now_ns() - since > HELP_AFTER_NS && trylock_both() == 0) {
@@ -295,12 +304,17 @@ static void *both_thread(void *arg)
     pthread_setname_np(pthread_self(), "memsim-writer");
     unsigned idle = 0;
     for (;;) {
+        /* Each stage under its own lock, so that a producer waiting for
+         * room can write while this thread runs the state stage. */
         uint64_t n = 0;
-        if (any_work()) {
-            ring_lock();
+        if (state_work()) {
+            pthread_mutex_lock(&G.state.lock);
             n = state_locked(atomic_load(&G.head), BATCH);
-            n += write_locked(UINT64_MAX, UINT64_MAX);
-            ring_unlock();
+            pthread_mutex_unlock(&G.state.lock);
+        }
+        if (write_work() && pthread_mutex_trylock(&G.write.lock) == 0) {
+            n += write_locked(UINT64_MAX, BATCH);
+            pthread_mutex_unlock(&G.write.lock);
         }
         if (n) {
             idle = 0;
