@@ -23,16 +23,87 @@ void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule)
     tree_init(&ix->tree);
     ix->order = order;
     ix->granule = granule;
+    ix->bins = NULL;
+}
+
+/* ---- size bins ------------------------------------------------------------- */
+
+/* The bins of stream, if it has some; create: claim a free set for it. */
+static fit_binset_t *binset(const fit_index_t *ix, int64_t stream, bool create)
+{
+    if (!ix->bins)
+        return NULL;
+    for (int i = 0; i < FIT_BIN_STREAMS; i++) {
+        fit_binset_t *bs = &ix->bins->set[i];
+        if (bs->used && bs->stream == stream)
+            return bs;
+        if (!bs->used && create) { /* sets are claimed in order, never given back */
+            bs->used = true;
+            bs->stream = stream;
+            for (int k = 0; k < FIT_BINS; k++)
+                tree_init(&bs->bin[k]);
+            return bs;
+        }
+    }
+    return NULL;
+}
+
+/* The bin b belongs in (its stream's, its size's), or NULL: the tree.  A
+ * block's bin depends only on its stream and size, which do not change
+ * while it is indexed; a stream's set, once claimed, stays. */
+static tree_t *bin_of(const fit_index_t *ix, const block_t *b, bool create, fit_binset_t **bsp)
+{
+    uint64_t k = b->size / ix->granule;
+    if (!ix->bins || k >= FIT_BINS)
+        return NULL;
+    fit_binset_t *bs = binset(ix, b->stream, create);
+    *bsp = bs;
+    return bs ? &bs->bin[k] : NULL;
+}
+
+/* The first k >= from with bit k set, or FIT_BINS. */
+static uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
+{
+    for (uint64_t w = from / 64; w < FIT_BINS / 64; w++) {
+        uint64_t bits = bs->nonempty[w];
+        if (w == from / 64)
+            bits &= ~0ull << (from % 64);
+        if (bits)
+            return w * 64 + (uint64_t)__builtin_ctzll(bits);
+    }
+    return FIT_BINS;
 }
 
 void fit_index_insert(fit_index_t *ix, block_t *b)
 {
+    fit_binset_t *bs = NULL;
+    tree_t *bin = bin_of(ix, b, true, &bs);
+    if (bin) {
+        tree_node_t *n = &b->idx.node;
+        n->k0 = 0;
+        n->k1 = b->addr;
+        n->k2 = 0;
+        n->weight = 0;
+        uint64_t k = b->size / ix->granule;
+        tree_insert(bin, n);
+        bs->nonempty[k / 64] |= 1ull << (k % 64);
+        return;
+    }
     set_keys(ix, b);
     tree_insert(&ix->tree, &b->idx.node);
 }
 
 void fit_index_remove(fit_index_t *ix, block_t *b)
 {
+    fit_binset_t *bs = NULL;
+    tree_t *bin = bin_of(ix, b, false, &bs);
+    if (bin) {
+        tree_remove(bin, &b->idx.node);
+        uint64_t k = b->size / ix->granule;
+        if (!bin->count)
+            bs->nonempty[k / 64] &= ~(1ull << (k % 64));
+        return;
+    }
     tree_remove(&ix->tree, &b->idx.node);
 }
 
@@ -53,6 +124,14 @@ uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req)
 
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
+    const fit_binset_t *bs = binset(ix, tag, false);
+    uint64_t k = need / ix->granule + (need % ix->granule != 0);
+    if (bs && k < FIT_BINS) {
+        /* Every binned block of the tag is smaller than any in the tree. */
+        uint64_t at = first_bin_from(bs, k);
+        if (at < FIT_BINS)
+            return fit_block(tree_first(&bs->bin[at]));
+    }
     block_t *b = fit_block(tree_lower_bound(&ix->tree, tag, need, 0));
     return b && b->stream == tag ? b : NULL;
 }
@@ -154,6 +233,11 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
             *why = "free index holds a block of another index";
             return -1;
         }
+        fit_binset_t *bs = NULL;
+        if (bin_of(ix, b, false, &bs)) {
+            *why = "free index holds a block that belongs in a size bin";
+            return -1;
+        }
         tree_node_t k = *n;
         set_keys(ix, b);
         if (k.k0 != n->k0 || k.k1 != n->k1 || k.k2 != n->k2 || k.weight != n->weight) {
@@ -161,7 +245,36 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
             return -1;
         }
     }
-    if (free_blocks != ix->tree.count) {
+    size_t indexed = ix->tree.count;
+    for (int i = 0; ix->bins && i < FIT_BIN_STREAMS; i++) {
+        const fit_binset_t *bs = &ix->bins->set[i];
+        if (!bs->used)
+            continue;
+        for (uint64_t k = 0; k < FIT_BINS; k++) {
+            const tree_t *bin = &bs->bin[k];
+            bool bit = (bs->nonempty[k / 64] >> (k % 64)) & 1;
+            if (bit != (bin->count > 0)) {
+                *why = "size bin bitmap disagrees with its bin";
+                return -1;
+            }
+            if (tree_check(bin, why))
+                return -1;
+            for (const tree_node_t *n = tree_first(bin); n; n = tree_next(n)) {
+                block_t *b = fit_block(n);
+                if (pool_block_at(p, b->addr) != b || !block_is_free(b) ||
+                    (belongs && !belongs(ix, b->seg))) {
+                    *why = "size bin holds a block that is not a free block of its index";
+                    return -1;
+                }
+                if (b->stream != bs->stream || b->size / ix->granule != k || n->k1 != b->addr) {
+                    *why = "block in the wrong size bin";
+                    return -1;
+                }
+            }
+            indexed += bin->count;
+        }
+    }
+    if (free_blocks != indexed) {
         *why = "free index misses free blocks";
         return -1;
     }
@@ -170,8 +283,23 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
 
 /* ---- the common shape of the four fit strategies ------------------------- */
 
+static int init_with(fit_state_t *st, fit_order_t order, fit_bins_t *bins, fit_select_fn select,
+                     pool_t *p, const strategy_env_t *env);
+
 int fit_init(fit_state_t *st, fit_order_t order, fit_select_fn select, pool_t *p,
              const strategy_env_t *env)
+{
+    return init_with(st, order, NULL, select, p, env);
+}
+
+int fit_init_binned(fit_state_t *st, fit_bins_t *bins, fit_select_fn select, pool_t *p,
+                    const strategy_env_t *env)
+{
+    return init_with(st, FIT_BY_SIZE, bins, select, p, env);
+}
+
+static int init_with(fit_state_t *st, fit_order_t order, fit_bins_t *bins, fit_select_fn select,
+                     pool_t *p, const strategy_env_t *env)
 {
     uint64_t g = env->granule;
     if (!g || (g & (g - 1)) || (env->base & (g - 1)))
@@ -180,6 +308,7 @@ int fit_init(fit_state_t *st, fit_order_t order, fit_select_fn select, pool_t *p
     if (!size)
         return POOL_EINVAL;
     fit_index_init(&st->ix, order, g);
+    st->ix.bins = bins;
     st->select = select;
     st->rover = env->base;
     segment_t *s;
@@ -222,7 +351,19 @@ void fit_release_op(void *st, pool_t *p, block_t *b)
 uint64_t fit_largest_free_op(const void *st, const pool_t *p)
 {
     (void)p;
-    return tree_max_weight(&((const fit_state_t *)st)->ix.tree);
+    const fit_index_t *ix = &((const fit_state_t *)st)->ix;
+    uint64_t largest = tree_max_weight(&ix->tree);
+    for (int i = 0; ix->bins && i < FIT_BIN_STREAMS; i++) {
+        const fit_binset_t *bs = &ix->bins->set[i];
+        for (int w = FIT_BINS / 64 - 1; bs->used && w >= 0; w--)
+            if (bs->nonempty[w]) {
+                uint64_t k = (uint64_t)w * 64 + 63 - (uint64_t)__builtin_clzll(bs->nonempty[w]);
+                if (k * ix->granule > largest)
+                    largest = k * ix->granule;
+                break;
+            }
+    }
+    return largest;
 }
 
 int fit_check_op(const void *st, const pool_t *p, const char **why)

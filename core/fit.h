@@ -8,6 +8,15 @@
  * block's size, so the root knows the largest free block and first fit
  * can skip subtrees that hold nothing big enough.
  *
+ * Size bins (best fit): an index may also keep, for up to FIT_BIN_STREAMS
+ * streams, one small tree per exact size below FIT_BINS granules (blocks
+ * of that size by address) and a bitmap of the sizes that have blocks.
+ * Best fit then finds the smallest size that fits with a bit scan and
+ * the lowest address of that size at the bin's leftmost node: the same
+ * block as the lower-bound search over the one tree, in trees a few
+ * levels deep.  Larger blocks, and streams beyond the first few, stay in
+ * the tree.
+ *
  * Alignment: all block addresses and sizes are multiples of the
  * granule, so alignments up to the granule need no padding.  A larger
  * alignment searches for size + align - granule, which is guaranteed to
@@ -27,10 +36,25 @@ typedef enum fit_order_e {
     FIT_BY_ADDR, /* (stream, addr) */
 } fit_order_t;
 
+#define FIT_BINS 512        /* binned sizes: 1..FIT_BINS-1 granules */
+#define FIT_BIN_STREAMS 4  /* streams with bins of their own */
+
+typedef struct fit_binset_s {
+    int64_t stream;
+    bool used;
+    uint64_t nonempty[FIT_BINS / 64]; /* bit k: bin[k] has blocks */
+    tree_t bin[FIT_BINS];             /* blocks of k granules, keyed by address */
+} fit_binset_t;
+
+typedef struct fit_bins_s {
+    fit_binset_t set[FIT_BIN_STREAMS];
+} fit_bins_t;
+
 typedef struct fit_index_s {
     tree_t tree;       /* free blocks */
     fit_order_t order;
     uint64_t granule;  /* sizes and addresses are multiples of this */
+    fit_bins_t *bins;  /* size bins (FIT_BY_SIZE only), or NULL */
 } fit_index_t;
 
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule);
@@ -86,9 +110,13 @@ typedef struct fit_state_s {
     uint64_t rover; /* where the last allocation ended (next fit's start) */
 } fit_state_t;
 
-/* Set up the index with order and select, and create the device segment. */
+/* Set up the index with order and select (and size bins when bins is
+ * not NULL: zeroed storage the strategy owns), and create the device
+ * segment. */
 int fit_init(fit_state_t *st, fit_order_t order, fit_select_fn select, pool_t *p,
              const strategy_env_t *env);
+int fit_init_binned(fit_state_t *st, fit_bins_t *bins, fit_select_fn select, pool_t *p,
+                    const strategy_env_t *env);
 int fit_place_op(void *st, pool_t *p, const strategy_request_t *req, block_t **out);
 bool fit_can_place_op(const void *st, const pool_t *p, const strategy_request_t *req);
 void fit_release_op(void *st, pool_t *p, block_t *b);

@@ -1,7 +1,8 @@
 /*
  * best-fit: the smallest free block that fits; among equals, the lowest
- * address.  Index by (stream, size, address): one lower-bound search per
- * stream tag, O(log n).
+ * address.  Index by (stream, size, address), with size bins for small
+ * blocks (core/fit.h): a bit scan and a leftmost node for small
+ * requests, one lower-bound search per stream tag otherwise, O(log n).
  */
 #include "core/fit.h"
 
@@ -17,15 +18,21 @@ static block_t *select_best(const fit_state_t *st, const strategy_request_t *req
     return fit_lower(own, any);
 }
 
+typedef struct best_state_s {
+    fit_state_t fit; /* first: the fit_*_op take the state as a fit_state_t */
+    fit_bins_t bins;
+} best_state_t;
+
 static int init(void *st, pool_t *p, const strategy_env_t *env)
 {
-    return fit_init(st, FIT_BY_SIZE, select_best, p, env);
+    best_state_t *bs = st;
+    return fit_init_binned(&bs->fit, &bs->bins, select_best, p, env);
 }
 
 static const strategy_ops_t ops = {
     .name = "best-fit",
     .summary = "smallest free block that fits (ties: lowest address)",
-    .state_size = sizeof(fit_state_t),
+    .state_size = sizeof(best_state_t),
     .footprint = STRATEGY_FOOTPRINT_EXTENT,
     .init = init,
     .place = fit_place_op,
