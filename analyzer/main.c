@@ -384,7 +384,7 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
         }
         summary_add(&pr->s, &e);
         if (pr->have_sites) {
-            int rc = sites_add(&pr->sites, &e);
+            int rc = sites_add_with(&pr->sites, &e, &pr->s);
             if (rc)
                 site_problem(pr, rc);
         }

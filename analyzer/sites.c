@@ -261,6 +261,60 @@ int sites_add(sites_t *s, const event_t *e)
     }
 }
 
+/* ---- with a summary's live blocks ----------------------------------------- */
+
+static void known_remove(sites_t *s, const summary_block_t *b)
+{
+    if (b->tag >= s->cap)
+        return; /* not one of ours (cannot happen when every event came here) */
+    site_t *st = &s->v[b->tag];
+    snapshot(s, st);
+    st->live -= b->size;
+    st->live_blocks--;
+    s->heap -= b->size;
+}
+
+static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
+{
+    int problem = 0;
+    uint64_t id = site_of(s, e->stack, &problem);
+    site_t *st = &s->v[id];
+    if (!st->resolved) {
+        int rc = resolve(s, st);
+        if (rc)
+            problem = rc;
+    }
+    st->calls++;
+    st->allocated += e->size;
+    if (e->type == EV_REALLOC && sum->has_freed)
+        known_remove(s, &sum->freed);
+    summary_block_t *b = summary_added(sum);
+    if (b)
+        b->tag = id;
+    st = &s->v[id];
+    snapshot(s, st);
+    st->live += e->size;
+    st->live_blocks++;
+    s->heap += e->size;
+    peak_check(s);
+    return problem;
+}
+
+int sites_add_with(sites_t *s, const event_t *e, summary_t *sum)
+{
+    switch (e->type) {
+    case EV_ALLOC:
+    case EV_REALLOC:
+        return allocation_with(s, sum, e);
+    case EV_FREE:
+        if (sum->has_freed)
+            known_remove(s, &sum->freed);
+        return 0;
+    default:
+        return sites_add(s, e);
+    }
+}
+
 uint64_t sites_peak_bytes(const sites_t *s, uint64_t id)
 {
     if (id >= s->cap)

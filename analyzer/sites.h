@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "analyzer/reader.h"
+#include "analyzer/summary.h"
 #include "analyzer/symbols.h"
 #include "core/addrmap.h"
 
@@ -96,6 +97,11 @@ void sites_fini(sites_t *s);
  * ignored).  0, or a SITES_E_* code: the event was taken as far as it
  * could be. */
 int sites_add(sites_t *s, const event_t *e);
+/* The same, called after summary_add(sum, e) with the same event: the
+ * sites then keep no map of their own but read which block the summary
+ * ended or added (and note their site in it).  The figures are those of
+ * sites_add; one address map per analysis instead of two. */
+int sites_add_with(sites_t *s, const event_t *e, summary_t *sum);
 
 /* After the last event: drop the map of live blocks (the figures stay). */
 void sites_finish(sites_t *s);

@@ -11,12 +11,14 @@ int summary_init(summary_t *s)
 {
     memset(s, 0, sizeof *s);
     s->end_status = -1;
+    s->added = SIZE_MAX;
     return addrmap_init(&s->live, 1024);
 }
 
 void summary_fini(summary_t *s)
 {
     addrmap_fini(&s->live);
+    free(s->blocks);
     free(s->points);
     free(s->phases);
 }
@@ -52,7 +54,26 @@ const char *summary_phase_at(const summary_t *s, uint64_t t)
 
 static void live_add(summary_t *s, uint64_t addr, uint64_t size)
 {
-    addrmap_put(&s->live, addr, (void *)(uintptr_t)(size + 1));
+    size_t slot;
+    if (s->free_slot) {
+        slot = s->free_slot - 1;
+        s->free_slot = (size_t)s->blocks[slot].tag;
+    } else if (room((void **)&s->blocks, &s->blocks_cap, s->nblocks, sizeof *s->blocks)) {
+        slot = s->nblocks++;
+    } else {
+        slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
+    }
+    if (slot != SIZE_MAX) {
+        s->blocks[slot] = (summary_block_t){.size = size};
+        /* An address allocated again without a free (a broken trace)
+         * leaves its first block's slot, and bytes, counted. */
+        if (addrmap_put(&s->live, addr, (void *)(uintptr_t)(slot + 1))) {
+            s->blocks[slot].tag = s->free_slot;
+            s->free_slot = slot + 1;
+        } else {
+            s->added = slot;
+        }
+    }
     s->heap += size;
     if (s->heap > s->peak_heap) {
         s->peak_heap = s->heap;
@@ -66,12 +87,24 @@ static bool live_remove(summary_t *s, uint64_t addr)
     void *v = addrmap_remove(&s->live, addr);
     if (!v)
         return false;
-    s->heap -= (uint64_t)(uintptr_t)v - 1;
+    size_t slot = (size_t)(uintptr_t)v - 1;
+    s->freed = s->blocks[slot];
+    s->has_freed = true;
+    s->heap -= s->freed.size;
+    s->blocks[slot].tag = s->free_slot;
+    s->free_slot = slot + 1;
     return true;
+}
+
+summary_block_t *summary_added(summary_t *s)
+{
+    return s->added == SIZE_MAX ? NULL : &s->blocks[s->added];
 }
 
 void summary_add(summary_t *s, const event_t *e)
 {
+    s->has_freed = false;
+    s->added = SIZE_MAX;
     if (!s->have_t || e->t < s->first_t)
         s->first_t = e->t;
     s->have_t = true;

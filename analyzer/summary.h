@@ -36,6 +36,14 @@ typedef struct summary_phase_s {
     uint64_t begin, end; /* end: UINT64_MAX while open */
 } summary_phase_t;
 
+/* A live block: its requested size, and a word a companion keeps with it
+ * (analyzer/sites: the block's site), so that it need not keep a second
+ * map of the same addresses. */
+typedef struct summary_block_s {
+    uint64_t size;
+    uint64_t tag; /* the companion's; a free slot: the next free slot + 1 */
+} summary_block_t;
+
 typedef struct summary_s {
     int64_t pid, ppid;       /* from meta; 0 when unknown */
     uint64_t start_unix_ns;  /* from meta: wall clock at the trace's start */
@@ -54,7 +62,15 @@ typedef struct summary_s {
     uint64_t samples;
     uint64_t unknown_frees;  /* frees of blocks the trace never allocated */
     uint64_t leaked_bytes, leaked_allocations; /* set by summary_finish */
-    addrmap_t live;          /* address -> size + 1 */
+    addrmap_t live;          /* address -> slot in blocks + 1 */
+    summary_block_t *blocks; /* the live blocks (and free slots) */
+    size_t nblocks, blocks_cap, free_slot; /* free_slot: first free + 1, 0: none */
+    /* What the last summary_add did to the live blocks (for a companion):
+     * the block it ended (free, realloc's old block), the one it added
+     * (alloc, realloc), SIZE_MAX when none. */
+    bool has_freed;
+    summary_block_t freed;
+    size_t added;
     summary_point_t *points; /* the samples: memory grows with them, not the trace */
     size_t npoints, points_cap;
     summary_phase_t *phases;
@@ -63,6 +79,9 @@ typedef struct summary_s {
 } summary_t;
 
 int summary_init(summary_t *s);
+/* The block the last summary_add made live, or NULL; valid until the
+ * next summary_add. */
+summary_block_t *summary_added(summary_t *s);
 void summary_add(summary_t *s, const event_t *e);
 void summary_finish(summary_t *s);
 void summary_fini(summary_t *s);

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (reader_next(&r, &e)) {
         summary_add(&s, &e);
         if (have_sites)
-            (void)sites_add(&sites, &e); /* problems are counted by the caller in the tool */
+            (void)sites_add_with(&sites, &e, &s); /* the tool's call; problems are its to report */
     }
     summary_finish(&s);
     if (have_sites) {
