@@ -1,12 +1,12 @@
 /*
  * sites: per-stack figures in one pass.  See sites.h.
  *
- * Live blocks: an address map to a slot of `blocks` (size and site), the
- * slots of freed blocks chained into a free list through their `stack`
- * field.  Invariants between events, on a trace where no address is
- * allocated twice without a free in between (memsim's never are):
- *   heap == sum over sites of live == sum over live blocks of size
- *   live_blocks of a site == the live blocks whose stack is that site
+ * Live blocks are the summary's (analyzer/summary.h): each block's tag is
+ * the site it counts on.  Invariants between events, on a trace where no
+ * address is allocated twice without a free in between (memsim's never
+ * are):
+ *   heap == sum over sites of live == the summary's heap
+ *   live_blocks of a site == the live blocks whose tag is that site
  */
 #include "analyzer/sites.h"
 
@@ -21,19 +21,16 @@ int sites_init(sites_t *s, symbols_space_t *space)
     s->space = space;
     s->cap = 64;
     s->v = calloc(s->cap, sizeof *s->v);
-    if (!s->v || addrmap_init(&s->live, 1024)) {
-        free(s->v);
-        return -1;
-    }
-    return 0;
+    return s->v ? 0 : -1;
 }
 
 void sites_finish(sites_t *s)
 {
-    addrmap_fini(&s->live);
-    free(s->blocks);
-    s->blocks = NULL;
-    s->nblocks = s->blocks_cap = s->free_block = 0;
+    if (s->own) {
+        summary_fini(s->own);
+        free(s->own);
+        s->own = NULL;
+    }
 }
 
 void sites_fini(sites_t *s)
@@ -122,78 +119,6 @@ static inline void peak_check(sites_t *s)
     }
 }
 
-static int block_add(sites_t *s, uint64_t addr, uint64_t size, uint64_t id)
-{
-    size_t slot;
-    if (s->free_block) {
-        slot = s->free_block - 1;
-        s->free_block = (size_t)s->blocks[slot].stack;
-    } else {
-        if (s->nblocks == s->blocks_cap) {
-            size_t cap = s->blocks_cap ? s->blocks_cap * 2 : 1024;
-            sites_block_t *b = realloc(s->blocks, cap * sizeof *b);
-            if (!b)
-                return SITES_E_NOMEM;
-            s->blocks = b;
-            s->blocks_cap = cap;
-        }
-        slot = s->nblocks++;
-    }
-    if (addrmap_put(&s->live, addr, (void *)(uintptr_t)(slot + 1))) {
-        s->blocks[slot].stack = s->free_block;
-        s->free_block = slot + 1;
-        return SITES_E_NOMEM;
-    }
-    s->blocks[slot] = (sites_block_t){.size = size, .stack = id};
-    site_t *st = &s->v[id];
-    snapshot(s, st);
-    st->live += size;
-    st->live_blocks++;
-    s->heap += size;
-    return 0;
-}
-
-static void block_remove(sites_t *s, uint64_t addr)
-{
-    void *v = addrmap_remove(&s->live, addr);
-    if (!v)
-        return; /* never allocated in this trace (inherited, or unknown) */
-    size_t slot = (size_t)(uintptr_t)v - 1;
-    sites_block_t *b = &s->blocks[slot];
-    site_t *st = &s->v[b->stack];
-    snapshot(s, st);
-    st->live -= b->size;
-    st->live_blocks--;
-    s->heap -= b->size;
-    b->stack = s->free_block;
-    s->free_block = slot + 1;
-}
-
-/* An alloc or realloc of size at addr on stack id (old_addr: the block a
- * realloc replaces, or `none`). */
-static int allocation(sites_t *s, uint64_t stack, uint64_t addr, uint64_t size,
-                      const uint64_t *old_addr)
-{
-    int problem = 0;
-    uint64_t id = site_of(s, stack, &problem);
-    site_t *st = &s->v[id];
-    if (!st->resolved) {
-        int rc = resolve(s, st);
-        if (rc)
-            problem = rc;
-    }
-    st->calls++;
-    st->allocated += size;
-    if (old_addr)
-        block_remove(s, *old_addr);
-    /* An address allocated again without a free (a broken trace) keeps its
-     * first block counted, as analyzer/summary.c counts it: the heap and
-     * its peak stay the summary's exactly, at no cost per event. */
-    int rc = block_add(s, addr, size, id);
-    peak_check(s);
-    return rc ? rc : problem;
-}
-
 static int stack_record(sites_t *s, const json_t *o)
 {
     const json_t *jid = json_object_get(o, "id"), *jframes = json_object_get(o, "frames");
@@ -236,16 +161,10 @@ static int stack_record(sites_t *s, const json_t *o)
     return 0;
 }
 
-int sites_add(sites_t *s, const event_t *e)
+/* Stack and module records: the same with or without a summary. */
+static int other(sites_t *s, const event_t *e)
 {
     switch (e->type) {
-    case EV_ALLOC:
-        return allocation(s, e->stack, e->addr, e->size, NULL);
-    case EV_FREE:
-        block_remove(s, e->addr);
-        return 0;
-    case EV_REALLOC:
-        return allocation(s, e->stack, e->addr, e->size, &e->old_addr);
     case EV_STACK:
         return e->json ? stack_record(s, e->json) : SITES_E_RECORD;
     case EV_MODULE:
@@ -311,8 +230,24 @@ int sites_add_with(sites_t *s, const event_t *e, summary_t *sum)
             known_remove(s, &sum->freed);
         return 0;
     default:
-        return sites_add(s, e);
+        return other(s, e);
     }
+}
+
+int sites_add(sites_t *s, const event_t *e)
+{
+    if (e->type != EV_ALLOC && e->type != EV_FREE && e->type != EV_REALLOC)
+        return other(s, e);
+    if (!s->own) {
+        s->own = malloc(sizeof *s->own);
+        if (!s->own || summary_init(s->own)) {
+            free(s->own);
+            s->own = NULL;
+            return SITES_E_NOMEM;
+        }
+    }
+    summary_add(s->own, e);
+    return sites_add_with(s, e, s->own);
 }
 
 uint64_t sites_peak_bytes(const sites_t *s, uint64_t id)

@@ -36,7 +36,6 @@
 #include "analyzer/reader.h"
 #include "analyzer/summary.h"
 #include "analyzer/symbols.h"
-#include "core/addrmap.h"
 
 /* How far beyond the number of stack records read a stack id may be
  * before it is taken for garbage (and counted as "no stack"): ids are
@@ -69,20 +68,12 @@ typedef struct site_s {
     bool reported;        /* SITES_E_UNDEFINED was returned for it */
 } site_t;
 
-typedef struct sites_block_s {
-    uint64_t size;  /* bytes requested */
-    uint64_t stack; /* the site it counts on; the next free slot's index + 1 when free */
-} sites_block_t;
-
 typedef struct sites_s {
     site_t *v;                /* index = stack id; v[0]: no stack */
     size_t cap;               /* entries of v */
     uint64_t max_id;          /* highest id seen */
     uint64_t records;         /* stack records taken */
-    addrmap_t live;           /* address -> index + 1 in blocks */
-    sites_block_t *blocks;
-    size_t nblocks, blocks_cap;
-    size_t free_block;        /* index + 1 of a free slot, 0: none */
+    summary_t *own;           /* sites_add's live blocks (a summary of its own), or NULL */
     uint64_t heap, peak;      /* live bytes, the most ever (as summary_t) */
     uint64_t peak_epoch;      /* new peaks reached so far */
     symbols_space_t *space;   /* the trace's modules; NULL: frames stay without one */
@@ -94,16 +85,16 @@ int sites_init(sites_t *s, symbols_space_t *space);
 void sites_fini(sites_t *s);
 
 /* One event of the trace (stack, module, alloc, free, realloc; others are
- * ignored).  0, or a SITES_E_* code: the event was taken as far as it
- * could be. */
-int sites_add(sites_t *s, const event_t *e);
-/* The same, called after summary_add(sum, e) with the same event: the
- * sites then keep no map of their own but read which block the summary
- * ended or added (and note their site in it).  The figures are those of
- * sites_add; one address map per analysis instead of two. */
+ * ignored), called after summary_add(sum, e) with the same event: the
+ * sites keep no map of live blocks but read which block the summary ended
+ * or added (and note their site in it).  0, or a SITES_E_* code: the event
+ * was taken as far as it could be. */
 int sites_add_with(sites_t *s, const event_t *e, summary_t *sum);
+/* The same for a caller without a summary: the sites feed one of their
+ * own (made at the first heap event). */
+int sites_add(sites_t *s, const event_t *e);
 
-/* After the last event: drop the map of live blocks (the figures stay). */
+/* After the last event: drop sites_add's live blocks (the figures stay). */
 void sites_finish(sites_t *s);
 
 /* Number of ids (sites_get accepts 0 .. sites_count - 1). */

@@ -18,9 +18,9 @@
 /* ---- building events ------------------------------------------------------ */
 
 static summary_t *also; /* a summary fed the same heap events, or NULL */
-/* The heap tests run twice: the sites with their own map (sites_add),
- * then reading the summary's live blocks (sites_add_with, memsim-analyze's
- * way); every figure must be the same. */
+/* The heap tests run twice: through sites_add (a summary the sites make
+ * for themselves), then through sites_add_with on the test's summary
+ * (memsim-analyze's way); every figure must be the same. */
 static bool with_summary;
 static summary_t mode_sum;
 
