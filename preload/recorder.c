@@ -104,13 +104,16 @@ static pid_t tid(void)
 }
 
 /* {"ev":ev,"t":...,"tid":... */
-static void head(jsonw_t *w, const char *ev, uint64_t t)
+static void head_at(jsonw_t *w, const char *ev, uint64_t t, pid_t thread)
 {
     jsonw_object_begin(w);
     jsonw_key_str(w, "ev", ev);
     jsonw_key_u64(w, "t", t - R.t0);
-    jsonw_key_i64(w, "tid", tid());
+    jsonw_key_i64(w, "tid", thread);
 }
+
+/* The calling thread's record. */
+static void head(jsonw_t *w, const char *ev, uint64_t t) { head_at(w, ev, t, tid()); }
 
 /* A failed request may ask for more than any reader's integers hold
  * (jansson's are int64): such sizes are written as INT64_MAX. */
@@ -146,18 +149,19 @@ static void big_end(jsonw_t *w)
     sysmem_free(w->buf, w->cap);
 }
 
-/* The same, written after everything the ring holds (see sync_begin). */
+/* emit, after everything the ring holds (see sync_begin). */
 static void sync_begin(void);
 static void sync_end(void);
+static void emit_synced(jsonw_t *w)
+{
+    sync_begin();
+    emit(w);
+    sync_end();
+}
+
 static void big_end_synced(jsonw_t *w)
 {
-    jsonw_line_end(w);
-    sync_begin();
-    if (w->overflow)
-        atomic_fetch_add(&R.trace.dropped, 1);
-    else
-        trace_append(&R.trace, w->buf, w->len);
-    sync_end();
+    emit_synced(w);
     sysmem_free(w->buf, w->cap);
 }
 
@@ -334,14 +338,6 @@ static void hot_emit(const char *buf, char *p)
     trace_append(&R.trace, buf, (size_t)(p - buf));
 }
 
-static void head_of(jsonw_t *w, const char *ev, const ring_slot_t *s)
-{
-    jsonw_object_begin(w);
-    jsonw_key_str(w, "ev", ev);
-    jsonw_key_u64(w, "t", s->t - R.t0);
-    jsonw_key_i64(w, "tid", s->tid);
-}
-
 /* What the state stage found, for the write stage (ring_slot_t.flags). */
 #define SLOT_KNOWN 1     /* free, realloc: the block was live */
 #define SLOT_INHERITED 2 /* ...and allocated before a fork */
@@ -419,7 +415,7 @@ static void write_unknown_free(const ring_slot_t *s)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head_of(&w, "error", s);
+    head_at(&w, "error", s->t, s->tid); /* the thread that freed, not the writer */
     jsonw_key_str(&w, "kind", "unknown_free");
     jsonw_key_str(&w, "fn", fn_names[s->fn]);
     jsonw_key_u64(&w, "addr", s->addr);
@@ -540,9 +536,7 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     jsonw_key_i64(&w, "flags", flags);
     jsonw_key_i64(&w, "fd", fd);
     jsonw_key_u64(&w, "stack", stack);
-    sync_begin();
-    emit(&w);
-    sync_end();
+    emit_synced(&w);
     atomic_fetch_add(&R.mmap_live, len);
 }
 
@@ -563,9 +557,7 @@ void recorder_munmap(const void *p, size_t len)
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
     jsonw_key_u64(&w, "size", len);
     jsonw_key_u64(&w, "stack", stack);
-    sync_begin();
-    emit(&w);
-    sync_end();
+    emit_synced(&w);
 }
 
 void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
@@ -622,9 +614,7 @@ void recorder_phase(const char *name, bool begin)
         jsonw_key(&w, "name");
         jsonw_strn(&w, name ? name : "", n);
     }
-    sync_begin();
-    emit(&w);
-    sync_end();
+    emit_synced(&w);
 }
 
 static void write_module(const char *op, const char *path, uintptr_t base, uintptr_t size)
@@ -1010,9 +1000,7 @@ void recorder_forked(pid_t child)
     jsonw_init(&w, buf, sizeof buf);
     head(&w, "fork", now_ns());
     jsonw_key_i64(&w, "child", child);
-    sync_begin();
-    emit(&w);
-    sync_end();
+    emit_synced(&w);
 }
 
 void recorder_fork_child(void)
@@ -1089,9 +1077,7 @@ void recorder_exec_failed(int err)
     jsonw_init(&w, buf, sizeof buf);
     head(&w, "exec_failed", now_ns());
     jsonw_key_i64(&w, "errno", err);
-    sync_begin();
-    emit(&w);
-    sync_end();
+    emit_synced(&w);
 }
 
 typedef struct end_info_s {
