@@ -294,67 +294,61 @@ static bool write_work(void) { return atomic_load(&G.tail) < atomic_load(&G.stat
 
 static bool any_work(void) { return state_work() || write_work(); }
 
-/* One thread running both stages, batch by batch: on a machine with few
- * cores the hand-off between two threads costs more than it saves. */
-static void *both_thread(void *arg)
+/* What a stage thread runs: both stages (one thread, on a machine with
+ * few cores: the hand-off between two threads costs more than it saves
+ * there), or one of them. */
+typedef enum run_e { RUN_BOTH, RUN_STATE, RUN_WRITE } run_t;
+
+/* A batch of the state stage, if there is work; the number done. */
+static uint64_t state_batch(void)
 {
-    (void)arg;
-    if (G.enter_guard)
-        G.enter_guard();
-    pthread_setname_np(pthread_self(), "memsim-writer");
-    unsigned idle = 0;
-    for (;;) {
-        /* Each stage under its own lock, so that a producer waiting for
-         * room can write while this thread runs the state stage. */
-        uint64_t n = 0;
-        if (state_work()) {
-            pthread_mutex_lock(&G.state.lock);
-            n = state_locked(atomic_load(&G.head), BATCH);
-            pthread_mutex_unlock(&G.state.lock);
-        }
-        if (write_work() && pthread_mutex_trylock(&G.write.lock) == 0) {
-            n += write_locked(UINT64_MAX, BATCH);
-            pthread_mutex_unlock(&G.write.lock);
-        }
-        if (n) {
-            idle = 0;
-            continue;
-        }
-        if (++idle < SPIN_ROUNDS) {
-            for (int i = 0; i < 32; i++)
-                cpu_relax();
-            continue;
-        }
-        nap(&G.state, any_work);
-        idle = SPIN_ROUNDS; /* no spinning after a nap that found nothing */
+    if (!state_work())
+        return 0;
+    pthread_mutex_lock(&G.state.lock);
+    uint64_t n = state_locked(atomic_load(&G.head), BATCH);
+    pthread_mutex_unlock(&G.state.lock);
+    if (n) {
+        /* A writer thread sets sleeping, then looks at state_tail; we
+         * stored state_tail, now look at sleeping: without the fence both
+         * could miss the other's store. */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&G.write.sleeping, memory_order_relaxed))
+            wake(&G.write);
     }
-    return NULL;
+    return n;
+}
+
+/* A batch of the write stage, if there is work.  Unless this thread is
+ * the writer, only if the lock is free: a producer waiting for room may
+ * be writing while this thread runs the state stage. */
+static uint64_t write_batch(bool writer)
+{
+    if (!write_work())
+        return 0;
+    if (writer)
+        pthread_mutex_lock(&G.write.lock);
+    else if (pthread_mutex_trylock(&G.write.lock))
+        return 0;
+    uint64_t n = write_locked(UINT64_MAX, BATCH);
+    pthread_mutex_unlock(&G.write.lock);
+    return n;
 }
 
 static void *stage_thread(void *arg)
 {
-    bool is_state = arg != NULL;
-    stage_t *st = is_state ? &G.state : &G.write;
+    run_t run = (run_t)(uintptr_t)arg;
+    stage_t *bed = run == RUN_WRITE ? &G.write : &G.state;
+    bool (*work)(void) = run == RUN_BOTH ? any_work : run == RUN_STATE ? state_work : write_work;
     if (G.enter_guard)
         G.enter_guard();
-    pthread_setname_np(pthread_self(), is_state ? "memsim-state" : "memsim-writer");
+    pthread_setname_np(pthread_self(), run == RUN_STATE ? "memsim-state" : "memsim-writer");
     unsigned idle = 0;
     for (;;) {
         uint64_t n = 0;
-        if (is_state ? state_work() : write_work()) {
-            pthread_mutex_lock(&st->lock);
-            n = is_state ? state_locked(atomic_load(&G.head), BATCH)
-                         : write_locked(UINT64_MAX, BATCH);
-            pthread_mutex_unlock(&st->lock);
-            if (n && is_state) {
-                /* The writer sets sleeping, then looks at state_tail; we
-                 * stored state_tail, now look at sleeping: without the
-                 * fence both could miss the other's store. */
-                atomic_thread_fence(memory_order_seq_cst);
-                if (atomic_load_explicit(&G.write.sleeping, memory_order_relaxed))
-                    wake(&G.write);
-            }
-        }
+        if (run != RUN_WRITE)
+            n += state_batch();
+        if (run != RUN_STATE)
+            n += write_batch(run == RUN_WRITE);
         if (n) {
             idle = 0;
             continue;
@@ -364,13 +358,13 @@ static void *stage_thread(void *arg)
                 cpu_relax();
             continue;
         }
-        nap(st, is_state ? state_work : write_work);
+        nap(bed, work);
         idle = SPIN_ROUNDS; /* no spinning after a nap that found nothing */
     }
     return NULL;
 }
 
-static int start_one(void *(*fn)(void *), void *arg)
+static int start_one(run_t run)
 {
     pthread_t th;
     pthread_attr_t attr;
@@ -379,7 +373,7 @@ static int start_one(void *(*fn)(void *), void *arg)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&th, &attr, fn, arg);
+    int rc = pthread_create(&th, &attr, stage_thread, (void *)(uintptr_t)run);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     return rc;
@@ -397,11 +391,11 @@ int ring_writer_start_n(void (*enter_guard)(void), unsigned threads)
     if (!threads)
         threads = sysconf(_SC_NPROCESSORS_ONLN) < RING_TWO_THREADS_CPUS ? 1 : 2;
     if (threads == 1) {
-        G.state.running = G.write.running = start_one(both_thread, NULL) == 0;
+        G.state.running = G.write.running = start_one(RUN_BOTH) == 0;
         return G.state.running ? 0 : -1;
     }
-    G.state.running = start_one(stage_thread, (void *)1) == 0;
-    G.write.running = start_one(stage_thread, NULL) == 0;
+    G.state.running = start_one(RUN_STATE) == 0;
+    G.write.running = start_one(RUN_WRITE) == 0;
     return G.state.running && G.write.running ? 0 : -1;
 }
 
