@@ -27,26 +27,39 @@ static const char *const names[EV_COUNT] = {
 
 const char *event_type_name(event_type_t t) { return t < EV_COUNT ? names[t] : "?"; }
 
+/* One line on stderr, "memsim-analyze: " first (the progress line erased
+ * before it); nothing when the reader is quiet. */
+__attribute__((format(printf, 2, 3)))
+static void say(const reader_t *r, const char *fmt, ...)
+{
+    if (r->quiet)
+        return;
+    progress_interrupt();
+    fputs("memsim-analyze: ", stderr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* A problem with the current line: the first MAX_MESSAGES are said. */
 __attribute__((format(printf, 2, 3)))
 static void problem(reader_t *r, const char *fmt, ...)
 {
     if (r->quiet)
         return;
     if (r->messages++ >= MAX_MESSAGES) {
-        if (r->messages == MAX_MESSAGES + 1) {
-            progress_interrupt();
-            fprintf(stderr, "memsim-analyze: %s: more problems follow; counting them only\n",
-                    r->path);
-        }
+        if (r->messages == MAX_MESSAGES + 1)
+            say(r, "%s: more problems follow; counting them only", r->path);
         return;
     }
-    progress_interrupt();
-    fprintf(stderr, "memsim-analyze: %s:%ld: ", r->path, r->lineno);
+    char what[1024]; /* problems are short: a field name, a jansson error (<= 160) */
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    say(r, "%s:%ld: %s", r->path, r->lineno, what);
 }
 
 int reader_open(reader_t *r, const char *path)
@@ -391,11 +404,8 @@ static bool refill(reader_t *r)
             cap *= 2;
         char *buf = realloc(r->buf, cap);
         if (!buf) {
-            if (!r->quiet) {
-                progress_interrupt();
-                fprintf(stderr, "memsim-analyze: %s:%ld: out of memory for a line of %zu bytes\n",
-                        r->path, r->lineno + 1, have);
-            }
+            say(r, "%s:%ld: out of memory for a line of %zu bytes", r->path, r->lineno + 1,
+                have);
             return false;
         }
         r->buf = buf;
@@ -461,22 +471,16 @@ int reader_next(reader_t *r, event_t *e)
         if (!next_line(r, &line, &len)) {
             if (!r->ended && !r->truncated) {
                 r->truncated = true;
-                if (!r->quiet) {
-                    progress_interrupt();
-                    fprintf(stderr, "memsim-analyze: %s: no end record: the trace is truncated "
-                                "(analyzed up to line %ld)\n", r->path, r->lineno);
-                }
+                say(r, "%s: no end record: the trace is truncated (analyzed up to line %ld)",
+                    r->path, r->lineno);
             }
             return 0;
         }
         r->lineno++;
         if (line[0] == '\0') {
             r->truncated = true;
-            if (!r->quiet) {
-                progress_interrupt();
-                fprintf(stderr, "memsim-analyze: %s:%ld: the trace stops here (NUL bytes: cut "
-                            "off, e.g. by SIGKILL)\n", r->path, r->lineno);
-            }
+            say(r, "%s:%ld: the trace stops here (NUL bytes: cut off, e.g. by SIGKILL)", r->path,
+                r->lineno);
             fclose(r->f);
             r->f = NULL;
             return 0;
