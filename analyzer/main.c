@@ -722,17 +722,24 @@ static int tree_of(const process_t *procs, size_t n, ptree_t *t)
     return rc;
 }
 
+/* The highest tree RSS any process sampled. */
+static uint64_t peak_tree_rss(const process_t *procs, size_t n)
+{
+    uint64_t peak = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].ok && procs[i].s.peak_tree_rss > peak)
+            peak = procs[i].s.peak_tree_rss;
+    return peak;
+}
+
 static json_t *tree_json(const process_t *procs, const ptree_t *t)
 {
     json_t *nodes = json_array();
-    uint64_t peak_tree = 0;
     for (size_t k = 0; k < t->n; k++) {
         size_t i = t->order[k];
         if (!procs[i].ok)
             continue;
         const summary_t *s = &procs[i].s;
-        if (s->peak_tree_rss > peak_tree)
-            peak_tree = s->peak_tree_rss;
         json_t *node = json_pack("{s:I, s:I, s:s, s:I}", "process", (json_int_t)i, "pid",
                                  (json_int_t)s->pid, "exe", s->exe, "depth",
                                  (json_int_t)t->depth[i]);
@@ -743,19 +750,15 @@ static json_t *tree_json(const process_t *procs, const ptree_t *t)
         json_array_append_new(nodes, node);
     }
     return json_pack("{s:I, s:I, s:o}", "processes", (json_int_t)t->n, "peak_tree_rss_bytes",
-                     (json_int_t)peak_tree, "nodes", nodes);
+                     (json_int_t)peak_tree_rss(procs, t->n), "nodes", nodes);
 }
 
 /* The overview of several traces: one line per process, in tree order. */
 static void print_tree(const process_t *procs, const ptree_t *t)
 {
-    uint64_t peak_tree = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (procs[i].ok && procs[i].s.peak_tree_rss > peak_tree)
-            peak_tree = procs[i].s.peak_tree_rss;
     char a[32], b[32], c[32];
     printf("process tree: %zu traces, peak tree RSS %s\n", t->n,
-           units_format_bytes(peak_tree, a, sizeof a));
+           units_format_bytes(peak_tree_rss(procs, t->n), a, sizeof a));
     printf("  %8s %10s %10s %10s %8s  %s\n", "pid", "peak heap", "peak RSS", "leaked",
            "findings", "process");
     for (size_t k = 0; k < t->n; k++) {
