@@ -193,20 +193,26 @@ expect_cmp "wall: wall_s >= 0.5" "$(field "$D" wall_s)" ">=" 0.5
 expect_eq "wall: budget recorded" "$(field "$D" wall_budget_s)" 0.5
 check_traces "wall" "$D"
 
+# term_sleep DIR SETTLE: memsim run of sleep 5 into DIR under timeout(1),
+# SIGTERM to timeout SETTLE seconds after memsim's start-up in sleep is
+# over (its module records are out: a signal before its handlers are
+# installed ends sleep untraced); the status of timeout.
+term_sleep() {
+    timeout "$LIMIT" "$MEMSIM" run --out "$1" sleep 5 >/dev/null 2>&1 &
+    waiter=$!
+    i=0
+    while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$1"/memsim.sleep.*; do
+        sleep 0.02
+        i=$((i + 1))
+    done
+    sleep "$2"
+    kill -TERM $waiter
+    wait $waiter
+}
+
 # SIGTERM to memsim run goes on to the command, whose trace ends cleanly.
 D=$TMP/forward
-timeout "$LIMIT" "$MEMSIM" run --out "$D" sleep 5 >/dev/null 2>&1 &
-waiter=$!
-i=0
-# Until memsim's start-up in sleep is over (its module records are out:
-# a signal before its handlers are installed ends sleep untraced).
-while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$D"/memsim.sleep.*; do
-    sleep 0.05
-    i=$((i + 1))
-done
-sleep 0.2
-kill -TERM $waiter
-wait $waiter
+term_sleep "$D" 0.2
 expect_eq "SIGTERM to memsim run: 128+15" "$?" 143
 expect_eq "SIGTERM forwarded: reason completed" "$(field "$D" reason)" completed
 expect_eq "SIGTERM forwarded: exit_code -15" "$(field "$D" exit_code)" -15
@@ -222,16 +228,7 @@ expect_status "SIGTERM forwarded: the trace ends with the signal" 0 \
 bad=0
 for round in $(seq 20); do
     D=$TMP/twice.$round
-    timeout "$LIMIT" "$MEMSIM" run --out "$D" sleep 5 >/dev/null 2>&1 &
-    waiter=$!
-    i=0
-    while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$D"/memsim.sleep.*; do
-        sleep 0.02
-        i=$((i + 1))
-    done
-    sleep 0.1
-    kill -TERM $waiter
-    wait $waiter
+    term_sleep "$D" 0.1
     f=$(find "$D" -name 'memsim.sleep.*.jsonl')
     "$TRACECHECK" --expect-end signal "${f:-/dev/null}" >/dev/null 2>&1 || bad=$((bad + 1))
 done
