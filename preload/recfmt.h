@@ -25,27 +25,45 @@ static inline char *recfmt_lit(char *p, const char *s, size_t n)
 /* A string literal, its length known at compile time. */
 #define RECFMT_LIT(p, s) recfmt_lit((p), (s), sizeof(s) - 1)
 
+/* Decimal digits of v (1..20). */
+static inline unsigned recfmt_digits(uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    /* bits * 1233 / 4096 approximates log10(2^bits); one correction. */
+    if (v < 10)
+        return 1;
+    unsigned bits = 64 - (unsigned)__builtin_clzll(v);
+    unsigned d = (bits * 1233) >> 12;
+    return d + (v >= pow10[d]);
+}
+
+/* v in decimal, written straight into p (digit pairs from the back: no
+ * temporary, no call to memcpy). */
 static inline char *recfmt_u64(char *p, uint64_t v)
 {
     static const char pairs[] = "00010203040506070809101112131415161718192021222324"
                                 "25262728293031323334353637383940414243444546474849"
                                 "50515253545556575859606162636465666768697071727374"
                                 "75767778798081828384858687888990919293949596979899";
-    char tmp[20], *e = tmp + sizeof tmp, *q = e;
+    unsigned n = recfmt_digits(v);
+    char *q = p + n;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         q -= 2;
-        memcpy(q, pairs + 2 * r, 2);
+        q[0] = pairs[2 * r];
+        q[1] = pairs[2 * r + 1];
     }
     if (v >= 10) {
-        q -= 2;
-        memcpy(q, pairs + 2 * v, 2);
+        q[-2] = pairs[2 * v];
+        q[-1] = pairs[2 * v + 1];
     } else {
-        *--q = (char)('0' + v);
+        q[-1] = (char)('0' + v);
     }
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
     return p + n;
 }
 
