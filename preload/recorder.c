@@ -65,24 +65,30 @@ static void copy_str(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
-static const char *const fn_names[FN_COUNT] = {
-    [FN_MALLOC] = "malloc",
-    [FN_CALLOC] = "calloc",
-    [FN_REALLOC] = "realloc",
-    [FN_REALLOCARRAY] = "reallocarray",
-    [FN_MEMALIGN] = "memalign",
-    [FN_POSIX_MEMALIGN] = "posix_memalign",
-    [FN_ALIGNED_ALLOC] = "aligned_alloc",
-    [FN_VALLOC] = "valloc",
-    [FN_PVALLOC] = "pvalloc",
-    [FN_FREE] = "free",
-    [FN_MMAP] = "mmap",
-    [FN_MMAP64] = "mmap64",
-    [FN_MUNMAP] = "munmap",
-    [FN_MREMAP] = "mremap",
+/* The names, padded so that the hot records copy a constant 16 bytes. */
+#define FN_NAME(e, name) [e] = {name, sizeof(name) - 1}
+static const struct {
+    char s[16];
+    uint8_t n;
+} fn_names[FN_COUNT] = {
+    FN_NAME(FN_MALLOC, "malloc"),
+    FN_NAME(FN_CALLOC, "calloc"),
+    FN_NAME(FN_REALLOC, "realloc"),
+    FN_NAME(FN_REALLOCARRAY, "reallocarray"),
+    FN_NAME(FN_MEMALIGN, "memalign"),
+    FN_NAME(FN_POSIX_MEMALIGN, "posix_memalign"),
+    FN_NAME(FN_ALIGNED_ALLOC, "aligned_alloc"),
+    FN_NAME(FN_VALLOC, "valloc"),
+    FN_NAME(FN_PVALLOC, "pvalloc"),
+    FN_NAME(FN_FREE, "free"),
+    FN_NAME(FN_MMAP, "mmap"),
+    FN_NAME(FN_MMAP64, "mmap64"),
+    FN_NAME(FN_MUNMAP, "munmap"),
+    FN_NAME(FN_MREMAP, "mremap"),
 };
+#undef FN_NAME
 
-const char *recorder_fn_name(recorder_fn_t fn) { return fn < FN_COUNT ? fn_names[fn] : "?"; }
+const char *recorder_fn_name(recorder_fn_t fn) { return fn < FN_COUNT ? fn_names[fn].s : "?"; }
 
 bool recorder_active(void) { return atomic_load_explicit(&R.active, memory_order_relaxed); }
 const char *recorder_trace_path(void) { return R.trace.path; }
@@ -321,8 +327,9 @@ static char *hot_head(char *p, const char *ev_lit, size_t ev_len, const ring_slo
     p = RECFMT_LIT(p, ",\"tid\":");
     p = recfmt_i64(p, s->tid);
     p = RECFMT_LIT(p, ",\"fn\":\"");
-    const char *fn = fn_names[s->fn < FN_COUNT ? s->fn : FN_MALLOC];
-    return recfmt_lit(p, fn, strlen(fn));
+    unsigned fn = s->fn < FN_COUNT ? s->fn : FN_MALLOC;
+    memcpy(p, fn_names[fn].s, sizeof fn_names[fn].s);
+    return p + fn_names[fn].n;
 }
 #define HOT_HEAD(p, ev, s) hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (s))
 
@@ -417,7 +424,7 @@ static void write_unknown_free(const ring_slot_t *s)
     jsonw_init(&w, buf, sizeof buf);
     head_at(&w, "error", s->t, s->tid); /* the thread that freed, not the writer */
     jsonw_key_str(&w, "kind", "unknown_free");
-    jsonw_key_str(&w, "fn", fn_names[s->fn]);
+    jsonw_key_str(&w, "fn", fn_names[s->fn].s);
     jsonw_key_u64(&w, "addr", s->addr);
     jsonw_key_u64(&w, "stack", s->stack);
     emit(&w);
@@ -529,7 +536,7 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
     head(&w, "mmap", now_ns());
-    jsonw_key_str(&w, "fn", fn_names[fn]);
+    jsonw_key_str(&w, "fn", fn_names[fn].s);
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
     jsonw_key_u64(&w, "size", len);
     jsonw_key_i64(&w, "prot", prot);
