@@ -1120,6 +1120,47 @@ static void fill_end(char *slot, size_t len, uint64_t records, void *ctx)
     pad_into(slot, len, &w);
 }
 
+/* Why the trace could not grow, in words (no strerror: this may run in a
+ * signal handler). */
+static const char *grow_error(int e)
+{
+    switch (e) {
+    case 0:
+        return "records were still queued when the process ended";
+    case ENOSPC:
+        return "no space left on device";
+    case EDQUOT:
+        return "disk quota exceeded";
+    case EFBIG:
+        return "file too large";
+    case ENOMEM:
+        return "out of memory";
+    default:
+        return "the trace file could not grow";
+    }
+}
+
+/* One line on stderr, once: the trace lacks records. */
+static void warn_incomplete(uint64_t dropped)
+{
+    static _Atomic bool warned;
+    if (atomic_exchange(&warned, true))
+        return;
+    char line[PATH_MAX + 160], *p = line;
+    p = RECFMT_LIT(p, "memsim: ");
+    size_t n = strnlen(R.trace.path, PATH_MAX);
+    p = recfmt_lit(p, R.trace.path, n);
+    p = RECFMT_LIT(p, " is incomplete: ");
+    p = recfmt_u64(p, dropped);
+    p = dropped == 1 ? RECFMT_LIT(p, " record") : RECFMT_LIT(p, " records");
+    p = RECFMT_LIT(p, " could not be written (");
+    const char *why = grow_error(R.trace.grow_errno);
+    p = recfmt_lit(p, why, strlen(why));
+    p = RECFMT_LIT(p, ")\n");
+    ssize_t rc = write(2, line, (size_t)(p - line));
+    (void)rc;
+}
+
 void recorder_end(const char *reason, int status, int signal)
 {
     KEEP_ERRNO;
@@ -1141,10 +1182,14 @@ void recorder_end(const char *reason, int status, int signal)
                              : ring_claimed() - ring_consumed();
         atomic_fetch_add(&R.trace.dropped, lost);
     }
-    if (trace_close_with(&R.trace, END_SLOT, fill_end, &e, wait_ns) == 0) {
+    bool closed = trace_close_with(&R.trace, END_SLOT, fill_end, &e, wait_ns) == 0;
+    if (closed) {
         atomic_store(&R.active, false);
         trace_finish(&R.trace);
     }
+    uint64_t dropped = atomic_load(&R.trace.dropped) + !closed;
+    if (dropped)
+        warn_incomplete(dropped);
     if (role)
         ring_unlock();
 }

@@ -52,6 +52,7 @@ typedef struct trace_s {
     pthread_mutex_t tend_lock; /* trace_tend's, which only tries it */
     uint64_t populated;        /* trace_tend: faulted in below this offset */
     uint64_t trimmed;          /* trace_tend: given back below this offset */
+    int grow_errno;            /* why the file last failed to grow, or 0 */
 } trace_t;
 
 /* Create path (mode 0600, O_EXCL: never overwrite, never follow a

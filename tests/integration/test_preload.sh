@@ -333,6 +333,34 @@ check_traces "killme" --truncated --tag "$TAG"
 expect_eq "killme: no end record" "$(tc end "$f")" none
 at_least "killme: the 5000 allocations before ready are in it" "$(tc tagged "$f")" 5000
 
+# A full disk: the program runs as without memsim (the trace used to
+# grow into holes, and the first write to one killed it with SIGBUS);
+# the trace keeps what fit and memsim says, in one line, what it lost.
+# Needs a small tmpfs: root and permission to mount.
+SMALL=$TMP/small
+mkdir "$SMALL"
+if mount -t tmpfs -o size=3m tmpfs "$SMALL" 2>/dev/null; then
+    untraced "$BUILD/programs/alloc_heavy" 1 100000 >"$TMP/p.out" 2>&1
+    plain=$?
+    timeout "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$SMALL" \
+        "$BUILD/programs/alloc_heavy" 1 100000 >"$TMP/t.out" 2>"$TMP/t.err"
+    expect_eq "full disk: same status" "$?" "$plain"
+    expect_same "full disk: same stdout" "$TMP/p.out" "$TMP/t.out"
+    expect_one_line "full disk: one line on stderr" "$TMP/t.err"
+    expect_grep "full disk: it names the trace and the cause" \
+        "memsim: $SMALL/memsim.alloc_heavy.*is incomplete: [0-9]* records could not be written (no space left on device)" \
+        "$TMP/t.err"
+    f=$(find "$SMALL" -name 'memsim.*.jsonl')
+    if "$TRACECHECK" --truncated "$f" >"$TMP/small.tc" 2>"$TMP/small.tcerr"; then
+        pass "full disk: what fit passes tracecheck as a truncated trace"
+    else
+        fail "full disk: what fit passes tracecheck" "$(head -c 300 "$TMP/small.tcerr")"
+    fi
+    umount "$SMALL"
+else
+    echo "# skip - full disk: cannot mount a small tmpfs here (needs root)"
+fi
+
 # exit() while other threads allocate: the trace must still be complete
 # (a race, so several runs).
 runs=10 ok=0 why=""
