@@ -265,20 +265,32 @@ static void on_exit_status(int status, void *arg)
 
 /* ---- the heap ---------------------------------------------------------------------- */
 
+/* The stack, captured in the entry point itself (stacks_grab is inlined
+ * into it: the unwinder does not walk memsim's frames), errno kept. */
+#define GRAB(raw)                    \
+    do {                             \
+        int errno_ = errno;          \
+        stacks_grab(&(raw));         \
+        errno = errno_;              \
+    } while (0)
+
 /* The shape of every allocating hook: inside memsim, remember the block
  * as memsim's; untraced, just call; traced, call and record. */
-#define ALLOC_HOOK(fn, call, n, align)                     \
-    do {                                                   \
-        if (guard)                                         \
-            return quiet_note((call), (n));                \
-        if (!tracing())                                    \
-            return (call);                                 \
-        guard = 1;                                         \
-        void *p_ = (call);                                 \
-        if (p_)                                            \
-            recorder_alloc((fn), p_, (n), (align));        \
-        guard = 0;                                         \
-        return p_;                                         \
+#define ALLOC_HOOK(fn, call, n, align)                           \
+    do {                                                         \
+        if (guard)                                               \
+            return quiet_note((call), (n));                      \
+        if (!tracing())                                          \
+            return (call);                                       \
+        guard = 1;                                               \
+        void *p_ = (call);                                       \
+        if (p_) {                                                \
+            stacks_raw_t raw_;                                   \
+            GRAB(raw_);                                          \
+            recorder_alloc((fn), p_, (n), (align), &raw_);       \
+        }                                                        \
+        guard = 0;                                               \
+        return p_;                                               \
     } while (0)
 
 EXPORT void *malloc(size_t n) { ALLOC_HOOK(FN_MALLOC, __libc_malloc(n), n, 16); }
@@ -292,7 +304,9 @@ EXPORT void free(void *p)
         return;
     }
     guard = 1;
-    recorder_free(FN_FREE, p);
+    stacks_raw_t raw;
+    GRAB(raw);
+    recorder_free(FN_FREE, p, &raw);
     __libc_free(p);
     guard = 0;
 }
@@ -302,8 +316,9 @@ EXPORT void *calloc(size_t k, size_t n)
     ALLOC_HOOK(FN_CALLOC, __libc_calloc(k, n), k * n, 16);
 }
 
-static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, size_t, size_t),
-                  size_t k)
+/* Inlined into realloc and reallocarray: the stack is grabbed here. */
+static inline __attribute__((always_inline)) void *
+move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), size_t k)
 {
     if (guard) {
         if (old)
@@ -315,16 +330,21 @@ static void *move(recorder_fn_t fn, void *old, size_t n, void *(*call)(void *, s
     guard = 1;
     void *p;
     size_t bytes = k * n;
+    stacks_raw_t raw;
     if (!old) {
         p = call(old, k, n);
-        if (p)
-            recorder_alloc(fn, p, bytes, 16);
+        if (p) {
+            GRAB(raw);
+            recorder_alloc(fn, p, bytes, 16, &raw);
+        }
     } else if (bytes == 0 && fn == FN_REALLOC) {
-        recorder_free(fn, old); /* glibc frees, returns NULL */
+        GRAB(raw);
+        recorder_free(fn, old, &raw); /* glibc frees, returns NULL */
         p = call(old, k, n);
     } else {
         recorder_move_t m;
-        recorder_realloc_begin(&m, old);
+        GRAB(raw);
+        recorder_realloc_begin(&m, old, &raw);
         p = call(old, k, n);
         recorder_realloc_end(&m, fn, p, bytes);
     }
@@ -372,8 +392,11 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         return REAL(posix_memalign)(out, align, n);
     guard = 1;
     int rc = REAL(posix_memalign)(out, align, n);
-    if (rc == 0)
-        recorder_alloc(FN_POSIX_MEMALIGN, *out, n, align);
+    if (rc == 0) {
+        stacks_raw_t raw;
+        GRAB(raw);
+        recorder_alloc(FN_POSIX_MEMALIGN, *out, n, align, &raw);
+    }
     guard = 0;
     return rc;
 }

@@ -213,10 +213,17 @@ static void write_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *
 /* The caller's stack id.  A new stack whose frames lie outside every
  * known module means a library was loaded: announce it (the analyzer
  * symbolizes offline from the module records). */
-static uint64_t capture_stack(void)
+/* The id of the stack in raw, captured by the entry point (or here, when
+ * raw is NULL). */
+static uint64_t capture_stack(const stacks_raw_t *raw)
 {
-    uintptr_t frames[STACKS_MAX_DEPTH];
-    unsigned n = stacks_capture(frames, R.cfg.stack_depth);
+    stacks_raw_t own;
+    if (!raw) {
+        stacks_grab(&own);
+        raw = &own;
+    }
+    const uintptr_t *frames;
+    unsigned n = stacks_frames(raw, R.cfg.stack_depth, &frames);
     bool is_new;
     uint64_t id = stacks_intern(frames, n, write_stack, NULL, &is_new);
     /* Not only when a frame lies outside every known module: a library
@@ -267,32 +274,33 @@ static void post(ring_kind_t kind, recorder_fn_t fn, uint64_t addr, uint64_t siz
     ring_publish(s);
 }
 
-void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align)
+void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align,
+                    const stacks_raw_t *raw)
 {
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    uint64_t stack = capture_stack();
+    uint64_t stack = capture_stack(raw);
     post(RING_ALLOC, fn, (uintptr_t)p, size, align, stack, now_ns());
 }
 
-void recorder_free(recorder_fn_t fn, const void *p)
+void recorder_free(recorder_fn_t fn, const void *p, const stacks_raw_t *raw)
 {
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    uint64_t stack = capture_stack();
+    uint64_t stack = capture_stack(raw);
     post(RING_FREE, fn, (uintptr_t)p, 0, 0, stack, now_ns());
 }
 
-void recorder_realloc_begin(recorder_move_t *m, const void *old)
+void recorder_realloc_begin(recorder_move_t *m, const void *old, const stacks_raw_t *raw)
 {
     KEEP_ERRNO;
     memset(m, 0, sizeof *m);
     if (!recorder_active())
         return;
     m->old.addr = (uintptr_t)old;
-    m->stack = capture_stack();
+    m->stack = capture_stack(raw);
     m->t = now_ns();
     /* Claimed before the real call: an allocation that reuses the old
      * address after it is claimed later, so it comes after in the trace. */
@@ -531,7 +539,7 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    uint64_t stack = capture_stack();
+    uint64_t stack = capture_stack(NULL);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
@@ -552,7 +560,7 @@ void recorder_munmap(const void *p, size_t len)
     KEEP_ERRNO;
     if (!recorder_active())
         return;
-    uint64_t stack = capture_stack();
+    uint64_t stack = capture_stack(NULL);
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
@@ -575,7 +583,7 @@ void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
         return;
     m->old.addr = (uintptr_t)old;
     m->old.size = old_len;
-    m->stack = capture_stack();
+    m->stack = capture_stack(NULL);
     sync_begin();
     m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
     sync_end();

@@ -27,6 +27,7 @@
 #include "preload/config.h"
 #include "preload/livemap.h"
 #include "preload/ring.h"
+#include "preload/stacks.h"
 
 typedef enum recorder_fn_e {
     FN_MALLOC,
@@ -65,11 +66,14 @@ const char *recorder_trace_path(void);
  * live map and the shadow device and writes the record.  So a record is
  * in the trace shortly after the call (the writer thread drains the ring
  * continuously; recorder_flush waits for it). */
-void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align);
+/* raw: the stack as the entry point captured it (stacks_grab), or NULL
+ * to capture it here. */
+void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align,
+                    const stacks_raw_t *raw);
 /* Before the real free; p != NULL.  A free of no live block of the
  * program's is written as an unknown_free error, unless the block is one
  * memsim's own work made (livemap_quiet). */
-void recorder_free(recorder_fn_t fn, const void *p);
+void recorder_free(recorder_fn_t fn, const void *p, const stacks_raw_t *raw);
 
 /* realloc (and reallocarray) of a non-NULL old block to a new size:
  * begin before the real call, end after with its result (NULL: failed,
@@ -82,7 +86,7 @@ typedef struct recorder_move_s {
     uint64_t stack;
     uint64_t t;
 } recorder_move_t;
-void recorder_realloc_begin(recorder_move_t *m, const void *old);
+void recorder_realloc_begin(recorder_move_t *m, const void *old, const stacks_raw_t *raw);
 void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, size_t size);
 
 void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int flags, int fd);

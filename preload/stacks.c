@@ -20,6 +20,8 @@ typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
 
 static unw_backtrace_fn backtrace_fn;
 static unsigned max_depth;
+int (*stacks_backtrace_)(void **buffer, int size);
+int stacks_want_;
 static uintptr_t self_lo, self_hi; /* libmemsim's own text */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
@@ -42,6 +44,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 int stacks_init(unsigned depth, const char **why)
 {
+    stacks_want_ = 0;
     max_depth = depth > STACKS_MAX_DEPTH ? STACKS_MAX_DEPTH : depth;
     if (!max_depth)
         return 0;
@@ -63,24 +66,30 @@ int stacks_init(unsigned depth, const char **why)
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
+    stacks_backtrace_ = backtrace_fn;
+    stacks_want_ = (int)(max_depth + STACKS_SELF_MAX);
     return 0;
+}
+
+unsigned stacks_frames(const stacks_raw_t *r, unsigned max, const uintptr_t **frames)
+{
+    unsigned i = 0, n = r->n > 0 ? (unsigned)r->n : 0;
+    while (i < n && r->pc[i] >= self_lo && r->pc[i] < self_hi)
+        i++; /* memsim's own frames: hooks, recorder */
+    if (max > max_depth)
+        max = max_depth;
+    *frames = r->pc + i;
+    return n - i < max ? n - i : max;
 }
 
 unsigned stacks_capture(uintptr_t *frames, unsigned max)
 {
-    void *buf[STACKS_MAX_DEPTH + 16];
-    unsigned want = max < max_depth ? max : max_depth;
-    if (!want || !backtrace_fn)
-        return 0;
-    int n = backtrace_fn(buf, (int)(want + 16 < sizeof buf / sizeof buf[0]
-                                        ? want + 16
-                                        : sizeof buf / sizeof buf[0]));
-    unsigned k = 0, i = 0;
-    while (i < (unsigned)n && (uintptr_t)buf[i] >= self_lo && (uintptr_t)buf[i] < self_hi)
-        i++; /* memsim's own frames: hooks, recorder */
-    for (; i < (unsigned)n && k < want; i++)
-        frames[k++] = (uintptr_t)buf[i];
-    return k;
+    stacks_raw_t r;
+    const uintptr_t *f;
+    stacks_grab(&r);
+    unsigned n = stacks_frames(&r, max, &f);
+    memcpy(frames, f, n * sizeof *f);
+    return n;
 }
 
 /* ---- the table --------------------------------------------------------------- */

@@ -114,19 +114,19 @@ static const char *sval(json_t *o, const char *k)
 START_TEST(heap_events_become_records)
 {
     start();
-    recorder_alloc(FN_MALLOC, (void *)0x1000, 100, 16);
-    recorder_alloc(FN_CALLOC, (void *)0x2000, 48, 16);
-    recorder_free(FN_FREE, (void *)0x1000);
-    recorder_free(FN_FREE, (void *)0x9999); /* never allocated: an unknown_free error */
+    recorder_alloc(FN_MALLOC, (void *)0x1000, 100, 16, NULL);
+    recorder_alloc(FN_CALLOC, (void *)0x2000, 48, 16, NULL);
+    recorder_free(FN_FREE, (void *)0x1000, NULL);
+    recorder_free(FN_FREE, (void *)0x9999, NULL); /* never allocated: an unknown_free error */
     livemap_entry_t q = {.addr = 0x8888, .size = 8};
     livemap_put(&livemap_quiet, &q);         /* a block memsim's own work made */
-    recorder_free(FN_FREE, (void *)0x8888); /* no error, no record */
+    recorder_free(FN_FREE, (void *)0x8888, NULL); /* no error, no record */
     recorder_flush();
     ck_assert_uint_eq(livemap_count(&livemap_quiet), 0);
     recorder_move_t m;
-    recorder_realloc_begin(&m, (void *)0x2000);
+    recorder_realloc_begin(&m, (void *)0x2000, NULL);
     recorder_realloc_end(&m, FN_REALLOC, (void *)0x3000, 4000);
-    recorder_realloc_begin(&m, (void *)0x3000);
+    recorder_realloc_begin(&m, (void *)0x3000, NULL);
     recorder_realloc_end(&m, FN_REALLOC, NULL, 1ull << 40); /* failed: 0x3000 stays */
     recorder_phase("load", true);
     recorder_phase(NULL, false);
@@ -246,7 +246,7 @@ START_TEST(a_failed_exec_continues_the_trace)
     ck_assert(!recorder_active());
     recorder_exec_failed(2);
     ck_assert(recorder_active());
-    recorder_alloc(FN_MALLOC, (void *)0x1000, 1, 16);
+    recorder_alloc(FN_MALLOC, (void *)0x1000, 1, 16, NULL);
     recorder_end("exit", 0, -1);
     json_t *all = records();
     size_t at = 0;
