@@ -23,7 +23,9 @@
  * that finds the ring full and its tail standing still drains a batch
  * itself, so the program never depends on the stage threads to make
  * progress (a fork child before they start, threads that could not be
- * created).
+ * created).  A producer that publishes a quarter of the ring ahead of the
+ * write stage writes a batch itself (if the write lock is free): the
+ * stage thread is behind, and the work is shared instead of waited for.
  *
  * Invariants: tail <= state_tail <= every unpublished claim < head; a slot
  * with seq + 1 stored is complete; slots below state_tail carry the state
