@@ -129,6 +129,8 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
     }
     case EV_ALLOC:
         opt_u64(o, "align", &e->align);
+        if (!json_object_get(o, "align"))
+            e->align = READER_DEFAULT_ALIGN;
         opt_u64(o, "stack", &e->stack);
         return need_u64(r, o, "addr", &e->addr) && need_u64(r, o, "size", &e->size);
     case EV_FREE:
@@ -304,14 +306,24 @@ SCAN bool i64(scan_t *s, int64_t *v)
 /* ,"key": */
 #define key(s, k) lit_n((s), ",\"" k "\":", sizeof(k) + 3)
 
-/* "fn":"name" — a plain function name: letters, digits, underscore. */
+/* ,"fn":"name" — a plain function name: letters, digits, underscore.
+ * Optional (left out when it is the record's default, version 2). */
 SCAN bool fn_value(scan_t *s)
 {
-    if (!key(s, "fn") || !lit(s, "\""))
+    if (!key(s, "fn"))
+        return true;
+    if (!lit(s, "\""))
         return false;
     while (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || digit(*s->p) || *s->p == '_'))
         s->p++;
     return lit(s, "\"");
+}
+
+/* ,"align":N, or READER_DEFAULT_ALIGN when left out (version 2). */
+SCAN bool align_value(scan_t *s, uint64_t *v)
+{
+    *v = READER_DEFAULT_ALIGN;
+    return !key(s, "align") || u64(s, v);
 }
 
 /* u64 or null into *v (0 for null), *present. */
@@ -357,8 +369,8 @@ static size_t fast(const char *line, size_t len, event_t *e)
         e->type = EV_ALLOC;
         if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
             !key(&s, "addr") || !u64(&s, &e->addr) || !key(&s, "size") || !u64(&s, &e->size) ||
-            !key(&s, "align") || !u64(&s, &e->align) || !key(&s, "stack") ||
-            !u64(&s, &e->stack) || !key(&s, "sim") || !u64_or_null(&s, &sim, &present))
+            !align_value(&s, &e->align) || !key(&s, "stack") || !u64(&s, &e->stack) ||
+            !key(&s, "sim") || !u64_or_null(&s, &sim, &present))
             return false;
     } else if (lit(&s, "free\",\"t\":")) {
         e->type = EV_FREE;

@@ -23,7 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define READER_FORMAT_VERSION 1
+#define READER_FORMAT_VERSION 2
+#define READER_DEFAULT_ALIGN 16 /* an alloc record without "align" */
 
 typedef enum event_type_e {
     EV_META,

@@ -24,7 +24,8 @@
 #include "preload/sysmem.h"
 #include "preload/trace.h"
 
-#define TRACE_FORMAT_VERSION 1
+#define TRACE_FORMAT_VERSION 2
+#define RECORD_ALIGN 16 /* alloc records leave out "align" when it is this */
 #define RECORD_MAX 512   /* every fixed-shape record fits */
 #define MOVE_SLOT 320    /* realloc/mremap records, reserved before the call */
 #define END_SLOT 400     /* the end record, reserved before its counts are known */
@@ -327,19 +328,27 @@ void recorder_realloc_end(recorder_move_t *m, recorder_fn_t fn, const void *p, s
 /* ---- heap events: the consumer -------------------------------------------------- */
 
 /* The hot records, formatted with recfmt (their shapes are those of
- * docs/trace-format.md, byte for byte what jsonw would write). */
-static char *hot_head(char *p, const char *ev_lit, size_t ev_len, const ring_slot_t *s)
+ * docs/trace-format.md, byte for byte what jsonw would write).  "fn" is
+ * left out when it is the record's default (dflt): malloc for alloc,
+ * free for free, realloc for realloc. */
+static char *hot_head(char *p, const char *ev_lit, size_t ev_len, const ring_slot_t *s,
+                      recorder_fn_t dflt)
 {
     p = recfmt_lit(p, ev_lit, ev_len);
     p = recfmt_u64(p, s->t - R.t0);
     p = RECFMT_LIT(p, ",\"tid\":");
     p = recfmt_i64(p, s->tid);
+    unsigned fn = s->fn < FN_COUNT ? s->fn : dflt;
+    if (fn == dflt)
+        return p;
     p = RECFMT_LIT(p, ",\"fn\":\"");
-    unsigned fn = s->fn < FN_COUNT ? s->fn : FN_MALLOC;
     memcpy(p, fn_names[fn].s, sizeof fn_names[fn].s);
-    return p + fn_names[fn].n;
+    p += fn_names[fn].n;
+    return RECFMT_LIT(p, "\"");
 }
-#define HOT_HEAD(p, ev, s) hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (s))
+#define HOT_HEAD(p, ev, s, dflt)                                                            \
+    hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (s), \
+             (dflt))
 
 static char *hot_sim(char *p, uint64_t sim)
 {
@@ -412,13 +421,15 @@ static void state_of(ring_slot_t *s)
 /* The write stage: the records, from the slot alone. */
 static void write_alloc(const ring_slot_t *s)
 {
-    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "alloc", s);
-    p = RECFMT_LIT(p, "\",\"addr\":");
+    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "alloc", s, FN_MALLOC);
+    p = RECFMT_LIT(p, ",\"addr\":");
     p = recfmt_u64(p, s->addr);
     p = RECFMT_LIT(p, ",\"size\":");
     p = recfmt_u64(p, s->size);
-    p = RECFMT_LIT(p, ",\"align\":");
-    p = recfmt_u64(p, s->aux);
+    if (s->aux != RECORD_ALIGN) {
+        p = RECFMT_LIT(p, ",\"align\":");
+        p = recfmt_u64(p, s->aux);
+    }
     p = RECFMT_LIT(p, ",\"stack\":");
     p = recfmt_u64(p, s->stack);
     p = hot_sim(p, s->sim);
@@ -446,8 +457,8 @@ static void write_free(const ring_slot_t *s)
         write_unknown_free(s);
         return;
     }
-    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "free", s);
-    p = RECFMT_LIT(p, "\",\"addr\":");
+    char buf[RECFMT_MAX], *p = HOT_HEAD(buf, "free", s, FN_FREE);
+    p = RECFMT_LIT(p, ",\"addr\":");
     p = recfmt_u64(p, s->addr);
     p = RECFMT_LIT(p, ",\"size\":");
     p = recfmt_u64(p, s->size);
@@ -462,8 +473,8 @@ static void write_realloc(const ring_slot_t *s)
 {
     char buf[RECFMT_MAX], *p;
     if (!s->addr) { /* failed: the old block stays */
-        p = HOT_HEAD(buf, "realloc_failed", s);
-        p = RECFMT_LIT(p, "\",\"addr\":");
+        p = HOT_HEAD(buf, "realloc_failed", s, FN_REALLOC);
+        p = RECFMT_LIT(p, ",\"addr\":");
         p = recfmt_u64(p, s->aux);
         p = RECFMT_LIT(p, ",\"size\":");
         p = recfmt_u64(p, clamp63(s->size));
@@ -472,8 +483,8 @@ static void write_realloc(const ring_slot_t *s)
         hot_emit(buf, p);
         return;
     }
-    p = HOT_HEAD(buf, "realloc", s);
-    p = RECFMT_LIT(p, "\",\"old_addr\":");
+    p = HOT_HEAD(buf, "realloc", s, FN_REALLOC);
+    p = RECFMT_LIT(p, ",\"old_addr\":");
     p = recfmt_u64(p, s->aux);
     p = RECFMT_LIT(p, ",\"addr\":");
     p = recfmt_u64(p, s->addr);

@@ -50,24 +50,28 @@ static void line(FILE *f, rng_t *r)
     const char *inh = rng_below(r, 5) == 0 ? ",\"inherited\":true" : "";
     char n1[24], n2[24], n3[24], n4[24], n5[24];
     switch (rng_below(r, 13)) {
-    case 0: case 1: case 2:
-        fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"%s\","
-                   "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"align\":%" PRIu64 ",\"stack\":%"
-                   PRIu64 ",\"sim\":", t, tid, rng_below(r, 2) ? "malloc" : "posix_memalign", a, b,
-                c, d);
+    case 0: case 1: case 2: /* version 2 leaves out a default fn and align 16 */
+        fprintf(f, "{\"ev\":\"alloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64, t, tid);
+        if (rng_below(r, 2))
+            fprintf(f, ",\"fn\":\"%s\"", rng_below(r, 2) ? "malloc" : "posix_memalign");
+        fprintf(f, ",\"addr\":%" PRIu64 ",\"size\":%" PRIu64, a, b);
+        if (rng_below(r, 2))
+            fprintf(f, ",\"align\":%" PRIu64, c);
+        fprintf(f, ",\"stack\":%" PRIu64 ",\"sim\":", d);
         if (rng_below(r, 3))
             fprintf(f, "%" PRIu64 "}\n", big(r));
         else
             fprintf(f, "null}\n");
         break;
     case 3: case 4: case 5:
-        fprintf(f, "{\"ev\":\"free\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"free\","
+        fprintf(f, "{\"ev\":\"free\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 "%s,"
                    "\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"stack\":%" PRIu64 "%s}%s\n",
-                t, tid, a, b, c, inh, pad);
+                t, tid, rng_below(r, 2) ? ",\"fn\":\"free\"" : "", a, b, c, inh, pad);
         break;
     case 6: case 7:
-        fprintf(f, "{\"ev\":\"realloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 ",\"fn\":\"realloc\","
-                   "\"old_addr\":%" PRIu64 ",\"addr\":%" PRIu64 ",\"old_size\":", t, tid, a, b);
+        fprintf(f, "{\"ev\":\"realloc\",\"t\":%" PRIu64 ",\"tid\":%" PRId64 "%s,"
+                   "\"old_addr\":%" PRIu64 ",\"addr\":%" PRIu64 ",\"old_size\":", t, tid,
+                rng_below(r, 2) ? ",\"fn\":\"realloc\"" : "", a, b);
         if (rng_below(r, 4))
             fprintf(f, "%" PRIu64, c);
         else
