@@ -17,6 +17,7 @@
 #include "core/device.h"
 #include "core/procfs.h"
 #include "include/memsim.h"
+#include "preload/clock.h"
 #include "preload/jsonw.h"
 #include "preload/recfmt.h"
 #include "preload/ring.h"
@@ -96,12 +97,11 @@ const char *recorder_trace_path(void) { return R.trace.path; }
 const char *recorder_output(void) { return R.cfg.output; }
 uint64_t recorder_unknown_frees(void) { return atomic_load(&R.unknown_frees); }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static uint64_t now_ns(void) { return clock_ns(); }
+
+/* ns since the trace started, of a CLOCK_MONOTONIC time (a converted
+ * tick may lie a few ns before the start). */
+static uint64_t since_start(uint64_t ns) { return ns > R.t0 ? ns - R.t0 : 0; }
 
 static pid_t tid(void)
 {
@@ -115,7 +115,7 @@ static void head_at(jsonw_t *w, const char *ev, uint64_t t, pid_t thread)
 {
     jsonw_object_begin(w);
     jsonw_key_str(w, "ev", ev);
-    jsonw_key_u64(w, "t", t - R.t0);
+    jsonw_key_u64(w, "t", since_start(t));
     jsonw_key_i64(w, "tid", thread);
 }
 
@@ -282,7 +282,7 @@ void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align,
     if (!recorder_active())
         return;
     uint64_t stack = capture_stack(raw);
-    post(RING_ALLOC, fn, (uintptr_t)p, size, align, stack, now_ns());
+    post(RING_ALLOC, fn, (uintptr_t)p, size, align, stack, clock_ticks());
 }
 
 void recorder_free(recorder_fn_t fn, const void *p, const stacks_raw_t *raw)
@@ -291,7 +291,7 @@ void recorder_free(recorder_fn_t fn, const void *p, const stacks_raw_t *raw)
     if (!recorder_active())
         return;
     uint64_t stack = capture_stack(raw);
-    post(RING_FREE, fn, (uintptr_t)p, 0, 0, stack, now_ns());
+    post(RING_FREE, fn, (uintptr_t)p, 0, 0, stack, clock_ticks());
 }
 
 void recorder_realloc_begin(recorder_move_t *m, const void *old, const stacks_raw_t *raw)
@@ -302,7 +302,7 @@ void recorder_realloc_begin(recorder_move_t *m, const void *old, const stacks_ra
         return;
     m->old.addr = (uintptr_t)old;
     m->stack = capture_stack(raw);
-    m->t = now_ns();
+    m->t = clock_ticks(); /* into the ring: the writer converts it */
     /* Claimed before the real call: an allocation that reuses the old
      * address after it is claimed later, so it comes after in the trace. */
     m->ring = ring_claim();
@@ -335,7 +335,7 @@ static char *hot_head(char *p, const char *ev_lit, size_t ev_len, const ring_slo
                       recorder_fn_t dflt)
 {
     p = recfmt_lit(p, ev_lit, ev_len);
-    p = recfmt_u64(p, s->t - R.t0);
+    p = recfmt_u64(p, since_start(clock_ticks_ns(s->t)));
     p = RECFMT_LIT(p, ",\"tid\":");
     p = recfmt_i64(p, s->tid);
     unsigned fn = s->fn < FN_COUNT ? s->fn : dflt;
@@ -441,7 +441,8 @@ static void write_unknown_free(const ring_slot_t *s)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head_at(&w, "error", s->t, s->tid); /* the thread that freed, not the writer */
+    /* The thread that freed, not the writer. */
+    head_at(&w, "error", clock_ticks_ns(s->t), s->tid);
     jsonw_key_str(&w, "kind", "unknown_free");
     jsonw_key_str(&w, "fn", fn_names[s->fn].s);
     jsonw_key_u64(&w, "addr", s->addr);
@@ -956,6 +957,7 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
     R.pid = getpid();
     R.argc = argc;
     R.argv = argv;
+    clock_init();
     R.t0 = now_ns();
     copy_str(R.exe, sizeof R.exe, exe_path ? exe_path : "");
     const char *slash = strrchr(R.exe, '/');

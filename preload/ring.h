@@ -55,7 +55,7 @@ typedef struct ring_slot_s {
     uint8_t spare;
     int32_t tid;
     uint32_t stack; /* stack id, 0: none */
-    uint64_t t;     /* ns, CLOCK_MONOTONIC */
+    uint64_t t;     /* time: ticks of preload/clock.h */
     uint64_t addr;  /* the block (realloc: the new block, 0 when failed) */
     uint64_t size;  /* requested bytes (free: set by the state stage) */
     uint64_t aux;   /* alloc: alignment; realloc: the old block */

@@ -8,7 +8,10 @@
  * tid; stack ids are defined before use; an allocation never lands on an
  * address that is still live; every free and every realloc of a known
  * block names a live block with its size; the end record is the last
- * one, with dropped 0 and a record count equal to the lines read.  A
+ * one, with dropped 0 and a record count equal to the lines read; the
+ * records of each thread (but stack and module records, which are
+ * written as soon as they are found, ahead of heap events still queued)
+ * come in time order.  A
  * NUL tail (a trace cut by SIGKILL) is allowed only with --truncated,
  * and then there must be no end record.
  *
@@ -76,9 +79,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "tracecheck: cannot open %s\n", path ? path : "(none)");
         return 2;
     }
-    addrmap_t live, stacks;
+    addrmap_t live, stacks, thread_t; /* thread_t: tid -> its last t + 1 */
     addrmap_init(&live, 1024);
     addrmap_init(&stacks, 1024);
+    addrmap_init(&thread_t, 64);
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -114,8 +118,14 @@ int main(int argc, char **argv)
         }
         const char *ev = json_string_value(json_object_get(o, "ev"));
         bool ok = true;
-        get_int(o, "t", n, &ok);
-        get_int(o, "tid", n, &ok);
+        json_int_t t = get_int(o, "t", n, &ok), tid = get_int(o, "tid", n, &ok);
+        if (ok && ev && strcmp(ev, "stack") && strcmp(ev, "module")) {
+            uintptr_t last = (uintptr_t)addrmap_get(&thread_t, (uint64_t)tid);
+            if (last && (uintptr_t)t + 1 < last)
+                PROBLEM(n, "t %lld of thread %lld is before its previous record's %lld",
+                        (long long)t, (long long)tid, (long long)(last - 1));
+            addrmap_put(&thread_t, (uint64_t)tid, (void *)((uintptr_t)t + 1));
+        }
         if (!ev) {
             PROBLEM(n, "no \"ev\"");
         } else if (n == 1 && strcmp(ev, "meta")) {
@@ -216,5 +226,6 @@ int main(int argc, char **argv)
            n, allocs, frees, reallocs, tagged, nstacks, errors, live.count, peak, end_reason);
     addrmap_fini(&live);
     addrmap_fini(&stacks);
+    addrmap_fini(&thread_t);
     return problems ? 1 : 0;
 }

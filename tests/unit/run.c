@@ -20,6 +20,7 @@ int main(void)
         recorder_suite,
         ring_suite,
         recfmt_suite,
+        clock_suite,
         replay_suite,
         reader_suite,
         procfs_suite,

@@ -19,6 +19,7 @@ Suite *stacks_suite(void);
 Suite *recorder_suite(void);
 Suite *ring_suite(void);
 Suite *recfmt_suite(void);
+Suite *clock_suite(void);
 Suite *replay_suite(void);
 Suite *reader_suite(void);
 Suite *jsonw_suite(void);

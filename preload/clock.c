@@ -1,0 +1,99 @@
+/*
+ * clock: TSC ticks for heap events, converted by the writer.  See clock.h.
+ */
+#include "preload/clock.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define REFRESH_EVERY 256 /* conversions between two pairs, at most */
+#define PAIR_TRIES 3
+
+bool clock_tsc_;
+
+typedef struct pair_s {
+    uint64_t tsc, ns;
+} pair_t;
+
+static pair_t start, latest;
+static double rate;   /* ns per tick since start */
+static unsigned uses; /* conversions since the latest pair */
+
+uint64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC and the clock read as closely together as possible: the TSC on
+ * both sides of the clock, the tightest of a few tries (an interrupt in
+ * between would skew every time converted against the pair). */
+static pair_t read_pair(void)
+{
+    pair_t best = {0, 0};
+#if defined(__x86_64__)
+    uint64_t width = UINT64_MAX;
+    for (int i = 0; i < PAIR_TRIES; i++) {
+        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t ns = clock_ns();
+        uint64_t b = __builtin_ia32_rdtsc();
+        if (b - a < width) {
+            width = b - a;
+            best = (pair_t){a + (b - a) / 2, ns};
+        }
+    }
+#else
+    best.ns = clock_ns();
+#endif
+    return best;
+}
+
+/* The kernel keeps time with the TSC: "tsc\n" in its clocksource. */
+static bool kernel_uses_tsc(void)
+{
+#if defined(__x86_64__)
+    char buf[16] = {0};
+    int fd = open(CLOCKSOURCE, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n >= 3 && strncmp(buf, "tsc\n", 4) == 0;
+#else
+    return false;
+#endif
+}
+
+void clock_init(void)
+{
+    clock_tsc_ = false;
+    if (!kernel_uses_tsc())
+        return;
+    start = latest = read_pair();
+    rate = 0.0;
+    uses = REFRESH_EVERY; /* the first conversion reads a pair */
+    clock_tsc_ = true;
+}
+
+static void refresh(void)
+{
+    latest = read_pair();
+    uses = 0;
+    if (latest.tsc > start.tsc && latest.ns > start.ns)
+        rate = (double)(latest.ns - start.ns) / (double)(latest.tsc - start.tsc);
+}
+
+uint64_t clock_ticks_ns(uint64_t ticks)
+{
+    if (!clock_tsc_)
+        return ticks;
+    if ((int64_t)(ticks - latest.tsc) > 0 || ++uses >= REFRESH_EVERY)
+        refresh();
+    int64_t back = (int64_t)(latest.tsc - ticks); /* < 0 only by the CPUs' tiny skew */
+    int64_t ns = (int64_t)latest.ns - (int64_t)((double)back * rate);
+    return ns > 0 ? (uint64_t)ns : 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * clock: ticks converted by the writer agree with CLOCK_MONOTONIC read
+ * around them, and conversion keeps their order.
+ */
+#include <time.h>
+
+#include "preload/clock.h"
+#include "tests/unit/suites.h"
+
+#define SAMPLES 2000
+
+/* A busy pause of about ns. */
+static void spin_ns(uint64_t ns)
+{
+    uint64_t end = clock_ns() + ns;
+    while (clock_ns() < end)
+        ;
+}
+
+START_TEST(ticks_become_monotonic_ns)
+{
+    clock_init();
+    static uint64_t before[SAMPLES], ticks[SAMPLES], after[SAMPLES];
+    for (int i = 0; i < SAMPLES; i++) {
+        before[i] = clock_ns();
+        ticks[i] = clock_ticks();
+        after[i] = clock_ns();
+        spin_ns(i % 50 == 0 ? 200000 : 500); /* some gaps of 0.2 ms */
+    }
+    /* Converted late, in order, as the writer does: each within a
+     * microsecond of the clock read around it (the pair's jitter plus
+     * the clock's slew over the sample's age), and never backwards. */
+    uint64_t last = 0;
+    for (int i = 0; i < SAMPLES; i++) {
+        uint64_t ns = clock_ticks_ns(ticks[i]);
+        ck_assert_msg(ns + 1000 >= before[i] && ns <= after[i] + 1000,
+                      "sample %d: %llu not in [%llu, %llu] +- 1 us", i, (unsigned long long)ns,
+                      (unsigned long long)before[i], (unsigned long long)after[i]);
+        ck_assert_uint_ge(ns, last);
+        last = ns;
+    }
+}
+END_TEST
+
+START_TEST(tsc_only_when_the_kernel_keeps_time_with_it)
+{
+    clock_init();
+    if (!clock_tsc_) { /* ticks are ns: conversion is the identity */
+        uint64_t t = clock_ticks();
+        ck_assert_uint_eq(clock_ticks_ns(t), t);
+    }
+}
+END_TEST
+
+Suite *clock_suite(void)
+{
+    Suite *s = suite_create("clock");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, ticks_become_monotonic_ns);
+    tcase_add_test(tc, tsc_only_when_the_kernel_keeps_time_with_it);
+    suite_add_tcase(s, tc);
+    return s;
+}
