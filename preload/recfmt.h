@@ -4,7 +4,8 @@
  * general machinery (commas, escaping, bounds per token).
  *
  * The caller's buffer must hold RECFMT_MAX bytes: every piece is a
- * constant, every integer at most 20 digits, so a record never exceeds it
+ * constant, every integer at most 20 digits (and recfmt_u64 may store 7
+ * scratch bytes past its digits), so a record never exceeds it
  * (checked by the unit tests, which also compare the output byte for byte
  * with jsonw's).
  */
@@ -41,31 +42,73 @@ static inline unsigned recfmt_digits(uint64_t v)
     return d + (v >= pow10[d]);
 }
 
-/* v in decimal, written straight into p (digit pairs from the back: no
- * temporary, no call to memcpy). */
+static const char recfmt_pairs_[201] = "00010203040506070809101112131415161718192021222324"
+                                       "25262728293031323334353637383940414243444546474849"
+                                       "50515253545556575859606162636465666768697071727374"
+                                       "75767778798081828384858687888990919293949596979899";
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* v < 10^8 as eight ASCII digits, zero-padded, in memory order in a
+ * little-endian word.  The four digit pairs come from independent
+ * divisions, not from a chain of one division per pair. */
+static inline uint64_t recfmt_8(uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+    uint16_t a, b, c, d;
+    memcpy(&a, recfmt_pairs_ + 2 * (hi / 100), 2);
+    memcpy(&b, recfmt_pairs_ + 2 * (hi % 100), 2);
+    memcpy(&c, recfmt_pairs_ + 2 * (lo / 100), 2);
+    memcpy(&d, recfmt_pairs_ + 2 * (lo % 100), 2);
+    return a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)d << 48;
+}
+
+/* The last n (1..8) of v's eight digits at p (8 bytes stored). */
+static inline char *recfmt_tail(char *p, uint32_t v, unsigned n)
+{
+    uint64_t w = recfmt_8(v) >> (8 * (8 - n));
+    memcpy(p, &w, 8);
+    return p + n;
+}
+
+/* v in decimal at p, in chunks of eight digits.  Stores up to 7 bytes
+ * past the digits (the caller's buffer has room: RECFMT_MAX). */
 static inline char *recfmt_u64(char *p, uint64_t v)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-                                "25262728293031323334353637383940414243444546474849"
-                                "50515253545556575859606162636465666768697071727374"
-                                "75767778798081828384858687888990919293949596979899";
+    if (v < 100000000u)
+        return recfmt_tail(p, (uint32_t)v, recfmt_digits(v));
+    uint64_t hi = v / 100000000u;
+    uint32_t lo = (uint32_t)(v - hi * 100000000u);
+    if (hi < 100000000u) {
+        p = recfmt_tail(p, (uint32_t)hi, recfmt_digits(hi));
+    } else {
+        uint64_t top = hi / 100000000u; /* v >= 10^16: at most 4 digits */
+        p = recfmt_tail(p, (uint32_t)top, recfmt_digits(top));
+        p = recfmt_tail(p, (uint32_t)(hi - top * 100000000u), 8);
+    }
+    return recfmt_tail(p, lo, 8);
+}
+#else
+/* v in decimal, written straight into p (digit pairs from the back). */
+static inline char *recfmt_u64(char *p, uint64_t v)
+{
     unsigned n = recfmt_digits(v);
     char *q = p + n;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         q -= 2;
-        q[0] = pairs[2 * r];
-        q[1] = pairs[2 * r + 1];
+        q[0] = recfmt_pairs_[2 * r];
+        q[1] = recfmt_pairs_[2 * r + 1];
     }
     if (v >= 10) {
-        q[-2] = pairs[2 * v];
-        q[-1] = pairs[2 * v + 1];
+        q[-2] = recfmt_pairs_[2 * v];
+        q[-1] = recfmt_pairs_[2 * v + 1];
     } else {
         q[-1] = (char)('0' + v);
     }
     return p + n;
 }
+#endif
 
 static inline char *recfmt_i64(char *p, int64_t v)
 {
