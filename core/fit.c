@@ -4,6 +4,8 @@
  */
 #include "core/fit.h"
 
+#include <stdlib.h>
+
 static void set_keys(const fit_index_t *ix, block_t *b)
 {
     tree_node_t *n = &b->idx.node;
@@ -41,7 +43,7 @@ static fit_binset_t *binset(const fit_index_t *ix, int64_t stream, bool create)
             bs->used = true;
             bs->stream = stream;
             for (int k = 0; k < FIT_BINS; k++)
-                tree_init(&bs->bin[k]);
+                bs->bin[k] = (fit_bin_t){NULL, 0};
             return bs;
         }
     }
@@ -51,7 +53,8 @@ static fit_binset_t *binset(const fit_index_t *ix, int64_t stream, bool create)
 /* The bin b belongs in (its stream's, its size's), or NULL: the tree.  A
  * block's bin depends only on its stream and size, which do not change
  * while it is indexed; a stream's set, once claimed, stays. */
-static tree_t *bin_of(const fit_index_t *ix, const block_t *b, bool create, fit_binset_t **bsp)
+static fit_bin_t *bin_of(const fit_index_t *ix, const block_t *b, bool create,
+                         fit_binset_t **bsp)
 {
     uint64_t k = b->size / ix->granule;
     if (!ix->bins || k >= FIT_BINS)
@@ -74,18 +77,147 @@ static uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
     return FIT_BINS;
 }
 
+/* ---- a bin: a pairing heap by address ---------------------------------------- */
+
+#define H(b) ((b)->idx.heap)
+
+/* Two heaps (roots, or NULL) as one: the higher root becomes the first
+ * child of the lower. */
+static block_t *heap_meld(block_t *a, block_t *b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    if (b->addr < a->addr) {
+        block_t *t = a;
+        a = b;
+        b = t;
+    }
+    H(b).prev = a;
+    H(b).next = H(a).child;
+    if (H(a).child)
+        H(H(a).child).prev = b;
+    H(a).child = b;
+    return a;
+}
+
+/* A list of sibling heaps as one heap (the two passes of pairing: meld
+ * pairs left to right, then the results right to left). */
+static block_t *heap_merge_pairs(block_t *first)
+{
+    block_t *stack = NULL; /* melded pairs, last first, linked by next */
+    while (first) {
+        block_t *a = first, *b = H(a).next;
+        first = b ? H(b).next : NULL;
+        H(a).next = H(a).prev = NULL;
+        if (b)
+            H(b).next = H(b).prev = NULL;
+        block_t *m = heap_meld(a, b);
+        H(m).next = stack;
+        stack = m;
+    }
+    block_t *root = NULL;
+    while (stack) {
+        block_t *m = stack;
+        stack = H(m).next;
+        H(m).next = NULL;
+        root = heap_meld(m, root);
+    }
+    return root;
+}
+
+static void bin_insert(fit_bin_t *bin, block_t *b)
+{
+    H(b).child = H(b).next = H(b).prev = NULL;
+    bin->root = heap_meld(bin->root, b);
+    bin->count++;
+}
+
+static void bin_remove(fit_bin_t *bin, block_t *b)
+{
+    block_t *sub = heap_merge_pairs(H(b).child);
+    if (b == bin->root) {
+        bin->root = sub;
+    } else {
+        block_t *p = H(b).prev;
+        if (H(p).child == b)
+            H(p).child = H(b).next; /* b was p's first child */
+        else
+            H(p).next = H(b).next;
+        if (H(b).next)
+            H(H(b).next).prev = p;
+        bin->root = heap_meld(bin->root, sub);
+    }
+    bin->count--;
+}
+
+/* Heap order, links and count of a bin; each block handed to visit.
+ * 0, or -1 with *why. */
+static int bin_check(const fit_bin_t *bin, int (*visit)(const block_t *, void *), void *ctx,
+                     const char **why)
+{
+    size_t seen = 0, cap = 64;
+    const block_t **todo = malloc(cap * sizeof *todo);
+    if (!todo) {
+        *why = "out of memory checking a size bin";
+        return -1;
+    }
+    size_t n = 0;
+    if (bin->root) {
+        if (H(bin->root).prev || H(bin->root).next) {
+            *why = "size bin root has siblings";
+            free(todo);
+            return -1;
+        }
+        todo[n++] = bin->root;
+    }
+    int rc = 0;
+    while (n && !rc) {
+        const block_t *b = todo[--n];
+        seen++;
+        if (visit && visit(b, ctx)) {
+            *why = "size bin holds a block that is not a free block of its index";
+            rc = -1;
+            break;
+        }
+        const block_t *prev = b;
+        for (const block_t *c = H(b).child; c; prev = c, c = H(c).next) {
+            if (H(c).prev != prev || c->addr <= b->addr) {
+                *why = "size bin heap out of order or mislinked";
+                rc = -1;
+                break;
+            }
+            if (n == cap) {
+                const block_t **more = realloc(todo, 2 * cap * sizeof *todo);
+                if (!more) {
+                    *why = "out of memory checking a size bin";
+                    rc = -1;
+                    break;
+                }
+                todo = more;
+                cap *= 2;
+            }
+            todo[n++] = c;
+        }
+    }
+    free(todo);
+    if (!rc && seen != bin->count) {
+        *why = "size bin count disagrees with its blocks";
+        rc = -1;
+    }
+    return rc;
+}
+
+#undef H
+
 void fit_index_insert(fit_index_t *ix, block_t *b)
 {
     fit_binset_t *bs = NULL;
-    tree_t *bin = bin_of(ix, b, true, &bs);
+    fit_bin_t *bin = bin_of(ix, b, true, &bs);
     if (bin) {
-        tree_node_t *n = &b->idx.node;
-        n->k0 = 0;
-        n->k1 = b->addr;
-        n->k2 = 0;
-        n->weight = 0;
         uint64_t k = b->size / ix->granule;
-        tree_insert(bin, n);
+        bin_insert(bin, b);
         bs->nonempty[k / 64] |= 1ull << (k % 64);
         return;
     }
@@ -96,9 +228,9 @@ void fit_index_insert(fit_index_t *ix, block_t *b)
 void fit_index_remove(fit_index_t *ix, block_t *b)
 {
     fit_binset_t *bs = NULL;
-    tree_t *bin = bin_of(ix, b, false, &bs);
+    fit_bin_t *bin = bin_of(ix, b, false, &bs);
     if (bin) {
-        tree_remove(bin, &b->idx.node);
+        bin_remove(bin, b);
         uint64_t k = b->size / ix->granule;
         if (!bin->count)
             bs->nonempty[k / 64] &= ~(1ull << (k % 64));
@@ -130,7 +262,7 @@ block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
         /* Every binned block of the tag is smaller than any in the tree. */
         uint64_t at = first_bin_from(bs, k);
         if (at < FIT_BINS)
-            return fit_block(tree_first(&bs->bin[at]));
+            return bs->bin[at].root;
     }
     block_t *b = fit_block(tree_lower_bound(&ix->tree, tag, need, 0));
     return b && b->stream == tag ? b : NULL;
@@ -204,6 +336,23 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
     return b;
 }
 
+/* What a block in bin k of a stream's set must be. */
+typedef struct bin_visit_s {
+    const fit_index_t *ix;
+    const pool_t *p;
+    bool (*belongs)(const fit_index_t *, const segment_t *);
+    int64_t stream;
+    uint64_t k;
+} bin_visit_t;
+
+static int binned_right(const block_t *b, void *ctx)
+{
+    const bin_visit_t *v = ctx;
+    return pool_block_at(v->p, b->addr) != b || !block_is_free(b) ||
+           (v->belongs && !v->belongs(v->ix, b->seg)) || b->stream != v->stream ||
+           b->size / v->ix->granule != v->k;
+}
+
 int fit_index_check(const fit_index_t *ix, const pool_t *p,
                     bool (*belongs)(const fit_index_t *, const segment_t *),
                     const char **why)
@@ -251,26 +400,15 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
         if (!bs->used)
             continue;
         for (uint64_t k = 0; k < FIT_BINS; k++) {
-            const tree_t *bin = &bs->bin[k];
+            const fit_bin_t *bin = &bs->bin[k];
             bool bit = (bs->nonempty[k / 64] >> (k % 64)) & 1;
             if (bit != (bin->count > 0)) {
                 *why = "size bin bitmap disagrees with its bin";
                 return -1;
             }
-            if (tree_check(bin, why))
+            bin_visit_t v = {ix, p, belongs, bs->stream, k};
+            if (bin_check(bin, binned_right, &v, why))
                 return -1;
-            for (const tree_node_t *n = tree_first(bin); n; n = tree_next(n)) {
-                block_t *b = fit_block(n);
-                if (pool_block_at(p, b->addr) != b || !block_is_free(b) ||
-                    (belongs && !belongs(ix, b->seg))) {
-                    *why = "size bin holds a block that is not a free block of its index";
-                    return -1;
-                }
-                if (b->stream != bs->stream || b->size / ix->granule != k || n->k1 != b->addr) {
-                    *why = "block in the wrong size bin";
-                    return -1;
-                }
-            }
             indexed += bin->count;
         }
     }

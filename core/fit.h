@@ -9,12 +9,13 @@
  * can skip subtrees that hold nothing big enough.
  *
  * Size bins (best fit): an index may also keep, for up to FIT_BIN_STREAMS
- * streams, one small tree per exact size below FIT_BINS granules (blocks
- * of that size by address) and a bitmap of the sizes that have blocks.
- * Best fit then finds the smallest size that fits with a bit scan and
- * the lowest address of that size at the bin's leftmost node: the same
- * block as the lower-bound search over the one tree, in trees a few
- * levels deep.  Larger blocks, and streams beyond the first few, stay in
+ * streams, one bin per exact size below FIT_BINS granules and a bitmap of
+ * the sizes that have blocks.  A bin is a pairing heap of its blocks by
+ * address (insertion O(1), removal O(log n) amortized, no rebalancing:
+ * bins are small and change at every operation).  Best fit then finds the
+ * smallest size that fits with a bit scan and the lowest address of that
+ * size at the bin's root: the same block as the lower-bound search over
+ * the one tree.  Larger blocks, and streams beyond the first few, stay in
  * the tree.
  *
  * Alignment: all block addresses and sizes are multiples of the
@@ -39,11 +40,17 @@ typedef enum fit_order_e {
 #define FIT_BINS 512        /* binned sizes: 1..FIT_BINS-1 granules */
 #define FIT_BIN_STREAMS 4  /* streams with bins of their own */
 
+/* Free blocks of one size, lowest address at the root. */
+typedef struct fit_bin_s {
+    block_t *root;
+    size_t count;
+} fit_bin_t;
+
 typedef struct fit_binset_s {
     int64_t stream;
     bool used;
     uint64_t nonempty[FIT_BINS / 64]; /* bit k: bin[k] has blocks */
-    tree_t bin[FIT_BINS];             /* blocks of k granules, keyed by address */
+    fit_bin_t bin[FIT_BINS];          /* blocks of k granules */
 } fit_binset_t;
 
 typedef struct fit_bins_s {

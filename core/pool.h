@@ -83,6 +83,11 @@ typedef struct block_s {
         struct {
             struct block_s *prev, *next;
         } list;
+        struct {               /* a pairing heap (core/fit.c's size bins) */
+            struct block_s *child; /* first child */
+            struct block_s *next;  /* next sibling */
+            struct block_s *prev;  /* previous sibling, or the parent of a first child */
+        } heap;
     } idx;
 } block_t;
 
