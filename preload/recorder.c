@@ -1153,7 +1153,7 @@ static const char *grow_error(int e)
     case EDQUOT:
         return "disk quota exceeded";
     case EFBIG:
-        return "file too large";
+        return "the file size limit, ulimit -f, is reached";
     case ENOMEM:
         return "out of memory";
     default:

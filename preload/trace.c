@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -51,6 +52,14 @@ static int reopen(const trace_t *t)
  * fallocate get a sparse file, as before. */
 static int extend(int fd, uint64_t have, uint64_t size)
 {
+    /* Past the file size limit (ulimit -f) the kernel would send this
+     * thread SIGXFSZ, which kills the program: stop short of it. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        size > (uint64_t)rl.rlim_cur) {
+        errno = EFBIG;
+        return -1;
+    }
     if (fallocate(fd, 0, (off_t)have, (off_t)(size - have)) == 0)
         return 0;
     if (errno != EOPNOTSUPP && errno != ENOSYS)

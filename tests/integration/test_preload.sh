@@ -361,6 +361,21 @@ else
     echo "# skip - full disk: cannot mount a small tmpfs here (needs root)"
 fi
 
+# A file size limit (ulimit -f) the trace would pass: growing the file
+# past it sent SIGXFSZ, which killed the program.  Now the trace stops
+# short of it and memsim says so in one line.
+fresh_out
+untraced "$BUILD/programs/alloc_heavy" 1 100000 >"$TMP/p.out" 2>&1
+plain=$?
+(ulimit -f 2048 && traced "$BUILD/programs/alloc_heavy" 1 100000) >"$TMP/t.out" 2>"$TMP/t.err"
+expect_eq "ulimit -f: same status" "$?" "$plain"
+expect_same "ulimit -f: same stdout" "$TMP/p.out" "$TMP/t.out"
+expect_one_line "ulimit -f: one line on stderr" "$TMP/t.err"
+expect_grep "ulimit -f: it names the limit" \
+    "is incomplete: [0-9]* records could not be written (the file size limit, ulimit -f, is reached)" \
+    "$TMP/t.err"
+check_traces "ulimit -f" --truncated
+
 # exit() while other threads allocate: the trace must still be complete
 # (a race, so several runs).
 runs=10 ok=0 why=""
