@@ -286,6 +286,7 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
     }
     if (d->pool.requested_bytes > d->peak_live)
         d->peak_live = d->pool.requested_bytes;
+    r->block = b;
     return succeed(r, b->addr, b->size);
 }
 
@@ -343,6 +344,19 @@ int device_free(device_t *d, uint64_t addr, device_result_t *r)
     if (!b) {
         current_stats(d)->failed_frees++;
         return r->err;
+    }
+    return complete_free(d, b, t0, r);
+}
+
+int device_free_block(device_t *d, void *block, device_result_t *r)
+{
+    result_clear(r);
+    uint64_t t0 = now_ns(d);
+    block_t *b = block;
+    if (!b || b->state != BLOCK_ALLOC) {
+        current_stats(d)->failed_frees++;
+        return fail(r, POOL_EDOUBLE, "free of a block that is not allocated (%s)",
+                    b ? block_state_name(b->state) : "no block");
     }
     return complete_free(d, b, t0, r);
 }

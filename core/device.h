@@ -41,6 +41,7 @@ typedef struct device_result_s {
     uint64_t addr;                 /* block address (alloc) or freed address */
     uint64_t size;                 /* actual bytes of the block (alloc, free) */
     uint64_t ns;                   /* time the operation took */
+    void *block;                   /* alloc: the block, for device_free_block */
     char error[DEVICE_ERROR_MAX];  /* empty on success */
 } device_result_t;
 
@@ -99,6 +100,10 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
                  device_result_t *r);
 /* Immediate free: FREE_REQUESTED and FREE_COMPLETED at once. */
 int device_free(device_t *d, uint64_t addr, device_result_t *r);
+/* The same for the block an allocation returned in r->block (no lookup
+ * by address: the caller keeps the handle with its own record of the
+ * block).  The block must still be allocated. */
+int device_free_block(device_t *d, void *block, device_result_t *r);
 /* Stream-ordered free: the block stays unavailable until completed. */
 int device_free_request(device_t *d, uint64_t addr, device_result_t *r);
 int device_free_complete(device_t *d, uint64_t addr, device_result_t *r);

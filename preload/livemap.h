@@ -18,12 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LIVEMAP_NO_SIM UINT64_MAX
+#define LIVEMAP_NO_SIM UINT64_MAX /* a simulated address: none */
 
 typedef struct livemap_entry_s {
     uint64_t addr;  /* 0: empty slot */
     uint64_t size;  /* bytes requested */
-    uint64_t sim;   /* simulated address, LIVEMAP_NO_SIM when it had none */
+    void *sim_block; /* its block in the shadow device (device_alloc's), or NULL */
     uint64_t stack; /* stack id of the allocation */
     int64_t owner;  /* pid of the process that allocated it (a fork child inherits) */
 } livemap_entry_t;

@@ -239,21 +239,27 @@ static uint64_t capture_stack(const stacks_raw_t *raw)
 
 /* The device is touched only by the ring's consumer (or with the role
  * held), so it needs no lock of its own. */
-static uint64_t sim_alloc(size_t size, size_t align)
+/* The simulated address (LIVEMAP_NO_SIM when the device could not serve
+ * it) and, in *block, the device's block for sim_free (or NULL). */
+static uint64_t sim_alloc(size_t size, size_t align, void **block)
 {
+    *block = NULL;
     if (!R.sim)
         return LIVEMAP_NO_SIM;
     device_result_t r;
-    int rc = device_alloc(R.sim, size ? size : 1, align ? align : 1, 0, &r);
-    return rc ? LIVEMAP_NO_SIM : r.addr;
+    if (device_alloc(R.sim, size ? size : 1, align ? align : 1, 0, &r))
+        return LIVEMAP_NO_SIM;
+    *block = r.block;
+    return r.addr;
 }
 
-static void sim_free(uint64_t addr)
+/* Free by the block itself: no lookup by address in the device. */
+static void sim_free(void *block)
 {
-    if (!R.sim || addr == LIVEMAP_NO_SIM)
+    if (!R.sim || !block)
         return;
     device_result_t r;
-    device_free(R.sim, addr, &r);
+    device_free_block(R.sim, block, &r);
 }
 
 /* ---- heap events: the program's side ------------------------------------------- */
@@ -376,18 +382,19 @@ static uint8_t known_flags(const livemap_entry_t *e)
 static void state_of(ring_slot_t *s)
 {
     livemap_entry_t e, old;
+    void *block;
     switch (s->kind) {
     case RING_ALLOC:
-        s->sim = sim_alloc(s->size, s->aux);
+        s->sim = sim_alloc(s->size, s->aux, &block);
         e = (livemap_entry_t){.addr = s->addr, .size = s->size, .stack = s->stack,
-                              .sim = s->sim, .owner = R.pid};
+                              .sim_block = block, .owner = R.pid};
         livemap_put_locked(&livemap_program, &e);
         break;
     case RING_FREE:
         if (livemap_take_locked(&livemap_program, s->addr, &e)) {
             s->flags = known_flags(&e);
             s->size = e.size;
-            sim_free(e.sim);
+            sim_free(e.sim_block);
         } else if (livemap_take(&livemap_quiet, s->addr, &e)) {
             /* A block memsim's own work made, freed by glibc on the
              * program's behalf (see livemap_quiet): no error. */
@@ -403,14 +410,14 @@ static void state_of(ring_slot_t *s)
         if (livemap_take_locked(&livemap_program, s->aux, &old)) {
             s->flags = known_flags(&old);
             s->old_size = old.size;
-            sim_free(old.sim);
+            sim_free(old.sim_block);
         } else {
             s->flags = 0;
             atomic_fetch_add(&R.unknown_frees, 1);
         }
-        s->sim = sim_alloc(s->size, 16);
+        s->sim = sim_alloc(s->size, 16, &block);
         e = (livemap_entry_t){.addr = s->addr, .size = s->size, .stack = s->stack,
-                              .sim = s->sim, .owner = R.pid};
+                              .sim_block = block, .owner = R.pid};
         livemap_put_locked(&livemap_program, &e);
         break;
     default:

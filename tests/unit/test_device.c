@@ -217,6 +217,44 @@ static int host_script(const char *strategy, device_t **out, int *host_failures)
 /* SQLite's loop: fail the 1st host allocation, then the 2nd, ... until a
  * run needs fewer.  Every failure must come back as POOL_EHOST and leave
  * the device consistent and usable. */
+/* A block freed by its handle: the same as by its address, for every
+ * strategy; a second free of it is a failed result. */
+START_TEST(free_by_block_handle)
+{
+    for (size_t i = 0; i < strategy_count(); i++) {
+        device_t *d = test_device(strategy_at(i)->name, 64 * MiB);
+        device_result_t a, b, r;
+        ck_assert_int_eq(device_alloc(d, 100, 16, 0, &a), POOL_OK);
+        ck_assert_int_eq(device_alloc(d, 300, 16, 0, &b), POOL_OK);
+        ck_assert_ptr_nonnull(a.block);
+        ck_assert_int_eq(device_free_block(d, a.block, &r), POOL_OK);
+        ck_assert(r.ok);
+        ck_assert_uint_eq(r.addr, a.addr);
+        ck_assert_uint_eq(r.size, a.size);
+        ck_assert_device_ok(d);
+        device_metrics_t m;
+        device_metrics(d, &m);
+        ck_assert_uint_eq(m.live_blocks, 1);
+        ck_assert_uint_eq(m.live_requested, 300);
+        ck_assert_int_eq(device_free(d, b.addr, &r), POOL_OK);
+        ck_assert_device_ok(d);
+        device_destroy(d);
+    }
+    device_t *d = test_device("best-fit", 1 * MiB);
+    device_result_t a, b, r;
+    ck_assert_int_eq(device_alloc(d, 100, 16, 0, &a), POOL_OK);
+    ck_assert_int_eq(device_alloc(d, 100, 16, 0, &b), POOL_OK); /* a stays a block of its own */
+    ck_assert_int_eq(device_free_block(d, a.block, &r), POOL_OK);
+    ck_assert_int_eq(device_free_block(d, a.block, &r), POOL_EDOUBLE);
+    ck_assert(!r.ok);
+    ck_assert_str_eq(r.error, "free of a block that is not allocated (free_completed)");
+    ck_assert_int_eq(device_free_block(d, NULL, &r), POOL_EDOUBLE);
+    ck_assert_uint_eq(device_stats(d, strategy_index(device_strategy(d)))->failed_frees, 2);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
 START_TEST(host_allocation_failures_are_results)
 {
     const char *name = strategy_at((size_t)_i)->name;
@@ -259,6 +297,7 @@ Suite *device_suite(void)
     tcase_add_test(tc, metrics_follow_their_definitions);
     tcase_add_test(tc, timing_is_optional);
     tcase_add_test(tc, status_lists_segments_and_blocks);
+    tcase_add_test(tc, free_by_block_handle);
     suite_add_tcase(s, tc);
     TCase *oom = tcase_create("host-oom");
     tcase_set_timeout(oom, 300);

@@ -13,7 +13,7 @@ static void setup(void) { livemap_clear(&m); }
 
 START_TEST(put_take_and_totals)
 {
-    livemap_entry_t e = {.addr = 0x1000, .size = 10, .sim = 7, .stack = 3, .owner = 42}, out;
+    livemap_entry_t e = {.addr = 0x1000, .size = 10, .sim_block = (void *)7, .stack = 3, .owner = 42}, out;
     ck_assert(livemap_put(&m, &e));
     ck_assert_uint_eq(livemap_count(&m), 1);
     ck_assert_uint_eq(livemap_bytes(&m), 10);
@@ -24,7 +24,7 @@ START_TEST(put_take_and_totals)
     ck_assert(!livemap_take(&m, 0x2000, &out));
     ck_assert(livemap_take(&m, 0x1000, &out));
     ck_assert_uint_eq(out.size, 25);
-    ck_assert_uint_eq(out.sim, 7);
+    ck_assert_ptr_eq(out.sim_block, (void *)7);
     ck_assert_uint_eq(out.stack, 3);
     ck_assert_int_eq(out.owner, 42);
     ck_assert(!livemap_take(&m, 0x1000, &out));
