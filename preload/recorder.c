@@ -984,6 +984,9 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
         (void)rc;
         R.cfg.stack_depth = 0;
     }
+    /* Live map entries hold blocks of the device: none may outlive it (a
+     * process starts the recorder once; a test may start it again). */
+    livemap_clear(&livemap_program);
     if (strcmp(cfg->strategy, CONFIG_STRATEGY_NONE) != 0) {
         device_config_t dc = {.total = cfg->device_size, .strategy = cfg->strategy,
                               .no_timing = true};
