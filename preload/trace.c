@@ -60,11 +60,18 @@ static int extend(int fd, uint64_t have, uint64_t size)
         errno = EFBIG;
         return -1;
     }
-    if (fallocate(fd, 0, (off_t)have, (off_t)(size - have)) == 0)
+    int rc;
+    do /* a signal may interrupt a long allocation on the program's thread */
+        rc = fallocate(fd, 0, (off_t)have, (off_t)(size - have));
+    while (rc && errno == EINTR);
+    if (rc == 0)
         return 0;
     if (errno != EOPNOTSUPP && errno != ENOSYS)
         return -1;
-    return ftruncate(fd, (off_t)size);
+    do
+        rc = ftruncate(fd, (off_t)size);
+    while (rc && errno == EINTR);
+    return rc;
 }
 
 /* Map the file up to `want` bytes (at least).  Called with grow_lock. */
