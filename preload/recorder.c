@@ -269,16 +269,17 @@ static void sim_free(void *block)
 static void post(ring_kind_t kind, recorder_fn_t fn, uint64_t addr, uint64_t size, uint64_t aux,
                  uint64_t stack, uint64_t t)
 {
-    ring_slot_t *s = ring_claim();
-    s->kind = (uint8_t)kind;
-    s->fn = (uint8_t)fn;
-    s->tid = tid();
-    s->t = t;
-    s->addr = addr;
-    s->size = size;
-    s->aux = aux;
-    s->stack = stack <= UINT32_MAX ? (uint32_t)stack : 0;
-    ring_publish(s);
+    /* Whole before the claim: a fatal signal's handler can publish it
+     * even if it lands between claim and publish (ring_post). */
+    ring_slot_t c = {.kind = (uint8_t)kind,
+                     .fn = (uint8_t)fn,
+                     .tid = tid(),
+                     .stack = stack <= UINT32_MAX ? (uint32_t)stack : 0,
+                     .t = t,
+                     .addr = addr,
+                     .size = size,
+                     .aux = aux};
+    ring_post(&c);
 }
 
 void recorder_alloc(recorder_fn_t fn, const void *p, size_t size, size_t align,

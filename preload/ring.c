@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #define SPIN_ROUNDS 64            /* empty looks before a stage thread sleeps */
 #define HELP_AFTER_NS 200000      /* a full ring whose tail stood still this long... */
 #define HELP_BATCH 1024           /* ...is drained this much by a producer */
+#define ABANDON_WAIT_NS 50000000L /* a signal's handler waits this long for room */
 #define HELP_BACKLOG (RING_SLOTS / 4) /* a producer this far ahead of the tail writes */
 #define HELP_WRITE_BATCH 256      /* a waiting producer writes this much at a time */
 /* Machines with fewer CPUs run both stages on one thread: on two cores
@@ -50,6 +52,11 @@ static struct {
 
 static __thread ring_slot_t *pending __attribute__((tls_model("initial-exec")));
 static __thread uint64_t pending_seq __attribute__((tls_model("initial-exec")));
+/* Claimed (pending_seq) but still waiting for room: the slot is not ours yet. */
+static __thread bool claim_waiting __attribute__((tls_model("initial-exec")));
+/* What ring_post will put in the pending claim (a signal's handler
+ * publishes it if it interrupts the post). */
+static __thread const ring_slot_t *pending_content __attribute__((tls_model("initial-exec")));
 static __thread uint64_t seen_tail __attribute__((tls_model("initial-exec")));
 
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }
@@ -89,6 +96,7 @@ static void wake(stage_t *st)
 
 static bool state_work(void);
 static bool write_work(void);
+static void settle_waiting_claim(uint64_t deadline);
 
 /* Wake whichever stage thread has work waiting (a full ring). */
 static void wake_behind(void)
@@ -171,8 +179,10 @@ uint64_t ring_flush_locked(uint64_t max_ns)
 {
     if (!G.slots)
         return 0;
+    uint64_t deadline = now_ns() + max_ns + 1;
+    settle_waiting_claim(deadline);
     uint64_t upto = atomic_load(&G.head);
-    both_locked(upto, UINT64_MAX, now_ns() + max_ns + 1);
+    both_locked(upto, UINT64_MAX, deadline);
     uint64_t t = atomic_load(&G.tail);
     return upto > t ? upto - t : 0;
 }
@@ -202,22 +212,73 @@ static int trylock_both(void)
 
 int ring_lock_timed(uint64_t max_ns)
 {
-    uint64_t deadline = now_ns() + max_ns;
-    while (trylock_both() != 0) {
-        if (now_ns() > deadline)
-            return -1;
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
+    /* Wait in the locks' own queues (in the order ring_lock takes them):
+     * polling both with trylock could miss them for the whole wait while
+     * a busy stage thread and helping producers hand them around. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + max_ns;
+    until.tv_sec += (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    if (pthread_mutex_timedlock(&G.state.lock, &until))
+        return -1;
+    if (pthread_mutex_timedlock(&G.write.lock, &until)) {
+        pthread_mutex_unlock(&G.state.lock);
+        return -1;
     }
     return 0;
 }
 
 /* ---- producers ----------------------------------------------------------------- */
 
+/* A producer runs a batch of a stage with every signal blocked: the
+ * handler of a fatal signal drains the ring itself (recorder_end), and
+ * must not find its own thread halfway through a batch, holding the lock
+ * it needs (SIGTERM to a busy program lost up to a ring of records).
+ * The signal is delivered when the batch is done. */
+static void signals_off(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static void signals_on(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
+/* A batch of the write stage, if its lock is free; whether it ran. */
+static bool help_write(void)
+{
+    sigset_t old;
+    signals_off(&old);
+    bool ran = pthread_mutex_trylock(&G.write.lock) == 0;
+    if (ran) {
+        write_locked(UINT64_MAX, HELP_WRITE_BATCH);
+        pthread_mutex_unlock(&G.write.lock);
+    }
+    signals_on(&old);
+    return ran;
+}
+
+/* Both stages over a batch before upto, if both locks are free. */
+static bool help_both(uint64_t upto)
+{
+    sigset_t old;
+    signals_off(&old);
+    bool ran = trylock_both() == 0;
+    if (ran) {
+        both_locked(upto, HELP_BATCH, 0);
+        ring_unlock();
+    }
+    signals_on(&old);
+    return ran;
+}
+
 ring_slot_t *ring_claim(void)
 {
     uint64_t s = atomic_fetch_add_explicit(&G.head, 1, memory_order_relaxed);
     if (s - seen_tail >= RING_SLOTS) {
+        pending_seq = s;
+        claim_waiting = true;
         seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
         uint64_t last = seen_tail, since = 0;
         unsigned waits = 0;
@@ -229,16 +290,12 @@ ring_slot_t *ring_claim(void)
             wake_behind();
             if (++waits < 64) {
                 cpu_relax();
-            } else if (write_work() && pthread_mutex_trylock(&G.write.lock) == 0) {
+            } else if (write_work() && help_write()) {
                 /* Rather than wait, write what the state stage has done
                  * (the stage threads may be busy with the state stage). */
-                write_locked(UINT64_MAX, HELP_WRITE_BATCH);
-                pthread_mutex_unlock(&G.write.lock);
             } else if (!since) {
                 since = now_ns();
-            } else if (now_ns() - since > HELP_AFTER_NS && trylock_both() == 0) {
-                both_locked(s, HELP_BATCH, 0);
-                ring_unlock();
+            } else if (now_ns() - since > HELP_AFTER_NS && help_both(s)) {
                 since = 0;
             } else {
                 sched_yield();
@@ -251,9 +308,25 @@ ring_slot_t *ring_claim(void)
         }
     }
     ring_slot_t *slot = &G.slots[s & MASK];
-    pending = slot;
     pending_seq = s;
+    pending = slot;
+    claim_waiting = false;
     return slot;
+}
+
+/* The slot's content but its sequence number. */
+static void fill(ring_slot_t *slot, const ring_slot_t *content)
+{
+    memcpy((char *)slot + sizeof slot->seq, (const char *)content + sizeof content->seq,
+           sizeof *slot - sizeof slot->seq);
+}
+
+void ring_post(const ring_slot_t *content)
+{
+    pending_content = content;
+    ring_slot_t *slot = ring_claim();
+    fill(slot, content);
+    ring_publish(slot);
 }
 
 void ring_publish(ring_slot_t *slot)
@@ -261,6 +334,7 @@ void ring_publish(ring_slot_t *slot)
     uint64_t s = pending_seq;
     atomic_store_explicit(&slot->seq, (uint32_t)(s + 1), memory_order_release);
     pending = NULL;
+    pending_content = NULL;
     /* Far ahead of the writes: the stage thread cannot keep up (one
      * thread for both stages on a small machine).  Write a batch here
      * instead of waiting for the ring to fill: the program's thread and
@@ -268,12 +342,8 @@ void ring_publish(ring_slot_t *slot)
      * cores: one thread 220 -> 191 ms, four 1032 -> 903 ms). */
     if (s - seen_tail >= HELP_BACKLOG) {
         seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-        if (s - seen_tail >= HELP_BACKLOG && write_work() &&
-            pthread_mutex_trylock(&G.write.lock) == 0) {
-            write_locked(UINT64_MAX, HELP_WRITE_BATCH);
-            pthread_mutex_unlock(&G.write.lock);
+        if (s - seen_tail >= HELP_BACKLOG && write_work() && help_write())
             seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-        }
     }
     if (atomic_load_explicit(&G.state.sleeping, memory_order_relaxed) &&
         s - seen_tail >= WAKE_BACKLOG) {
@@ -285,10 +355,53 @@ void ring_publish(ring_slot_t *slot)
 
 void ring_abandon_pending(void)
 {
+    if (!pending && claim_waiting) {
+        /* Claimed, still waiting for room.  Whoever holds the locks may
+         * be flushing up to this very claim (the poller, for a sample):
+         * wait for room as the claim would have, draining ourselves when
+         * the locks are free, then fill and publish it here. */
+        uint64_t s = pending_seq, deadline = now_ns() + ABANDON_WAIT_NS;
+        while (atomic_load(&G.tail) + RING_SLOTS <= s && now_ns() < deadline) {
+            if (trylock_both() == 0) {
+                both_locked(s, UINT64_MAX, deadline);
+                ring_unlock();
+            } else {
+                sched_yield();
+            }
+        }
+        if (atomic_load(&G.tail) + RING_SLOTS <= s)
+            return; /* no room: ring_flush_locked settles it */
+        pending = &G.slots[s & MASK];
+        claim_waiting = false;
+    }
     if (!pending)
         return;
-    pending->kind = RING_LOST;
+    if (pending_content)
+        fill(pending, pending_content); /* a post: its content is whole */
+    else
+        pending->kind = RING_LOST;
     ring_publish(pending);
+}
+
+/* This thread's claim still waiting for room, when a signal's handler on
+ * it flushes: drain what comes before it, then fill it (with the post's
+ * content, or as lost) and publish it, so the flush can pass it. */
+static void settle_waiting_claim(uint64_t deadline)
+{
+    if (!claim_waiting)
+        return;
+    uint64_t s = pending_seq;
+    both_locked(s, UINT64_MAX, deadline);
+    if (atomic_load(&G.tail) + RING_SLOTS > s) { /* its slot is free now */
+        ring_slot_t *slot = &G.slots[s & MASK];
+        if (pending_content)
+            fill(slot, pending_content);
+        else
+            slot->kind = RING_LOST;
+        atomic_store_explicit(&slot->seq, (uint32_t)(s + 1), memory_order_release);
+    }
+    claim_waiting = false;
+    pending_content = NULL;
 }
 
 /* ---- the stage threads ---------------------------------------------------------- */
@@ -421,6 +534,8 @@ void ring_fork_child(void)
     atomic_store(&G.tail, h);
     seen_tail = h;
     pending = NULL;
+    pending_content = NULL;
+    claim_waiting = false;
     G.state.running = G.write.running = false;
     atomic_store(&G.state.sleeping, 0);
     atomic_store(&G.write.sleeping, 0);

@@ -76,9 +76,17 @@ bool ring_ready(void);
 ring_slot_t *ring_claim(void);
 void ring_publish(ring_slot_t *s);
 
+/* Claim, fill with content (all but seq) and publish.  If a signal's
+ * handler ends the trace while this thread is in here, the content is
+ * still written (ring_abandon_pending, ring_flush_locked). */
+void ring_post(const ring_slot_t *content);
+
 /* The calling thread's claimed but unpublished slot, if any, is
- * published as RING_LOST: for a thread about to end the trace from a
- * signal handler that interrupted it between claim and publish. */
+ * published — with ring_post's content, or as RING_LOST — for a thread
+ * about to end the trace from a signal handler that interrupted it
+ * between claim and publish.  A claim still waiting for room is settled
+ * by the next ring_flush_locked on this thread, once the ring has
+ * drained up to it. */
 void ring_abandon_pending(void);
 
 /* The consumer role (both stages' locks).  ring_lock waits;
