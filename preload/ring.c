@@ -47,6 +47,7 @@ static struct {
     _Atomic uint64_t head __attribute__((aligned(64)));       /* next claim */
     _Atomic uint64_t state_tail __attribute__((aligned(64))); /* next for the state stage */
     _Atomic uint64_t tail __attribute__((aligned(64)));       /* next for the write stage */
+    _Atomic int writing; /* a thread is in the write stage: producers need not try to help */
 } G = {.state.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
        .write.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP};
 
@@ -132,6 +133,7 @@ static uint64_t state_locked(uint64_t upto, uint64_t max)
  * at most max.  The write lock must be held. */
 static uint64_t write_locked(uint64_t upto, uint64_t max)
 {
+    atomic_store_explicit(&G.writing, 1, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&G.tail, memory_order_relaxed), done = 0;
     uint64_t ready = atomic_load_explicit(&G.state_tail, memory_order_acquire);
     if (upto > ready)
@@ -144,6 +146,7 @@ static uint64_t write_locked(uint64_t upto, uint64_t max)
             atomic_store_explicit(&G.tail, t, memory_order_release);
     }
     atomic_store_explicit(&G.tail, t, memory_order_release);
+    atomic_store_explicit(&G.writing, 0, memory_order_relaxed);
     return done;
 }
 
@@ -245,9 +248,13 @@ static void signals_off(sigset_t *old)
 
 static void signals_on(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
-/* A batch of the write stage, if its lock is free; whether it ran. */
+/* A batch of the write stage, if its lock is free; whether it ran.
+ * (Blocking signals costs two system calls: not when another thread is
+ * writing anyway.) */
 static bool help_write(void)
 {
+    if (atomic_load_explicit(&G.writing, memory_order_relaxed))
+        return false;
     sigset_t old;
     signals_off(&old);
     bool ran = pthread_mutex_trylock(&G.write.lock) == 0;
