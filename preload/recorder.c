@@ -97,8 +97,6 @@ const char *recorder_trace_path(void) { return R.trace.path; }
 const char *recorder_output(void) { return R.cfg.output; }
 uint64_t recorder_unknown_frees(void) { return atomic_load(&R.unknown_frees); }
 
-static uint64_t now_ns(void) { return clock_ns(); }
-
 /* ns since the trace started, of a CLOCK_MONOTONIC time (a converted
  * tick may lie a few ns before the start). */
 static uint64_t since_start(uint64_t ns) { return ns > R.t0 ? ns - R.t0 : 0; }
@@ -201,7 +199,7 @@ static void write_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *
     char buf[64 + STACKS_MAX_DEPTH * 22];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "stack", now_ns());
+    head(&w, "stack", clock_ns());
     jsonw_key_u64(&w, "id", id);
     jsonw_key(&w, "frames");
     jsonw_array_begin(&w);
@@ -563,7 +561,7 @@ void recorder_mmap(recorder_fn_t fn, const void *p, size_t len, int prot, int fl
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "mmap", now_ns());
+    head(&w, "mmap", clock_ns());
     jsonw_key_str(&w, "fn", fn_names[fn].s);
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
     jsonw_key_u64(&w, "size", len);
@@ -587,7 +585,7 @@ void recorder_munmap(const void *p, size_t len)
     uint64_t live = atomic_load(&R.mmap_live);
     while (!atomic_compare_exchange_weak(&R.mmap_live, &live, live > len ? live - len : 0))
         ;
-    head(&w, "munmap", now_ns());
+    head(&w, "munmap", clock_ns());
     jsonw_key_str(&w, "fn", "munmap");
     jsonw_key_u64(&w, "addr", (uintptr_t)p);
     jsonw_key_u64(&w, "size", len);
@@ -607,7 +605,7 @@ void recorder_mremap_begin(recorder_move_t *m, const void *old, size_t old_len)
     sync_begin();
     m->slot = trace_reserve(&R.trace, MOVE_SLOT, NULL);
     sync_end();
-    m->t = now_ns();
+    m->t = clock_ns();
 }
 
 void recorder_mremap_end(recorder_move_t *m, const void *p, size_t len, int flags)
@@ -642,7 +640,7 @@ void recorder_phase(const char *name, bool begin)
     char buf[RECORD_MAX + 1024];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "phase", now_ns());
+    head(&w, "phase", clock_ns());
     jsonw_key_str(&w, "op", begin ? "begin" : "end");
     if (begin) {
         size_t n = name ? strnlen(name, 512) : 0;
@@ -657,7 +655,7 @@ static void write_module(const char *op, const char *path, uintptr_t base, uintp
     char buf[RECORD_MAX + 6 * PATH_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "module", now_ns());
+    head(&w, "module", clock_ns());
     jsonw_key_str(&w, "op", op);
     jsonw_key_str(&w, "path", path);
     jsonw_key_u64(&w, "base", base);
@@ -802,7 +800,7 @@ void recorder_sample(const recorder_os_t *os)
     if (!recorder_active())
         return;
     jsonw_t w;
-    if (!big_begin(&w, 2048 + os->nchildren * 64, "sample", now_ns()))
+    if (!big_begin(&w, 2048 + os->nchildren * 64, "sample", clock_ns()))
         return;
     /* The live figures as of this moment: everything claimed before. */
     sync_begin();
@@ -966,7 +964,7 @@ int recorder_start(const config_t *cfg, const char *exe_path, int argc, char **a
     R.argc = argc;
     R.argv = argv;
     clock_init();
-    R.t0 = now_ns();
+    R.t0 = clock_ns();
     copy_str(R.exe, sizeof R.exe, exe_path ? exe_path : "");
     const char *slash = strrchr(R.exe, '/');
     copy_str(R.exe_base, sizeof R.exe_base, slash ? slash + 1 : R.exe);
@@ -1037,7 +1035,7 @@ void recorder_forked(pid_t child)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "fork", now_ns());
+    head(&w, "fork", clock_ns());
     jsonw_key_i64(&w, "child", child);
     emit_synced(&w);
 }
@@ -1079,7 +1077,7 @@ void recorder_fork_child(void)
 static void write_launch(const char *ev, pid_t child, const char *path, char *const argv[])
 {
     jsonw_t w;
-    if (!big_begin(&w, 4096 + 6 * PATH_MAX + argv_bytes(-1, argv), ev, now_ns()))
+    if (!big_begin(&w, 4096 + 6 * PATH_MAX + argv_bytes(-1, argv), ev, clock_ns()))
         return;
     if (child > 0)
         jsonw_key_i64(&w, "child", child);
@@ -1114,7 +1112,7 @@ void recorder_exec_failed(int err)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "exec_failed", now_ns());
+    head(&w, "exec_failed", clock_ns());
     jsonw_key_i64(&w, "errno", err);
     emit_synced(&w);
 }
@@ -1132,7 +1130,7 @@ static void fill_end(char *slot, size_t len, uint64_t records, void *ctx)
     char buf[END_SLOT];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "end", now_ns());
+    head(&w, "end", clock_ns());
     jsonw_key_str(&w, "reason", e->reason);
     if (e->status >= 0)
         jsonw_key_i64(&w, "status", e->status);

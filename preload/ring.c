@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "preload/clock.h"
 #include "preload/sysmem.h"
 
 #define MASK (RING_SLOTS - 1)
@@ -62,12 +63,6 @@ static __thread uint64_t seen_tail __attribute__((tls_model("initial-exec")));
 
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int ring_init(ring_stage_fn state, ring_stage_fn write)
 {
@@ -171,7 +166,7 @@ static void both_locked(uint64_t upto, uint64_t max, uint64_t deadline)
         if (++spins < 64) {
             cpu_relax();
         } else {
-            if (now_ns() > deadline)
+            if (clock_ns() > deadline)
                 break;
             sched_yield();
         }
@@ -182,7 +177,7 @@ uint64_t ring_flush_locked(uint64_t max_ns)
 {
     if (!G.slots)
         return 0;
-    uint64_t deadline = now_ns() + max_ns + 1;
+    uint64_t deadline = clock_ns() + max_ns + 1;
     settle_waiting_claim(deadline);
     uint64_t upto = atomic_load(&G.head);
     both_locked(upto, UINT64_MAX, deadline);
@@ -301,8 +296,8 @@ ring_slot_t *ring_claim(void)
                 /* Rather than wait, write what the state stage has done
                  * (the stage threads may be busy with the state stage). */
             } else if (!since) {
-                since = now_ns();
-            } else if (now_ns() - since > HELP_AFTER_NS && help_both(s)) {
+                since = clock_ns();
+            } else if (clock_ns() - since > HELP_AFTER_NS && help_both(s)) {
                 since = 0;
             } else {
                 sched_yield();
@@ -360,6 +355,20 @@ void ring_publish(ring_slot_t *slot)
     }
 }
 
+/* Publish this thread's claim (its slot, free) as a signal's handler
+ * finds it: with ring_post's content, which is whole, or as lost. */
+static void settle(ring_slot_t *slot)
+{
+    if (pending_content)
+        fill(slot, pending_content);
+    else
+        slot->kind = RING_LOST;
+    atomic_store_explicit(&slot->seq, (uint32_t)(pending_seq + 1), memory_order_release);
+    pending = NULL;
+    pending_content = NULL;
+    claim_waiting = false;
+}
+
 void ring_abandon_pending(void)
 {
     if (!pending && claim_waiting) {
@@ -367,8 +376,8 @@ void ring_abandon_pending(void)
          * be flushing up to this very claim (the poller, for a sample):
          * wait for room as the claim would have, draining ourselves when
          * the locks are free, then fill and publish it here. */
-        uint64_t s = pending_seq, deadline = now_ns() + ABANDON_WAIT_NS;
-        while (atomic_load(&G.tail) + RING_SLOTS <= s && now_ns() < deadline) {
+        uint64_t s = pending_seq, deadline = clock_ns() + ABANDON_WAIT_NS;
+        while (atomic_load(&G.tail) + RING_SLOTS <= s && clock_ns() < deadline) {
             if (trylock_both() == 0) {
                 both_locked(s, UINT64_MAX, deadline);
                 ring_unlock();
@@ -378,35 +387,23 @@ void ring_abandon_pending(void)
         }
         if (atomic_load(&G.tail) + RING_SLOTS <= s)
             return; /* no room: ring_flush_locked settles it */
-        pending = &G.slots[s & MASK];
-        claim_waiting = false;
+        settle(&G.slots[s & MASK]);
+    } else if (pending) {
+        settle(pending);
     }
-    if (!pending)
-        return;
-    if (pending_content)
-        fill(pending, pending_content); /* a post: its content is whole */
-    else
-        pending->kind = RING_LOST;
-    ring_publish(pending);
 }
 
 /* This thread's claim still waiting for room, when a signal's handler on
- * it flushes: drain what comes before it, then fill it (with the post's
- * content, or as lost) and publish it, so the flush can pass it. */
+ * it flushes: drain what comes before it, then settle it, so the flush
+ * can pass it. */
 static void settle_waiting_claim(uint64_t deadline)
 {
     if (!claim_waiting)
         return;
     uint64_t s = pending_seq;
     both_locked(s, UINT64_MAX, deadline);
-    if (atomic_load(&G.tail) + RING_SLOTS > s) { /* its slot is free now */
-        ring_slot_t *slot = &G.slots[s & MASK];
-        if (pending_content)
-            fill(slot, pending_content);
-        else
-            slot->kind = RING_LOST;
-        atomic_store_explicit(&slot->seq, (uint32_t)(s + 1), memory_order_release);
-    }
+    if (atomic_load(&G.tail) + RING_SLOTS > s) /* its slot is free now */
+        settle(&G.slots[s & MASK]);
     claim_waiting = false;
     pending_content = NULL;
 }

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "preload/clock.h"
+
 #define TRACE_SPAN (256ull << 30)   /* virtual bytes reserved: the largest trace */
 #define TRACE_FIRST (1ull << 20)    /* first file size */
 #define TRACE_STEP_MAX (64ull << 20) /* growth: double up to this much at once */
@@ -198,13 +200,6 @@ int trace_append(trace_t *t, const char *rec, size_t len)
     return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
                      uint64_t max_wait_ns)
 {
@@ -215,7 +210,7 @@ int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
         if (at & TRACE_CLOSED)
             return -1;
     } while (!atomic_compare_exchange_weak(&t->head, &at, (at + len) | TRACE_CLOSED));
-    uint64_t start = mono_ns();
+    uint64_t start = clock_ns();
     /* Another thread may be growing the file right now: wait for its lock,
      * but never block on it (a signal may have interrupted the grower,
      * which may be this very thread). */
@@ -227,7 +222,7 @@ int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
                 return -1;
             break;
         }
-        if (mono_ns() - start > max_wait_ns)
+        if (clock_ns() - start > max_wait_ns)
             return -1;
         sched_yield();
     }
@@ -235,7 +230,7 @@ int trace_close_with(trace_t *t, size_t len, trace_fill_fn fill, void *ctx,
      * writers still copying (a bounded wait: one may be this very thread,
      * interrupted by the signal that is ending the process). */
     while (atomic_load(&t->committed) < at) {
-        if (mono_ns() - start > max_wait_ns)
+        if (clock_ns() - start > max_wait_ns)
             break;
         sched_yield();
     }
