@@ -13,12 +13,10 @@
 
 /* ---- the unwinder --------------------------------------------------------- */
 
-typedef int (*unw_backtrace_fn)(void **buffer, int size);
 typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
 
 #define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
 
-static unw_backtrace_fn backtrace_fn;
 static unsigned max_depth;
 int (*stacks_backtrace_)(void **buffer, int size);
 int stacks_want_;
@@ -55,18 +53,18 @@ int stacks_init(unsigned depth, const char **why)
         *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
         return -1;
     }
-    backtrace_fn = (unw_backtrace_fn)dlsym(h, "unw_backtrace");
+    /* Used only once stacks_want_ is set, at the end. */
+    stacks_backtrace_ = (int (*)(void **, int))dlsym(h, "unw_backtrace");
     unw_set_caching_policy_fn policy =
         (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
     void **as = dlsym(h, "_ULx86_64_local_addr_space");
-    if (!backtrace_fn) {
+    if (!stacks_backtrace_) {
         max_depth = 0;
         *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
         return -1;
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
-    stacks_backtrace_ = backtrace_fn;
     stacks_want_ = (int)(max_depth + STACKS_SELF_MAX);
     return 0;
 }
@@ -80,16 +78,6 @@ unsigned stacks_frames(const stacks_raw_t *r, unsigned max, const uintptr_t **fr
         max = max_depth;
     *frames = r->pc + i;
     return n - i < max ? n - i : max;
-}
-
-unsigned stacks_capture(uintptr_t *frames, unsigned max)
-{
-    stacks_raw_t r;
-    const uintptr_t *f;
-    stacks_grab(&r);
-    unsigned n = stacks_frames(&r, max, &f);
-    memcpy(frames, f, n * sizeof *f);
-    return n;
 }
 
 /* ---- the table --------------------------------------------------------------- */

@@ -26,11 +26,7 @@
  * in *why (stacks then stay off). */
 int stacks_init(unsigned depth, const char **why);
 
-/* The caller's stack, innermost first, without memsim's frames; the
- * number of frames (0 when stacks are off). */
-unsigned stacks_capture(uintptr_t *frames, unsigned max);
-
-/* Capturing in an entry point itself.  The unwinder costs about 6 ns a
+/* Capturing, in an entry point itself.  The unwinder costs about 6 ns a
  * frame, and three frames of memsim's own (recorder, capture, this
  * module) cost as much as the program's frames of a shallow stack: an
  * entry point (malloc, free, ...) calls stacks_grab, which is inlined, so

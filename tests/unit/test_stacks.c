@@ -108,24 +108,28 @@ START_TEST(threads_write_each_stack_once)
 }
 END_TEST
 
-static __attribute__((noinline)) unsigned capture_here(uintptr_t *frames)
+/* As an entry point captures: the raw stack, then the program's frames. */
+static stacks_raw_t raw;
+
+static __attribute__((noinline)) unsigned capture_here(const uintptr_t **frames)
 {
-    return stacks_capture(frames, 64);
+    stacks_grab(&raw);
+    return stacks_frames(&raw, 64, frames);
 }
 
 START_TEST(capture_uses_libunwind)
 {
     const char *why = NULL;
     ck_assert_msg(stacks_init(64, &why) == 0, "%s", why ? why : "");
-    uintptr_t frames[64];
-    unsigned n = capture_here(frames);
+    const uintptr_t *frames;
+    unsigned n = capture_here(&frames);
     /* The test binary is "memsim" here, so its frames are skipped: what
      * is left starts in libc (the runner's caller chain). */
     ck_assert_uint_ge(n, 1);
     ck_assert_uint_le(n, 64);
     ck_assert(frames[0] != 0);
     ck_assert_int_eq(stacks_init(0, &why), 0); /* depth 0: off */
-    ck_assert_uint_eq(stacks_capture(frames, 64), 0);
+    ck_assert_uint_eq(capture_here(&frames), 0);
 }
 END_TEST
 
