@@ -69,6 +69,16 @@ static void *produce(void *arg)
     return NULL;
 }
 
+/* PRODUCERS threads of produce(), to the end. */
+static void run_producers(void)
+{
+    pthread_t t[PRODUCERS];
+    for (unsigned i = 0; i < PRODUCERS; i++)
+        pthread_create(&t[i], NULL, produce, (void *)(uintptr_t)i);
+    for (unsigned i = 0; i < PRODUCERS; i++)
+        pthread_join(t[i], NULL);
+}
+
 /* Two threads take turns (a free in one thread, then the allocation in
  * another that the free made possible): what one published before
  * passing the turn must come first.  t carries the global step, 1, 2, ... */
@@ -116,11 +126,7 @@ END_TEST
 START_TEST(producers_drain_a_full_ring)
 {
     reset();
-    pthread_t t[PRODUCERS];
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_create(&t[i], NULL, produce, (void *)(uintptr_t)i);
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_join(t[i], NULL);
+    run_producers();
     ring_lock();
     ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
     ring_unlock();
@@ -154,11 +160,7 @@ START_TEST(writer_threads_drain)
 {
     reset();
     ck_assert_int_eq(ring_writer_start_n(NULL, (unsigned)_i), 0);
-    pthread_t t[PRODUCERS];
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_create(&t[i], NULL, produce, (void *)(uintptr_t)i);
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_join(t[i], NULL);
+    run_producers();
     ring_lock();
     ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
     ck_assert_uint_eq(consumed, (uint64_t)PRODUCERS * PER_THREAD);
