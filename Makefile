@@ -59,6 +59,7 @@ endif
 
 CORE_SRC  = $(sort $(wildcard core/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
+RECORDER_SRC = $(sort $(wildcard recorder/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
 ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
@@ -66,9 +67,16 @@ BENCH_SRC = $(sort $(wildcard bench/*.c))
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
-# What the unit tests link: everything of the preload but its exported hooks,
-# everything of the analyzer but its main.
-PRELOAD_TESTABLE = $(filter-out $(BUILD)/preload/hooks.o,$(PRELOAD_OBJ))
+RECORDER_OBJ = $(RECORDER_SRC:%.c=$(BUILD)/%.o)
+# The pieces of the preload the recorder shares: the arena and its ring,
+# the configuration, the clock.
+SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysmem.o)
+# What the unit tests link: the preload's pieces that run without being
+# preloaded (not the hooks, nor the process's life, which start at load),
+# the recorder's but its main, the analyzer's but its main.
+PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o process.o signals.o events.o \
+	modules.o launch.o),$(PRELOAD_OBJ))
+RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
@@ -79,6 +87,7 @@ LIBCORE   = $(BUILD)/libmemsim-core.a
 MEMSIM    = $(BUILD)/memsim
 ANALYZE   = $(BUILD)/memsim-analyze
 LIBMEMSIM = $(BUILD)/libmemsim.so
+RECORDER  = $(BUILD)/memsim-recorder
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 JSONQ     = $(BUILD)/jsonq
@@ -102,7 +111,7 @@ EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard exa
 ifeq ($(SANITIZE),1)
 all: $(MEMSIM) $(ANALYZE) $(LIBCORE)
 else
-all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
 endif
 
 deps: $(DEPS_OK)
@@ -124,22 +133,27 @@ $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(MEMSIM): $(CLI_OBJ) $(LIBCORE)
+$(MEMSIM): $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBCORE) $(JANSSON_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) -lm
 
 $(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) -lm
 
-$(LIBMEMSIM): $(PRELOAD_OBJ) $(CORE_OBJ)
+$(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(CORE_OBJ) -ldl -lpthread -lm
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-z,now -Wl,-z,defs -o $@ $(PRELOAD_OBJ) $(LIBCORE) -ldl -lpthread -lm
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
+# The recorder process libmemsim.so starts beside every traced process.
+$(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) -lpthread -lm
+
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
 		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) \
 		-ldl -lpthread -lm
 
@@ -186,11 +200,11 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE) $(LIBMEMSIM) $(ANALYZE) $(BUILD)/programs/alloc_heavy
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BUILD)/programs/alloc_heavy
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/preload.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
@@ -213,26 +227,28 @@ fuzz: | $(DEPS_OK)
 	$(SAN_ENV) $(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 
-demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(BUILD)/examples/demo_workload
+demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)
 
-install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/memsim \
+		$(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
 	install -m 0755 $(ANALYZE) $(DESTDIR)$(PREFIX)/bin/memsim-analyze
 	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/libmemsim.so
+	install -m 0755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder
 	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
 	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/bin/memsim-analyze \
 		$(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
-		$(DESTDIR)$(PREFIX)/lib/libmemsim.so \
+		$(DESTDIR)$(PREFIX)/lib/libmemsim.so $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder \
 		$(DESTDIR)$(PREFIX)/include/memsim.h
 
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
 	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d) \
 	$(EXAMPLE_BINS:=.d)

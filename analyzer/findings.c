@@ -151,6 +151,19 @@ static json_t *fragmentation(const findings_config_t *c, const summary_t *s, con
     }
     if (!n || sum / (double)n < c->frag_ratio)
         return NULL;
+    /* The finding's time: when the fragmentation set in, the first sample
+     * within a point of the worst (holes that last keep it near there:
+     * what moves it a little later is noise, such as a small arena growth). */
+    for (size_t i = 0; i < s->npoints; i++) {
+        const summary_point_t *p = &s->points[i];
+        if (!p->total || !p->reserved)
+            continue;
+        double f = ((double)p->reserved - (double)p->allocated) / (double)p->reserved;
+        if (f >= max - 0.01) {
+            at = i;
+            break;
+        }
+    }
     double avg = sum / (double)n;
     char desc[256];
     snprintf(desc, sizeof desc,

@@ -41,6 +41,7 @@
 #include "cli/args.h"
 #include "core/procfs.h"
 #include "core/strategy.h"
+#include "preload/childenv.h"
 
 #define CMD "memsim run"
 
@@ -49,6 +50,7 @@
 #define RUN_GRACE_S 2.0       /* SIGTERM to SIGKILL, when the group lingers */
 #define RUN_MIB (1024.0 * 1024.0)
 #define RUN_PIDS_MIN 256 /* first size of the descendants buffer */
+#define RUN_TRACE_WAIT_S 10.0 /* for the recorders of vanished processes */
 
 /* What the preload accepts (preload/config.h): refused here, before the
  * command starts, rather than there, where it would run untraced. */
@@ -428,12 +430,6 @@ static int make_out(const run_opts_t *o, run_paths_t *p)
 
 extern char **environ;
 
-static bool env_is(const char *entry, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(entry, name, n) == 0 && entry[n] == '=';
-}
-
 /* "NAME=value" on the heap, or NULL. */
 static char *env_entry(const char *name, const char *value)
 {
@@ -518,26 +514,15 @@ static char **child_env(const run_opts_t *o, const run_paths_t *p, size_t *own)
                           o->sample_ms ? "MEMSIM_SAMPLE_MS" : NULL,
                           o->no_children ? "MEMSIM_TRACE_CHILDREN" : NULL};
     char *mine[6];
-    size_t n = 0, k = 0, m = own_vars(o, p, mine);
-    while (environ[n])
-        n++;
-    char **env = m ? calloc(n + m + 1, sizeof *env) : NULL;
+    size_t m = own_vars(o, p, mine);
+    char **env = m ? calloc(childenv_count(environ) + m + 1, sizeof *env) : NULL;
     if (!env) {
         for (size_t i = 0; i < m; i++)
             free(mine[i]);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        bool mine_now = false;
-        for (size_t j = 0; j < sizeof drop / sizeof *drop && !mine_now; j++)
-            mine_now = drop[j] && env_is(environ[i], drop[j]);
-        if (!mine_now)
-            env[k++] = environ[i];
-    }
-    *own = k;
-    for (size_t i = 0; i < m; i++)
-        env[k++] = mine[i];
-    env[k] = NULL;
+    childenv_merge(environ, drop, sizeof drop / sizeof *drop, mine, m, env);
+    *own = childenv_count(env) - m;
     return env;
 }
 
@@ -907,6 +892,66 @@ static json_t *list_traces(const char *dir, size_t *count)
     return list;
 }
 
+/* Whether trace file path is finished: it ends with its end record, or
+ * its process is still running (an orphan of the command that outlives
+ * it: not waited for). */
+static bool trace_settled(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    char head[256], tail[4096];
+    long pid = 0;
+    ssize_t n = pread(fd, head, sizeof head - 1, 0);
+    if (n > 0) {
+        head[n] = '\0';
+        const char *p = strstr(head, "\"pid\":");
+        if (p)
+            pid = strtol(p + 6, NULL, 10);
+    }
+    struct stat st;
+    off_t from = fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail + 1 : 0;
+    ssize_t k = pread(fd, tail, sizeof tail - 1, from);
+    close(fd);
+    bool ended = false;
+    if (k > 0 && tail[k - 1] == '\n') {
+        tail[k - 1] = '\0';
+        char *last = strrchr(tail, '\n');
+        ended = strncmp(last ? last + 1 : tail, "{\"ev\":\"end\"", 11) == 0;
+    }
+    return ended || (pid > 0 && kill((pid_t)pid, 0) == 0);
+}
+
+/* The recorders, processes apart from the command, finish a trace a
+ * moment after its process vanished (SIGKILL, the OOM killer): wait, at
+ * most RUN_TRACE_WAIT_S, until every trace in dir is finished. */
+static void wait_traces(const char *dir)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        bool all = true;
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && all && (e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "memsim.", 7) != 0 || len < 13 ||
+                strcmp(e->d_name + len - 6, ".jsonl") != 0)
+                continue;
+            char path[PATH_MAX + 300];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            all = trace_settled(path);
+        }
+        if (d)
+            closedir(d);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (all || since(&start, &now) > RUN_TRACE_WAIT_S)
+            return;
+        struct timespec nap = {0, 20000000L};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* The command's exit_code as the seed reports it: its exit status, or
  * minus the signal that ended it. */
 static int exit_code(int status)
@@ -1034,6 +1079,7 @@ static int run_command(const run_opts_t *o, const run_paths_t *p, char **env, ru
     if (err)
         fprintf(stderr, "%s: cannot write %s/rss.jsonl: %s\n", CMD, p->dir, strerror(errno));
     size_t ntraces = 0;
+    wait_traces(p->dir);
     write_resources(o, w, p->dir, &ntraces);
     report(w, p->dir, ntraces);
     if (o->analyze)

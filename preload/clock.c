@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 #define REFRESH_EVERY 256 /* conversions between two pairs, at most */
 #define PAIR_TRIES 3
 
@@ -52,8 +51,9 @@ static pair_t read_pair(void)
     return best;
 }
 
-/* The kernel keeps time with the TSC: "tsc\n" in its clocksource. */
-static bool kernel_uses_tsc(void)
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+bool clock_kernel_tsc(void)
 {
 #if defined(__x86_64__)
     char buf[16] = {0};
@@ -68,10 +68,13 @@ static bool kernel_uses_tsc(void)
 #endif
 }
 
-void clock_init(void)
+void clock_init(bool tsc)
 {
     clock_tsc_ = false;
-    if (!kernel_uses_tsc())
+#if !defined(__x86_64__)
+    tsc = false;
+#endif
+    if (!tsc)
         return;
     start = latest = read_pair();
     rate = 0.0;

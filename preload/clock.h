@@ -6,7 +6,7 @@
  * time-stamp counter costs about 8.  When the kernel itself keeps time
  * with the TSC (its clocksource is "tsc": the counter is then invariant
  * and synchronized across CPUs), events read the TSC (clock_ticks) and
- * the writer turns ticks into CLOCK_MONOTONIC nanoseconds
+ * the recorder turns ticks into CLOCK_MONOTONIC nanoseconds
  * (clock_ticks_ns) against pairs (TSC, CLOCK_MONOTONIC) it reads as it
  * goes: ns = ns_c - (tsc_c - ticks) * rate, where (tsc_c, ns_c) is its
  * latest pair, read after the event, and rate the ratio of the two
@@ -27,9 +27,17 @@ extern bool clock_tsc_; /* set by clock_init */
 /* CLOCK_MONOTONIC, ns. */
 uint64_t clock_ns(void);
 
-/* Choose the source (the TSC if the kernel keeps time with it) and take
- * the first pair.  Before it, and without the TSC, ticks are ns. */
-void clock_init(void);
+/* Choose the source: the TSC when tsc is set (the kernel keeps time
+ * with it: its clocksource is "tsc", which preload/launch.c reads where
+ * its descriptor is none of the program's), and take the first pair.
+ * Before it, and without the TSC, ticks are ns.  The traced process and
+ * its recorder each call it, with the same answer. */
+void clock_init(bool tsc);
+
+/* Whether the kernel keeps time with the TSC (it opens a file in /sys:
+ * not on a thread of the traced program's, whose descriptors it would
+ * take; preload/launch.c asks from its own table). */
+bool clock_kernel_tsc(void);
 
 /* Now, in ticks. */
 static inline uint64_t clock_ticks(void)

@@ -1,546 +1,367 @@
 /*
- * ring: the queue between the program's threads and memsim's writer.
- * See ring.h.
+ * ring: the queue from the traced process to its recorder.  See ring.h.
  */
 #include "preload/ring.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "preload/arena.h"
 #include "preload/clock.h"
-#include "preload/sysmem.h"
 
-#define MASK (RING_SLOTS - 1)
-#define BATCH 256                 /* a stage thread gives its lock up this often */
-#define WAKE_BACKLOG (RING_SLOTS / 8)
-#define SLEEP_NS 50000000L        /* an idle stage thread looks again after 50 ms */
-#define SPIN_ROUNDS 64            /* empty looks before a stage thread sleeps */
-#define HELP_AFTER_NS 200000      /* a full ring whose tail stood still this long... */
-#define HELP_BATCH 1024           /* ...is drained this much by a producer */
-#define ABANDON_WAIT_NS 50000000L /* a signal's handler waits this long for room */
-#define HELP_BACKLOG (RING_SLOTS / 4) /* a producer this far ahead of the tail writes */
-#define HELP_WRITE_BATCH 256      /* a waiting producer writes this much at a time */
-/* Machines with fewer CPUs run both stages on one thread: on two cores
- * (bench/preload.sh, one program thread) the second thread made memsim
- * 14% slower, and 23% with four program threads. */
-#define RING_TWO_THREADS_CPUS 4
+#define SPINS 128                 /* looks at the tail before a producer sleeps */
+#define ROOM_NAP_NS 10000000ull   /* a producer waiting for room looks again this often */
+#define ACK_NAP_NS 10000000ull
+#define STARTING_MAX_NS 30000000000ull /* a recorder not attached after this long is gone */
 
-/* One stage thread's lock and bed. */
-typedef struct stage_s {
-    pthread_mutex_t lock;
-    _Atomic int sleeping;         /* its thread waits on it */
-    bool running;
-} stage_t;
+/* This thread's post in progress: a signal's handler that ends the
+ * process publishes it (ring_settle); one that posts on its own does not
+ * wait for room (the recorder stops at this claim until it is done). */
+typedef struct pending_s {
+    region_t *r;
+    uint64_t seq;           /* the claim */
+    uint16_t n;             /* its slots */
+    uint8_t state;          /* 0: none, 1: waiting for room, 2: the slots are ours */
+    const ring_slot_t *m;   /* the message, once built (NULL between ring_begin and ring_end) */
+    const void *bytes;
+    size_t len;
+} pending_t;
 
-static struct {
-    ring_slot_t *slots;
-    ring_stage_fn state_fn, write_fn;
-    void (*enter_guard)(void);
-    stage_t state __attribute__((aligned(64)));
-    stage_t write __attribute__((aligned(64)));
-    _Atomic uint64_t head __attribute__((aligned(64)));       /* next claim */
-    _Atomic uint64_t state_tail __attribute__((aligned(64))); /* next for the state stage */
-    _Atomic uint64_t tail __attribute__((aligned(64)));       /* next for the write stage */
-    _Atomic int writing; /* a thread is in the write stage: producers need not try to help */
-} G = {.state.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
-       .write.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP};
-
-static __thread ring_slot_t *pending __attribute__((tls_model("initial-exec")));
-static __thread uint64_t pending_seq __attribute__((tls_model("initial-exec")));
-/* Claimed (pending_seq) but still waiting for room: the slot is not ours yet. */
-static __thread bool claim_waiting __attribute__((tls_model("initial-exec")));
-/* What ring_post will put in the pending claim (a signal's handler
- * publishes it if it interrupts the post). */
-static __thread const ring_slot_t *pending_content __attribute__((tls_model("initial-exec")));
+static __thread pending_t pend __attribute__((tls_model("initial-exec")));
 static __thread uint64_t seen_tail __attribute__((tls_model("initial-exec")));
 
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }
 
+bool ring_posting(void) { return pend.state != 0; }
 
-int ring_init(ring_stage_fn state, ring_stage_fn write)
+void ring_forget_thread(void)
 {
-    G.state_fn = state;
-    G.write_fn = write;
-    if (G.slots)
-        return 0;
-    G.slots = sysmem_alloc(RING_SLOTS * sizeof(ring_slot_t));
-    return G.slots ? 0 : -1;
+    memset(&pend, 0, sizeof pend);
+    seen_tail = 0;
 }
 
-bool ring_ready(void) { return G.slots != NULL; }
+/* ---- the recorder's health ------------------------------------------------------ */
 
-uint64_t ring_claimed(void) { return atomic_load(&G.head); }
-uint64_t ring_consumed(void) { return atomic_load(&G.tail); }
+static void drop(region_t *r) { atomic_fetch_add_explicit(&r->ring.dropped, 1, memory_order_relaxed); }
 
-static inline bool published(uint64_t t)
+/* Whether the recorder is gone for good (then the ring closes). */
+static bool recorder_gone(region_t *r, uint64_t now, uint64_t waited_since)
 {
-    return atomic_load_explicit(&G.slots[t & MASK].seq, memory_order_acquire) == (uint32_t)(t + 1);
+    uint32_t st = atomic_load(&r->rec_state);
+    if (st == REC_FAILED || st == REC_DONE)
+        return true;
+    if (st == REC_STARTING)
+        return now - waited_since > STARTING_MAX_NS;
+    uint64_t beat = atomic_load(&r->heartbeat);
+    if (now < beat || now - beat < RING_DEAD_NS)
+        return false;
+    /* Silent, perhaps only blocked in a slow write: is it there at all? */
+    int32_t pid = atomic_load(&r->rec_pid);
+    return pid <= 0 || (kill(pid, 0) && errno == ESRCH);
 }
 
-static void wake(stage_t *st)
+static void wake_recorder(region_t *r)
 {
-    if (atomic_exchange(&st->sleeping, 0))
-        syscall(SYS_futex, (int *)&st->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    if (atomic_load_explicit(&r->ring.sleeping, memory_order_relaxed) &&
+        atomic_exchange(&r->ring.sleeping, 0))
+        region_wake(&r->ring.work);
 }
 
-static bool state_work(void);
-static bool write_work(void);
-static void settle_waiting_claim(uint64_t deadline);
-
-/* Wake whichever stage thread has work waiting (a full ring). */
-static void wake_behind(void)
+/* Put claim [s, s + n) on the abandoned list; false when it is full. */
+static bool abandon(region_t *r, uint64_t s, unsigned n)
 {
-    uint64_t st = atomic_load(&G.state_tail);
-    if (st < atomic_load(&G.head))
-        wake(&G.state);
-    if (atomic_load(&G.tail) < st)
-        wake(&G.write);
-}
-
-/* ---- the stages ------------------------------------------------------------ */
-
-/* The state stage over published slots in order, up to (not including)
- * upto, at most max; stops at the first slot still being filled.
- * Returns the number done.  The state lock must be held. */
-static uint64_t state_locked(uint64_t upto, uint64_t max)
-{
-    uint64_t t = atomic_load_explicit(&G.state_tail, memory_order_relaxed), done = 0;
-    while (t < upto && done < max && published(t)) {
-        __builtin_prefetch(&G.slots[(t + 4) & MASK]);
-        G.state_fn(&G.slots[t & MASK]);
-        t++;
-        done++;
-        if ((t & 31) == 0)
-            atomic_store_explicit(&G.state_tail, t, memory_order_release);
+    uint64_t v = ((s << 16) | n) + 1;
+    for (unsigned i = 0; i < RING_ABANDON_MAX; i++) {
+        uint64_t zero = 0;
+        if (atomic_compare_exchange_strong(&r->ring.abandoned[i], &zero, v))
+            return true;
     }
-    atomic_store_explicit(&G.state_tail, t, memory_order_release);
-    return done;
+    return false;
 }
 
-/* The write stage over slots the state stage is done with, up to upto,
- * at most max.  The write lock must be held. */
-static uint64_t write_locked(uint64_t upto, uint64_t max)
+/* Wait until claim [s, s + n) has its slots.  False when the claim was
+ * given up (counted): the ring closed, or the recorder is stuck at
+ * another claim (the abandoned list tells it to skip this one). */
+static bool room(region_t *r, uint64_t s, unsigned n)
 {
-    atomic_store_explicit(&G.writing, 1, memory_order_relaxed);
-    uint64_t t = atomic_load_explicit(&G.tail, memory_order_relaxed), done = 0;
-    uint64_t ready = atomic_load_explicit(&G.state_tail, memory_order_acquire);
-    if (upto > ready)
-        upto = ready;
-    while (t < upto && done < max) {
-        G.write_fn(&G.slots[t & MASK]);
-        t++;
-        done++;
-        if ((t & 63) == 0)
-            atomic_store_explicit(&G.tail, t, memory_order_release);
-    }
-    atomic_store_explicit(&G.tail, t, memory_order_release);
-    atomic_store_explicit(&G.writing, 0, memory_order_relaxed);
-    return done;
-}
-
-/* Both stages, a batch at a time, up to upto and at most max slots (the
- * role held).  With a deadline, waits (until then) for claims still being
- * filled — a producer between claim and publish may be preempted, or be
- * waiting for room, which the write stage makes as it goes. */
-static void both_locked(uint64_t upto, uint64_t max, uint64_t deadline)
-{
-    uint64_t done = 0;
-    unsigned spins = 0;
-    while (atomic_load(&G.tail) < upto && done < max) {
-        uint64_t n = state_locked(upto, max - done < BATCH ? max - done : BATCH);
-        uint64_t w = write_locked(upto, UINT64_MAX);
-        done += n;
-        if (n || w) {
-            spins = 0;
-            continue;
-        }
-        if (!deadline)
-            break;
-        if (++spins < 64) {
+    ring_ctl_t *c = &r->ring;
+    if (s + n - seen_tail <= c->slots)
+        return true;
+    seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+    if (s + n - seen_tail <= c->slots)
+        return true;
+    uint64_t since = 0, last = seen_tail;
+    for (unsigned i = 0;; i++) {
+        wake_recorder(r);
+        if (i < SPINS) {
             cpu_relax();
         } else {
-            if (clock_ns() > deadline)
-                break;
-            sched_yield();
-        }
-    }
-}
-
-uint64_t ring_flush_locked(uint64_t max_ns)
-{
-    if (!G.slots)
-        return 0;
-    uint64_t deadline = clock_ns() + max_ns + 1;
-    settle_waiting_claim(deadline);
-    uint64_t upto = atomic_load(&G.head);
-    both_locked(upto, UINT64_MAX, deadline);
-    uint64_t t = atomic_load(&G.tail);
-    return upto > t ? upto - t : 0;
-}
-
-void ring_lock(void)
-{
-    pthread_mutex_lock(&G.state.lock);
-    pthread_mutex_lock(&G.write.lock);
-}
-
-void ring_unlock(void)
-{
-    pthread_mutex_unlock(&G.write.lock);
-    pthread_mutex_unlock(&G.state.lock);
-}
-
-static int trylock_both(void)
-{
-    if (pthread_mutex_trylock(&G.state.lock))
-        return -1;
-    if (pthread_mutex_trylock(&G.write.lock)) {
-        pthread_mutex_unlock(&G.state.lock);
-        return -1;
-    }
-    return 0;
-}
-
-int ring_lock_timed(uint64_t max_ns)
-{
-    /* Wait in the locks' own queues (in the order ring_lock takes them):
-     * polling both with trylock could miss them for the whole wait while
-     * a busy stage thread and helping producers hand them around. */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    uint64_t ns = (uint64_t)until.tv_nsec + max_ns;
-    until.tv_sec += (time_t)(ns / 1000000000ull);
-    until.tv_nsec = (long)(ns % 1000000000ull);
-    if (pthread_mutex_timedlock(&G.state.lock, &until))
-        return -1;
-    if (pthread_mutex_timedlock(&G.write.lock, &until)) {
-        pthread_mutex_unlock(&G.state.lock);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- producers ----------------------------------------------------------------- */
-
-/* A producer runs a batch of a stage with every signal blocked: the
- * handler of a fatal signal drains the ring itself (recorder_end), and
- * must not find its own thread halfway through a batch, holding the lock
- * it needs (SIGTERM to a busy program lost up to a ring of records).
- * The signal is delivered when the batch is done. */
-static void signals_off(sigset_t *old)
-{
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, old);
-}
-
-static void signals_on(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
-
-/* A batch of the write stage, if its lock is free; whether it ran.
- * (Blocking signals costs two system calls: not when another thread is
- * writing anyway.) */
-static bool help_write(void)
-{
-    if (atomic_load_explicit(&G.writing, memory_order_relaxed))
-        return false;
-    sigset_t old;
-    signals_off(&old);
-    bool ran = pthread_mutex_trylock(&G.write.lock) == 0;
-    if (ran) {
-        write_locked(UINT64_MAX, HELP_WRITE_BATCH);
-        pthread_mutex_unlock(&G.write.lock);
-    }
-    signals_on(&old);
-    return ran;
-}
-
-/* Both stages over a batch before upto, if both locks are free. */
-static bool help_both(uint64_t upto)
-{
-    sigset_t old;
-    signals_off(&old);
-    bool ran = trylock_both() == 0;
-    if (ran) {
-        both_locked(upto, HELP_BATCH, 0);
-        ring_unlock();
-    }
-    signals_on(&old);
-    return ran;
-}
-
-ring_slot_t *ring_claim(void)
-{
-    uint64_t s = atomic_fetch_add_explicit(&G.head, 1, memory_order_relaxed);
-    if (s - seen_tail >= RING_SLOTS) {
-        pending_seq = s;
-        claim_waiting = true;
-        seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-        uint64_t last = seen_tail, since = 0;
-        unsigned waits = 0;
-        while (s - seen_tail >= RING_SLOTS) {
-            /* Full.  While the stage threads drain, only they can: wait
-             * for them.  If the tail has not moved for a while (no stage
-             * threads, or they are not running), drain a little ourselves;
-             * our own claim is unpublished, so a drain stops before it. */
-            wake_behind();
-            if (++waits < 64) {
-                cpu_relax();
-            } else if (write_work() && help_write()) {
-                /* Rather than wait, write what the state stage has done
-                 * (the stage threads may be busy with the state stage). */
-            } else if (!since) {
-                since = clock_ns();
-            } else if (clock_ns() - since > HELP_AFTER_NS && help_both(s)) {
-                since = 0;
-            } else {
-                sched_yield();
+            uint64_t now = clock_ns();
+            if (!since)
+                since = now;
+            if (atomic_load(&c->closed) || recorder_gone(r, now, since)) {
+                atomic_store(&c->closed, 1);
+                drop(r);
+                return false;
             }
-            seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-            if (seen_tail != last) {
-                last = seen_tail;
-                since = 0;
+            uint64_t hole = atomic_load(&c->hole_since);
+            if (hole && now > hole && now - hole > RING_STALL_NS && abandon(r, s, n)) {
+                drop(r);
+                return false;
             }
+            uint32_t w = atomic_load(&c->room);
+            atomic_fetch_add(&c->room_waiters, 1);
+            seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+            if (s + n - seen_tail > c->slots)
+                region_wait(&c->room, w, ROOM_NAP_NS);
+            atomic_fetch_sub(&c->room_waiters, 1);
         }
-    }
-    ring_slot_t *slot = &G.slots[s & MASK];
-    pending_seq = s;
-    pending = slot;
-    claim_waiting = false;
-    return slot;
-}
-
-/* The slot's content but its sequence number. */
-static void fill(ring_slot_t *slot, const ring_slot_t *content)
-{
-    memcpy((char *)slot + sizeof slot->seq, (const char *)content + sizeof content->seq,
-           sizeof *slot - sizeof slot->seq);
-}
-
-void ring_post(const ring_slot_t *content)
-{
-    pending_content = content;
-    ring_slot_t *slot = ring_claim();
-    fill(slot, content);
-    ring_publish(slot);
-}
-
-void ring_publish(ring_slot_t *slot)
-{
-    uint64_t s = pending_seq;
-    atomic_store_explicit(&slot->seq, (uint32_t)(s + 1), memory_order_release);
-    pending = NULL;
-    pending_content = NULL;
-    /* Far ahead of the writes: the stage thread cannot keep up (one
-     * thread for both stages on a small machine).  Write a batch here
-     * instead of waiting for the ring to fill: the program's thread and
-     * the stage thread then share the write stage (alloc_heavy on two
-     * cores: one thread 220 -> 191 ms, four 1032 -> 903 ms). */
-    if (s - seen_tail >= HELP_BACKLOG) {
-        seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-        if (s - seen_tail >= HELP_BACKLOG && write_work() && help_write())
-            seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-    }
-    if (atomic_load_explicit(&G.state.sleeping, memory_order_relaxed) &&
-        s - seen_tail >= WAKE_BACKLOG) {
-        seen_tail = atomic_load_explicit(&G.tail, memory_order_acquire);
-        if (s - seen_tail >= WAKE_BACKLOG)
-            wake(&G.state);
+        seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+        if (s + n - seen_tail <= c->slots)
+            return true;
+        if (seen_tail != last)
+            last = seen_tail;
     }
 }
 
-/* Publish this thread's claim (its slot, free) as a signal's handler
- * finds it: with ring_post's content, which is whole, or as lost. */
-static void settle(ring_slot_t *slot)
+/* ---- posting ------------------------------------------------------------------------ */
+
+/* Slots for n bytes after a head slot, as cut to RING_MSG_MAX. */
+static unsigned slots_for(size_t *n)
 {
-    if (pending_content)
-        fill(slot, pending_content);
-    else
-        slot->kind = RING_LOST;
-    atomic_store_explicit(&slot->seq, (uint32_t)(pending_seq + 1), memory_order_release);
-    pending = NULL;
-    pending_content = NULL;
-    claim_waiting = false;
+    size_t cont = (*n + RING_CONT_BYTES - 1) / RING_CONT_BYTES;
+    if (cont > RING_MSG_MAX - 1) {
+        cont = RING_MSG_MAX - 1;
+        *n = cont * RING_CONT_BYTES;
+    }
+    return (unsigned)(1 + cont);
 }
 
-void ring_abandon_pending(void)
+/* Claim n slots: waiting for room, or (nowait) only if there is room now. */
+static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
 {
-    if (!pending && claim_waiting) {
-        /* Claimed, still waiting for room.  Whoever holds the locks may
-         * be flushing up to this very claim (the poller, for a sample):
-         * wait for room as the claim would have, draining ourselves when
-         * the locks are free, then fill and publish it here. */
-        uint64_t s = pending_seq, deadline = clock_ns() + ABANDON_WAIT_NS;
-        while (atomic_load(&G.tail) + RING_SLOTS <= s && clock_ns() < deadline) {
-            if (trylock_both() == 0) {
-                both_locked(s, UINT64_MAX, deadline);
-                ring_unlock();
-            } else {
-                sched_yield();
+    ring_ctl_t *c = &r->ring;
+    if (atomic_load_explicit(&c->closed, memory_order_relaxed)) {
+        drop(r);
+        return 0;
+    }
+    if (nowait) {
+        uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+        do {
+            if (h + n - atomic_load_explicit(&c->tail, memory_order_acquire) > c->slots) {
+                drop(r);
+                return 0;
             }
-        }
-        if (atomic_load(&G.tail) + RING_SLOTS <= s)
-            return; /* no room: ring_flush_locked settles it */
-        settle(&G.slots[s & MASK]);
-    } else if (pending) {
-        settle(pending);
+        } while (!atomic_compare_exchange_weak(&c->head, &h, h + n));
+        *s = h;
+        pend = (pending_t){.r = r, .seq = h, .n = (uint16_t)n, .state = 2};
+        return 1;
+    }
+    *s = atomic_fetch_add_explicit(&c->head, n, memory_order_relaxed);
+    pend = (pending_t){.r = r, .seq = *s, .n = (uint16_t)n, .state = 1};
+    if (!room(r, *s, n))
+        return 0;
+    pend.state = 2;
+    return 1;
+}
+
+static void fill(region_t *r, uint64_t s, unsigned n, const ring_slot_t *m, const void *bytes,
+                 size_t len)
+{
+    ring_slot_t *slots = region_slots(r);
+    uint64_t mask = r->ring.slots - 1;
+    ring_slot_t *h = &slots[s & mask];
+    memcpy((char *)h + sizeof h->seq, (const char *)m + sizeof m->seq, sizeof *h - sizeof h->seq);
+    h->nslots = (uint16_t)n;
+    if (len)
+        h->e = len;
+    const char *b = bytes;
+    for (unsigned i = 1; i < n; i++) {
+        ring_slot_t *cs = &slots[(s + i) & mask];
+        size_t k = len > RING_CONT_BYTES ? RING_CONT_BYTES : len;
+        atomic_store_explicit(&cs->seq, ~(uint32_t)(s + i + 1), memory_order_relaxed);
+        memcpy((char *)cs + sizeof cs->seq, b, k);
+        b += k;
+        len -= k;
     }
 }
 
-/* This thread's claim still waiting for room, when a signal's handler on
- * it flushes: drain what comes before it, then settle it, so the flush
- * can pass it. */
-static void settle_waiting_claim(uint64_t deadline)
+static uint64_t publish(region_t *r, uint64_t s, unsigned n, unsigned flags)
 {
-    if (!claim_waiting)
-        return;
-    uint64_t s = pending_seq;
-    both_locked(s, UINT64_MAX, deadline);
-    if (atomic_load(&G.tail) + RING_SLOTS > s) /* its slot is free now */
-        settle(&G.slots[s & MASK]);
-    claim_waiting = false;
-    pending_content = NULL;
-}
-
-/* ---- the stage threads ---------------------------------------------------------- */
-
-/* Sleep on st until woken or SLEEP_NS passed, unless work arrived. */
-static void nap(stage_t *st, bool (*work)(void))
-{
-    atomic_store(&st->sleeping, 1);
-    if (!work()) {
-        struct timespec ts = {0, SLEEP_NS};
-        syscall(SYS_futex, (int *)&st->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+    uint32_t slots = r->ring.slots;
+    atomic_store_explicit(&region_slots(r)[s & (slots - 1)].seq, (uint32_t)(s + 1),
+                          memory_order_release);
+    if (flags & RING_SYNC) {
+        wake_recorder(r);
+    } else if (s - seen_tail >= slots / RING_WAKE_DIV &&
+               atomic_load_explicit(&r->ring.sleeping, memory_order_relaxed)) {
+        seen_tail = atomic_load_explicit(&r->ring.tail, memory_order_acquire);
+        if (s - seen_tail >= slots / RING_WAKE_DIV)
+            wake_recorder(r);
     }
-    atomic_store(&st->sleeping, 0);
+    return s + n;
 }
 
-static bool state_work(void) { return published(atomic_load(&G.state_tail)); }
-static bool write_work(void) { return atomic_load(&G.tail) < atomic_load(&G.state_tail); }
-
-static bool any_work(void) { return state_work() || write_work(); }
-
-/* What a stage thread runs: both stages (one thread, on a machine with
- * few cores: the hand-off between two threads costs more than it saves
- * there), or one of them. */
-typedef enum run_e { RUN_BOTH, RUN_STATE, RUN_WRITE } run_t;
-
-/* A batch of the state stage, if there is work; the number done. */
-static uint64_t state_batch(void)
+uint64_t ring_post(region_t *r, const ring_slot_t *m, const void *bytes, size_t len,
+                   unsigned flags)
 {
-    if (!state_work())
-        return 0;
-    pthread_mutex_lock(&G.state.lock);
-    uint64_t n = state_locked(atomic_load(&G.head), BATCH);
-    pthread_mutex_unlock(&G.state.lock);
-    if (n) {
-        /* A writer thread sets sleeping, then looks at state_tail; we
-         * stored state_tail, now look at sleeping: without the fence both
-         * could miss the other's store. */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&G.write.sleeping, memory_order_relaxed))
-            wake(&G.write);
+    pending_t outer = pend;
+    if (outer.state)
+        flags |= RING_NOWAIT; /* inside a handler that interrupted a post */
+    unsigned n = slots_for(&len);
+    uint64_t s, end = 0;
+    if (claim(r, n, flags & RING_NOWAIT, &s)) {
+        pend.m = m;
+        pend.bytes = bytes;
+        pend.len = len;
+        fill(r, s, n, m, bytes, len);
+        end = publish(r, s, n, flags);
     }
-    return n;
+    pend = outer;
+    return end;
 }
 
-/* A batch of the write stage, if there is work.  Unless this thread is
- * the writer, only if the lock is free: a producer waiting for room may
- * be writing while this thread runs the state stage. */
-static uint64_t write_batch(bool writer)
+uint64_t ring_begin(region_t *r, unsigned flags)
 {
-    if (!write_work())
-        return 0;
-    if (writer)
-        pthread_mutex_lock(&G.write.lock);
-    else if (pthread_mutex_trylock(&G.write.lock))
-        return 0;
-    uint64_t n = write_locked(UINT64_MAX, BATCH);
-    pthread_mutex_unlock(&G.write.lock);
-    return n;
+    if (pend.state)
+        flags |= RING_NOWAIT;
+    uint64_t s;
+    /* The claim stays this thread's pending post until ring_end; a
+     * handler nested in between sees it (and restores it, ring_post). */
+    return claim(r, 1, flags & RING_NOWAIT, &s) ? s + 1 : 0;
 }
 
-static void *stage_thread(void *arg)
+uint64_t ring_end(region_t *r, uint64_t claim1, const ring_slot_t *m, unsigned flags)
 {
-    run_t run = (run_t)(uintptr_t)arg;
-    stage_t *bed = run == RUN_WRITE ? &G.write : &G.state;
-    bool (*work)(void) = run == RUN_BOTH ? any_work : run == RUN_STATE ? state_work : write_work;
-    if (G.enter_guard)
-        G.enter_guard();
-    pthread_setname_np(pthread_self(), run == RUN_STATE ? "memsim-state" : "memsim-writer");
-    unsigned idle = 0;
+    if (!claim1)
+        return 0;
+    uint64_t s = claim1 - 1;
+    if (pend.state == 2 && pend.seq == s && pend.r == r) {
+        pend.m = m;
+        fill(r, s, 1, m, NULL, 0);
+    } else {
+        /* A handler settled it already (it then ended the process; we
+         * only get here if it did not): nothing more to do. */
+        return 0;
+    }
+    uint64_t end = publish(r, s, 1, flags);
+    memset(&pend, 0, sizeof pend);
+    return end;
+}
+
+int ring_wait_acked(region_t *r, uint64_t end, uint64_t max_ns)
+{
+    if (!end || pend.state)
+        return -1; /* our own hole is before it: no ack can come */
+    uint64_t start = clock_ns(), since = start;
     for (;;) {
-        uint64_t n = 0;
-        if (run != RUN_WRITE)
-            n += state_batch();
-        if (run != RUN_STATE)
-            n += write_batch(run == RUN_WRITE);
-        if (n) {
-            idle = 0;
-            continue;
-        }
-        if (++idle < SPIN_ROUNDS) {
-            for (int i = 0; i < 32; i++)
-                cpu_relax();
-            continue;
-        }
-        nap(bed, work);
-        idle = SPIN_ROUNDS; /* no spinning after a nap that found nothing */
+        uint32_t w = atomic_load(&r->rec_futex);
+        if (atomic_load(&r->acked) >= end)
+            return 0;
+        wake_recorder(r);
+        uint64_t now = clock_ns();
+        if (now - start > max_ns || recorder_gone(r, now, since))
+            return -1;
+        region_wait(&r->rec_futex, w, ACK_NAP_NS);
     }
-    return NULL;
 }
 
-static int start_one(run_t run)
+void ring_settle(region_t *r)
 {
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&th, &attr, stage_thread, (void *)(uintptr_t)run);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    return rc;
-}
-
-int ring_writer_start(void (*enter_guard)(void)) { return ring_writer_start_n(enter_guard, 0); }
-
-int ring_writer_start_n(void (*enter_guard)(void), unsigned threads)
-{
-    if (!G.slots)
-        return 0;
-    G.enter_guard = enter_guard;
-    if (G.state.running || G.write.running)
-        return 0;
-    if (!threads)
-        threads = sysconf(_SC_NPROCESSORS_ONLN) < RING_TWO_THREADS_CPUS ? 1 : 2;
-    if (threads == 1) {
-        G.state.running = G.write.running = start_one(RUN_BOTH) == 0;
-        return G.state.running ? 0 : -1;
+    if (!pend.state || pend.r != r)
+        return;
+    if (pend.state == 1 && !room(r, pend.seq, pend.n)) {
+        memset(&pend, 0, sizeof pend);
+        return; /* given up: the recorder skips it */
     }
-    G.state.running = start_one(RUN_STATE) == 0;
-    G.write.running = start_one(RUN_WRITE) == 0;
-    return G.state.running && G.write.running ? 0 : -1;
+    if (pend.m) {
+        fill(r, pend.seq, pend.n, pend.m, pend.bytes, pend.len);
+    } else {
+        ring_slot_t lost = {.kind = 0}; /* MSG_LOST */
+        fill(r, pend.seq, pend.n, &lost, NULL, 0);
+    }
+    publish(r, pend.seq, pend.n, RING_SYNC);
+    memset(&pend, 0, sizeof pend);
 }
 
-void ring_fork_child(void)
+/* ---- the recorder's side ---------------------------------------------------------- */
+
+ring_slot_t *ring_next(region_t *r)
 {
-    uint64_t h = atomic_load(&G.head);
-    atomic_store(&G.state_tail, h);
-    atomic_store(&G.tail, h);
-    seen_tail = h;
-    pending = NULL;
-    pending_content = NULL;
-    claim_waiting = false;
-    G.state.running = G.write.running = false;
-    atomic_store(&G.state.sleeping, 0);
-    atomic_store(&G.write.sleeping, 0);
+    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
+    ring_slot_t *s = &region_slots(r)[t & (r->ring.slots - 1)];
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(t + 1))
+        return NULL;
+    /* A message's length is the producer's word: keep it in bounds. */
+    if (s->nslots == 0 || s->nslots > RING_MSG_MAX)
+        s->nslots = 1;
+    return s;
+}
+
+size_t ring_bytes(region_t *r, const ring_slot_t *m, void *out, size_t n)
+{
+    ring_slot_t *slots = region_slots(r);
+    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
+    size_t room_ = (size_t)(m->nslots - 1) * RING_CONT_BYTES, done = 0;
+    if (n > room_)
+        n = room_;
+    for (unsigned i = 1; done < n; i++) {
+        const ring_slot_t *cs = &slots[(t + i) & (r->ring.slots - 1)];
+        size_t k = n - done > RING_CONT_BYTES ? RING_CONT_BYTES : n - done;
+        memcpy((char *)out + done, (const char *)cs + sizeof cs->seq, k);
+        done += k;
+    }
+    return done;
+}
+
+void ring_consume(region_t *r, const ring_slot_t *m)
+{
+    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
+    atomic_store_explicit(&r->ring.tail, t + m->nslots, memory_order_release);
+}
+
+unsigned ring_skip_abandoned(region_t *r)
+{
+    ring_ctl_t *c = &r->ring;
+    uint64_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
+    for (unsigned i = 0; i < RING_ABANDON_MAX; i++) {
+        uint64_t v = atomic_load(&c->abandoned[i]);
+        if (!v || ((v - 1) >> 16) != t)
+            continue;
+        unsigned n = (unsigned)((v - 1) & 0xffff);
+        atomic_store(&c->abandoned[i], 0);
+        atomic_store_explicit(&c->tail, t + n, memory_order_release);
+        return n;
+    }
+    return 0;
+}
+
+unsigned ring_skip_lost(region_t *r)
+{
+    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
+    atomic_store_explicit(&r->ring.tail, t + 1, memory_order_release);
+    return 1;
+}
+
+uint64_t ring_backlog(const region_t *r)
+{
+    return atomic_load(&r->ring.head) - atomic_load(&r->ring.tail);
+}
+
+void ring_wake_producers(region_t *r)
+{
+    if (atomic_load_explicit(&r->ring.room_waiters, memory_order_relaxed))
+        region_wake(&r->ring.room);
+}
+
+void ring_sleep(region_t *r, uint64_t max_ns)
+{
+    ring_ctl_t *c = &r->ring;
+    uint32_t w = atomic_load(&c->work);
+    atomic_store(&c->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!ring_next(r))
+        region_wait(&c->work, w, max_ns);
+    atomic_store(&c->sleeping, 0);
 }

@@ -1,84 +1,13 @@
 /*
- * stacks: private libunwind, capture and the dedup table.  See stacks.h.
+ * stacks: the dedup table.  See stacks.h.
  */
 #include "preload/stacks.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "preload/sysmem.h"
-
-/* ---- the unwinder --------------------------------------------------------- */
-
-typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
-
-#define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
-
-static unsigned max_depth;
-int (*stacks_backtrace_)(void **buffer, int size);
-int stacks_want_;
-static uintptr_t self_lo, self_hi; /* libmemsim's own text */
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    uintptr_t probe = (uintptr_t)data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (probe >= lo && probe < hi) {
-            self_lo = lo;
-            self_hi = hi;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int stacks_init(unsigned depth, const char **why)
-{
-    stacks_want_ = 0;
-    max_depth = depth > STACKS_MAX_DEPTH ? STACKS_MAX_DEPTH : depth;
-    if (!max_depth)
-        return 0;
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)stacks_init);
-    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        max_depth = 0;
-        *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
-        return -1;
-    }
-    /* Used only once stacks_want_ is set, at the end. */
-    stacks_backtrace_ = (int (*)(void **, int))dlsym(h, "unw_backtrace");
-    unw_set_caching_policy_fn policy =
-        (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
-    void **as = dlsym(h, "_ULx86_64_local_addr_space");
-    if (!stacks_backtrace_) {
-        max_depth = 0;
-        *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
-        return -1;
-    }
-    if (policy && as)
-        policy(*as, UNW_CACHE_PER_THREAD);
-    stacks_want_ = (int)(max_depth + STACKS_SELF_MAX);
-    return 0;
-}
-
-unsigned stacks_frames(const stacks_raw_t *r, unsigned max, const uintptr_t **frames)
-{
-    unsigned i = 0, n = r->n > 0 ? (unsigned)r->n : 0;
-    while (i < n && r->pc[i] >= self_lo && r->pc[i] < self_hi)
-        i++; /* memsim's own frames: hooks, recorder */
-    if (max > max_depth)
-        max = max_depth;
-    *frames = r->pc + i;
-    return n - i < max ? n - i : max;
-}
 
 /* ---- the table --------------------------------------------------------------- */
 
@@ -213,13 +142,12 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
 
 uint64_t stacks_count(void) { return atomic_load(&nstacks); }
 
-void stacks_lock(void) { pthread_mutex_lock(&lock); }
-void stacks_unlock(void) { pthread_mutex_unlock(&lock); }
-
 void stacks_reset(void)
 {
     /* Old tables and arena chunks stay mapped (caches may point there);
-     * a new generation makes every cache entry miss. */
+     * a new generation makes every cache entry miss.  The lock may have
+     * been held by a thread of the parent when it forked. */
+    pthread_mutex_init(&lock, NULL);
     table = NULL;
     table_mask = 0;
     arena_used = ARENA_CHUNK;

@@ -80,6 +80,17 @@ pair() {
     fi
 }
 
+# wait_ended FILE: the trace of a process that vanished (SIGKILL) is
+# finished by its recorder, a process apart, a moment later: wait (5 s at
+# most) for its end record.
+wait_ended() {
+    i=0
+    while [ $i -lt 100 ] && ! tail -n 1 "${1:-/dev/null}" 2>/dev/null | grep -q '^{"ev":"end"'; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
 # ntraces: the number of trace files in $OUT.
 ntraces() { find "$OUT" -name 'memsim.*.jsonl' | wc -l | tr -d ' '; }
 
@@ -311,7 +322,9 @@ expect_eq "fork_mt: each child freed its parent's block (inherited)" \
 ends=$(for f in "$OUT"/memsim.*.jsonl; do tc end "$f"; done | sort | uniq -c | tr -s ' \n' '  ')
 expect_eq "fork_mt: 10 children left with _exit, 10 with exit (and the parent)" "$ends" " 10 _exit 11 exit "
 
-# killme: SIGKILL while it sleeps after "ready": the trace is cut, not broken.
+# killme: SIGKILL while it sleeps after "ready".  The recorder, a process
+# apart, writes everything the program had posted and an end record saying
+# the process vanished.
 fresh_out
 timeout -s KILL "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/killme" \
     >"$TMP/k.out" 2>"$TMP/k.err" &
@@ -329,15 +342,17 @@ pid=$(echo "$f" | sed -n 's/.*memsim\.killme\.\([0-9]*\)\.[0-9]*\.jsonl$/\1/p')
 { wait "$waiter"; } 2>/dev/null # the shell's "Killed" is no news here
 expect_eq "killme: killed by SIGKILL" "$?" 137
 expect_eq "killme: one trace" "${pid:+1}" 1
-check_traces "killme" --truncated --tag "$TAG"
-expect_eq "killme: no end record" "$(tc end "$f")" none
+wait_ended "$f"
+check_traces "killme" --tag "$TAG" --expect-end vanished
+expect_eq "killme: the end record names SIGKILL (or nothing, if the zombie was reaped first)" \
+    "$(tail -n 1 "${f:-/dev/null}" | "$JSONQ" signal 2>&1 | sed 's/^null$/9/')" 9
 at_least "killme: the 5000 allocations before ready are in it" "$(tc tagged "$f")" 5000
 
 # cut_short NAME CAUSE STATUS: alloc_heavy 1 100000 just ran traced into
 # $OUT, which could not hold its whole trace (status STATUS, output in
 # $TMP/t.out and $TMP/t.err).  It must behave as without memsim, memsim
 # must say in one line which trace lacks records and why (CAUSE), and
-# what fit must be a truncated trace.
+# what fit must end with its end record, which counts what was dropped.
 cut_short() {
     untraced "$BUILD/programs/alloc_heavy" 1 100000 >"$TMP/p.out" 2>&1
     expect_eq "$1: same status" "$3" "$?"
@@ -346,7 +361,9 @@ cut_short() {
     expect_grep "$1: it names the trace and the cause" \
         "memsim: $OUT/memsim.alloc_heavy.*is incomplete: [0-9]* records could not be written ($2)" \
         "$TMP/t.err"
-    check_traces "$1" --truncated
+    check_traces "$1" --dropped-ok
+    f=$(only_trace)
+    at_least "$1: the end record counts what was dropped" "$(tc dropped "$f")" 1
 }
 
 # A full disk: the trace used to grow into holes, and the first write to

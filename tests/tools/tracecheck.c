@@ -1,7 +1,7 @@
 /*
  * tracecheck: verify a memsim trace the way the integration tests need.
  *
- *   tracecheck [--tag MOD:REM] [--expect-end REASON] [--truncated] TRACE
+ *   tracecheck [--tag MOD:REM] [--expect-end REASON] [--truncated | --dropped-ok] TRACE
  *
  * Reads every record with jansson and checks the rules of
  * docs/trace-format.md: a meta record first; every record has ev, t and
@@ -12,13 +12,15 @@
  * records of each thread (but stack and module records, which are
  * written as soon as they are found, ahead of heap events still queued)
  * come in time order.  A
- * NUL tail (a trace cut by SIGKILL) is allowed only with --truncated,
- * and then there must be no end record.
+ * NUL tail (a version 2 trace cut by SIGKILL) is allowed only with
+ * --truncated, and then there must be no end record.  --dropped-ok
+ * accepts an end record that counts dropped records (a full disk, the
+ * file size limit).
  *
  * Prints one line of counts: records, allocs, frees, reallocs, tagged
  * allocation calls (sizes with size % MOD == REM, the test programs'
  * own), stacks, errors, live at end, peak heap (the most requested bytes
- * live at once), and the end reason.  Exit 0 when
+ * live at once), the end reason and the records it says were dropped.  Exit 0 when
  * every check passed, 1 with one line per problem otherwise, 2 usage.
  */
 #include <jansson.h>
@@ -55,7 +57,7 @@ int main(int argc, char **argv)
 {
     unsigned long tag_mod = 0, tag_rem = 0;
     const char *expect_end = NULL, *path = NULL;
-    bool truncated_ok = false;
+    bool truncated_ok = false, dropped_ok = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tag") && i + 1 < argc) {
             if (sscanf(argv[++i], "%lu:%lu", &tag_mod, &tag_rem) != 2 || !tag_mod) {
@@ -66,11 +68,13 @@ int main(int argc, char **argv)
             expect_end = argv[++i];
         } else if (!strcmp(argv[i], "--truncated")) {
             truncated_ok = true;
+        } else if (!strcmp(argv[i], "--dropped-ok")) {
+            dropped_ok = true;
         } else if (!path) {
             path = argv[i];
         } else {
             fprintf(stderr, "usage: tracecheck [--tag MOD:REM] [--expect-end REASON] "
-                            "[--truncated] TRACE\n");
+                            "[--truncated | --dropped-ok] TRACE\n");
             return 2;
         }
     }
@@ -216,14 +220,15 @@ int main(int argc, char **argv)
             PROBLEM(n, "no end record");
         else if (end_records != n)
             PROBLEM(n, "end says %lld records, the file has %ld", (long long)end_records, n);
-        if (ended && end_dropped != 0)
+        if (ended && end_dropped != 0 && !dropped_ok)
             PROBLEM(n, "end says %lld records were dropped", (long long)end_dropped);
         if (expect_end && strcmp(expect_end, end_reason))
             PROBLEM(n, "end reason is %s, expected %s", end_reason, expect_end);
     }
     printf("records=%ld allocs=%ld frees=%ld reallocs=%ld tagged=%ld stacks=%ld errors=%ld "
-           "live=%zu peak=%lld end=%s\n",
-           n, allocs, frees, reallocs, tagged, nstacks, errors, live.count, peak, end_reason);
+           "live=%zu peak=%lld end=%s dropped=%lld\n",
+           n, allocs, frees, reallocs, tagged, nstacks, errors, live.count, peak, end_reason,
+           (long long)(end_dropped > 0 ? end_dropped : 0));
     addrmap_fini(&live);
     addrmap_fini(&stacks);
     addrmap_fini(&thread_t);

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "preload/livemap.h"
+#include "recorder/livemap.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

@@ -1,221 +1,259 @@
 /*
- * ring: every claim through both stages exactly once, in claim order,
- * the state stage always ahead of the write stage, whether the stage
- * threads drain, the producers drain a full ring themselves, or a flush
- * does.
+ * ring: the queue from a traced process's threads to its recorder, both
+ * sides in one process: producer threads post, the test consumes in
+ * claim order.  Nothing is lost, causality holds across threads, bytes
+ * survive the wrap, a handler's post never waits, a claim given up is
+ * skipped, and a post interrupted by the end is settled.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
 
+#include "preload/arena.h"
+#include "preload/clock.h"
+#include "preload/msg.h"
 #include "preload/ring.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
-#define PRODUCERS 4
-#define PER_THREAD 100000
-
-static uint64_t seen[PRODUCERS];  /* next expected value per producer */
-static uint64_t consumed, lost, disorder;
-static uint64_t last_t;           /* claims carry a global ticket in t */
-
-static uint64_t staged;
-
-/* The state stage marks each slot; the write stage must only ever see
- * marked ones, in order. */
-static void mark(ring_slot_t *s)
+/* A region of its own, in shared anonymous memory (as the memfd is). */
+static region_t *fresh_region(void)
 {
-    s->sim = ++staged;
+    void *mem = mmap(NULL, ARENA_SIZE(1, RING_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+    ck_assert_ptr_ne(mem, MAP_FAILED);
+    arena_format(mem, 1, RING_SLOTS);
+    region_t *r = arena_region(mem, 0);
+    atomic_store(&r->rec_state, REC_RUNNING);
+    atomic_store(&r->heartbeat, UINT64_MAX / 2); /* a recorder that is always "alive" */
+    clock_init(false);
+    return r;
 }
 
-static void count(ring_slot_t *s)
+static uint64_t post_one(region_t *r, uint64_t a, uint64_t b)
 {
-    if (s->sim != consumed + lost + 1)
-        disorder++;
-    if (s->kind == RING_LOST) {
-        lost++;
-        return;
-    }
-    unsigned p = (unsigned)s->aux;
-    if (p >= PRODUCERS || s->addr != seen[p] || (s->t && s->t != last_t + 1))
-        disorder++;
-    seen[p] = s->addr + 1;
-    if (s->t)
-        last_t = s->t;
-    consumed++;
-}
-
-static void reset(void)
-{
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        seen[i] = 0;
-    ck_assert_int_eq(ring_init(mark, count), 0);
-    ring_lock();
-    ring_flush_locked(1000000000ull); /* whatever an earlier test left */
-    ring_unlock();
-    consumed = lost = disorder = last_t = staged = 0;
-}
-
-static void *produce(void *arg)
-{
-    unsigned p = (unsigned)(uintptr_t)arg;
-    for (uint64_t i = 0; i < PER_THREAD; i++) {
-        ring_slot_t *s = ring_claim();
-        s->kind = RING_ALLOC;
-        s->addr = i;
-        s->aux = p;
-        s->t = 0;
-        ring_publish(s);
-    }
-    return NULL;
-}
-
-/* PRODUCERS threads of produce(), to the end. */
-static void run_producers(void)
-{
-    pthread_t t[PRODUCERS];
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_create(&t[i], NULL, produce, (void *)(uintptr_t)i);
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        pthread_join(t[i], NULL);
-}
-
-/* Two threads take turns (a free in one thread, then the allocation in
- * another that the free made possible): what one published before
- * passing the turn must come first.  t carries the global step, 1, 2, ... */
-#define TURNS 20000
-static _Atomic uint64_t turn;
-
-static void *take_turns(void *arg)
-{
-    unsigned p = (unsigned)(uintptr_t)arg;
-    for (uint64_t k = p; k < TURNS; k += 2) {
-        while (atomic_load(&turn) != k)
-            ;
-        ring_slot_t *s = ring_claim();
-        s->kind = RING_ALLOC;
-        s->addr = k / 2;
-        s->aux = p;
-        s->t = k + 1;
-        ring_publish(s);
-        atomic_store(&turn, k + 1);
-    }
-    return NULL;
+    ring_slot_t m = {.kind = MSG_ALLOC, .a = a, .b = b};
+    return ring_post(r, &m, NULL, 0, 0);
 }
 
 START_TEST(one_thread_in_order)
 {
-    reset();
-    for (uint64_t i = 0; i < 3 * RING_SLOTS + 7; i++) { /* wraps: the producer drains */
-        ring_slot_t *s = ring_claim();
-        s->kind = RING_ALLOC;
-        s->addr = i;
-        s->aux = 0;
-        s->t = i + 1;
-        ring_publish(s);
+    region_t *r = fresh_region();
+    for (uint64_t i = 0; i < 100; i++)
+        ck_assert_uint_ne(post_one(r, i, 7), 0);
+    for (uint64_t i = 0; i < 100; i++) {
+        ring_slot_t *m = ring_next(r);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->a, i);
+        ck_assert_uint_eq(m->nslots, 1);
+        ring_consume(r, m);
     }
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ring_unlock();
-    ck_assert_uint_eq(consumed, 3 * RING_SLOTS + 7);
-    ck_assert_uint_eq(disorder, 0);
-    ck_assert_uint_eq(ring_claimed(), ring_consumed());
+    ck_assert_ptr_null(ring_next(r));
+    ck_assert_uint_eq(ring_backlog(r), 0);
 }
 END_TEST
 
-/* No writer thread: full rings are drained by the producers. */
-START_TEST(producers_drain_a_full_ring)
+/* Producers: each posts n messages (a = thread, b = its own counter). */
+typedef struct job_s {
+    region_t *r;
+    unsigned id;
+    uint64_t n;
+} job_t;
+
+static void *produce(void *arg)
 {
-    reset();
-    run_producers();
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ring_unlock();
-    ck_assert_uint_eq(consumed, (uint64_t)PRODUCERS * PER_THREAD);
-    ck_assert_uint_eq(disorder, 0);
-    for (unsigned i = 0; i < PRODUCERS; i++)
-        ck_assert_uint_eq(seen[i], PER_THREAD);
+    job_t *j = arg;
+    for (uint64_t i = 0; i < j->n; i++)
+        if (!post_one(j->r, j->id, i))
+            return (void *)1;
+    return NULL;
+}
+
+/* Four producers, many rings' worth: the consumer sees every message,
+ * each thread's in its own order (the claim order is the trace's). */
+START_TEST(threads_lose_nothing_and_keep_their_order)
+{
+    region_t *r = fresh_region();
+    enum { THREADS = 4, EACH = 200000 };
+    job_t jobs[THREADS];
+    pthread_t th[THREADS];
+    for (unsigned i = 0; i < THREADS; i++) {
+        jobs[i] = (job_t){r, i, EACH};
+        pthread_create(&th[i], NULL, produce, &jobs[i]);
+    }
+    uint64_t next[THREADS] = {0}, total = 0;
+    while (total < (uint64_t)THREADS * EACH) {
+        ring_slot_t *m = ring_next(r);
+        if (!m) {
+            ring_wake_producers(r);
+            continue;
+        }
+        REQUIRE(m->a < THREADS && m->b == next[m->a], "thread %llu: got %llu, want %llu",
+                (unsigned long long)m->a, (unsigned long long)m->b,
+                (unsigned long long)next[m->a]);
+        next[m->a]++;
+        total++;
+        ring_consume(r, m);
+        if ((total & 255) == 0)
+            ring_wake_producers(r);
+    }
+    for (unsigned i = 0; i < THREADS; i++) {
+        void *rc;
+        pthread_join(th[i], &rc);
+        ck_assert_ptr_null(rc);
+    }
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 0);
 }
 END_TEST
 
-START_TEST(causal_order_across_threads)
+/* A message with bytes across the end of the ring comes back whole, and
+ * says how many bytes it has. */
+START_TEST(bytes_cross_the_wrap)
 {
-    reset();
-    atomic_store(&turn, 0);
-    pthread_t a, b;
-    pthread_create(&a, NULL, take_turns, (void *)(uintptr_t)0);
-    pthread_create(&b, NULL, take_turns, (void *)(uintptr_t)1);
-    pthread_join(a, NULL);
-    pthread_join(b, NULL);
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ring_unlock();
-    ck_assert_uint_eq(consumed, TURNS);
-    ck_assert_uint_eq(last_t, TURNS);
-    ck_assert_uint_eq(disorder, 0);
+    region_t *r = fresh_region();
+    for (unsigned i = 0; i < RING_SLOTS - 3; i++) { /* near the end */
+        post_one(r, i, 0);
+        ring_consume(r, ring_next(r));
+    }
+    char text[1000];
+    for (unsigned i = 0; i < sizeof text; i++)
+        text[i] = (char)('a' + i % 26);
+    ring_slot_t m = {.kind = MSG_MODULE_LOAD, .a = 1, .b = 2};
+    ck_assert_uint_ne(ring_post(r, &m, text, sizeof text, 0), 0);
+    post_one(r, 99, 0);
+    ring_slot_t *h = ring_next(r);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(h->kind, MSG_MODULE_LOAD);
+    ck_assert_uint_eq(h->e, sizeof text);
+    ck_assert_uint_eq(h->nslots, 1 + (sizeof text + RING_CONT_BYTES - 1) / RING_CONT_BYTES);
+    char back[sizeof text];
+    ck_assert_uint_eq(ring_bytes(r, h, back, sizeof back), sizeof back);
+    ck_assert_int_eq(memcmp(back, text, sizeof text), 0);
+    ring_consume(r, h);
+    h = ring_next(r); /* continuation slots never look published */
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(h->a, 99);
 }
 END_TEST
 
-/* _i: 1, one thread running both stages; 2, a thread per stage. */
-START_TEST(writer_threads_drain)
+/* RING_NOWAIT on a full ring: dropped and counted, nothing claimed. */
+START_TEST(nowait_drops_when_full)
 {
-    reset();
-    ck_assert_int_eq(ring_writer_start_n(NULL, (unsigned)_i), 0);
-    run_producers();
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ck_assert_uint_eq(consumed, (uint64_t)PRODUCERS * PER_THREAD);
-    ck_assert_uint_eq(disorder, 0);
-    ring_unlock();
+    region_t *r = fresh_region();
+    for (unsigned i = 0; i < RING_SLOTS; i++)
+        ck_assert_uint_ne(post_one(r, i, 0), 0);
+    ring_slot_t m = {.kind = MSG_QUIET, .a = 5};
+    ck_assert_uint_eq(ring_post(r, &m, NULL, 0, RING_NOWAIT), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 1);
+    ck_assert_uint_eq(ring_backlog(r), RING_SLOTS);
 }
 END_TEST
 
-START_TEST(abandoned_claim_is_lost_not_waited_for)
+/* A recorder stuck at a claim that is never published (its thread is
+ * in a long signal handler): a producer waiting for room gives its claim
+ * up after RING_STALL_NS, and the recorder skips it. */
+static void *wait_for_room(void *arg)
 {
-    reset();
-    ring_slot_t *s = ring_claim();
-    s->kind = RING_ALLOC;
-    ring_abandon_pending(); /* as a signal handler ending the trace does */
-    s = ring_claim();
-    s->kind = RING_ALLOC;
-    s->addr = 0;
-    s->aux = 1;
-    s->t = 5;
-    ring_publish(s);
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ring_unlock();
-    ck_assert_uint_eq(lost, 1);
-    ck_assert_uint_eq(consumed, 1);
+    region_t *r = arg;
+    return (void *)(uintptr_t)post_one(r, 7777, 0);
+}
+
+START_TEST(a_stuck_recorder_makes_producers_give_up)
+{
+    region_t *r = fresh_region();
+    uint64_t hole = ring_begin(r, 0); /* claimed, never filled */
+    ck_assert_uint_ne(hole, 0);
+    ring_forget_thread();
+    for (unsigned i = 1; i < RING_SLOTS; i++)
+        post_one(r, i, 0);
+    atomic_store(&r->ring.hole_since, clock_ns()); /* as the recorder says it waits there */
+    pthread_t th;
+    pthread_create(&th, NULL, wait_for_room, r);
+    void *end;
+    pthread_join(th, &end);
+    ck_assert_uint_eq((uintptr_t)end, 0); /* given up */
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 1);
+    /* The recorder, once it gets past the hole, skips the abandoned one. */
+    ck_assert_ptr_null(ring_next(r));
+    ck_assert_uint_eq(ring_skip_lost(r), 1);
+    for (unsigned i = 1; i < RING_SLOTS; i++)
+        ring_consume(r, ring_next(r));
+    ck_assert_ptr_null(ring_next(r));
+    ck_assert_uint_eq(ring_skip_abandoned(r), 1);
+    ck_assert_uint_eq(ring_backlog(r), 0);
 }
 END_TEST
 
-START_TEST(flush_gives_up_on_a_claim_never_published)
+/* ring_begin claims, ring_end publishes; a process-ending handler that
+ * finds the claim unfilled publishes it as lost (ring_settle). */
+START_TEST(settle_publishes_an_interrupted_claim)
 {
-    reset();
-    ring_slot_t *s = ring_claim(); /* claimed, never published */
-    (void)s;
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(20000000ull), 1); /* 20 ms, then one given up */
-    ring_unlock();
-    ring_abandon_pending(); /* leave the ring usable for the next test */
-    ring_lock();
-    ck_assert_uint_eq(ring_flush_locked(1000000000ull), 0);
-    ring_unlock();
-    ck_assert_uint_eq(lost, 1);
+    region_t *r = fresh_region();
+    uint64_t c = ring_begin(r, 0);
+    ck_assert(ring_posting());
+    ring_settle(r);
+    ck_assert(!ring_posting());
+    ring_slot_t *m = ring_next(r);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->kind, MSG_LOST);
+    ring_consume(r, m);
+    ring_slot_t late = {.kind = MSG_REALLOC};
+    ck_assert_uint_eq(ring_end(r, c, &late, 0), 0); /* already settled: nothing written */
+    ck_assert_ptr_null(ring_next(r));
+    /* A claim filled in two steps, unhindered. */
+    c = ring_begin(r, 0);
+    ring_slot_t done = {.kind = MSG_REALLOC, .a = 1, .b = 2, .c = 3};
+    ck_assert_uint_ne(ring_end(r, c, &done, 0), 0);
+    m = ring_next(r);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->kind, MSG_REALLOC);
+    ck_assert_uint_eq(m->c, 3);
+}
+END_TEST
+
+/* A gone recorder closes the ring: posts drop instead of waiting. */
+START_TEST(a_gone_recorder_closes_the_ring)
+{
+    region_t *r = fresh_region();
+    for (unsigned i = 0; i < RING_SLOTS; i++)
+        post_one(r, i, 0);
+    atomic_store(&r->rec_state, REC_DONE);
+    ck_assert_uint_eq(post_one(r, 1, 1), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.closed), 1);
+    ck_assert_uint_eq(post_one(r, 1, 2), 0); /* at once now */
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 2);
+}
+END_TEST
+
+/* ring_wait_acked returns once the recorder acks, and at once when the
+ * recorder is gone. */
+START_TEST(acks)
+{
+    region_t *r = fresh_region();
+    uint64_t end = post_one(r, 1, 1);
+    atomic_store(&r->acked, end);
+    ck_assert_int_eq(ring_wait_acked(r, end, 1000000000ull), 0);
+    end = post_one(r, 2, 2);
+    atomic_store(&r->rec_state, REC_DONE);
+    ck_assert_int_eq(ring_wait_acked(r, end, 5000000000ull), -1);
 }
 END_TEST
 
 Suite *ring_suite(void)
 {
     Suite *s = suite_create("ring");
-    TCase *tc = tcase_create("order");
+    TCase *tc = tcase_create("ring");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, one_thread_in_order);
-    tcase_add_test(tc, producers_drain_a_full_ring);
-    tcase_add_test(tc, causal_order_across_threads);
-    tcase_add_test(tc, abandoned_claim_is_lost_not_waited_for);
-    tcase_add_test(tc, flush_gives_up_on_a_claim_never_published);
-    tcase_add_loop_test(tc, writer_threads_drain, 1, 3); /* last: the threads stay */
+    tcase_add_test(tc, threads_lose_nothing_and_keep_their_order);
+    tcase_add_test(tc, bytes_cross_the_wrap);
+    tcase_add_test(tc, nowait_drops_when_full);
+    tcase_add_test(tc, a_stuck_recorder_makes_producers_give_up);
+    tcase_add_test(tc, settle_publishes_an_interrupted_claim);
+    tcase_add_test(tc, a_gone_recorder_closes_the_ring);
+    tcase_add_test(tc, acks);
     suite_add_tcase(s, tc);
     return s;
 }

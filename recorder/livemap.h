@@ -10,8 +10,8 @@
  * double when half full.  A fork child inherits the map as it was:
  * livemap_lock_all / unlock_all bracket fork.
  */
-#ifndef MEMSIM_PRELOAD_LIVEMAP_H
-#define MEMSIM_PRELOAD_LIVEMAP_H
+#ifndef MEMSIM_RECORDER_LIVEMAP_H
+#define MEMSIM_RECORDER_LIVEMAP_H
 
 #include <pthread.h>
 #include <stdatomic.h>

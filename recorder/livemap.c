@@ -1,7 +1,7 @@
 /*
  * livemap: sharded open-addressing tables.  See livemap.h.
  */
-#include "preload/livemap.h"
+#include "recorder/livemap.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,0 +1,79 @@
+/*
+ * arena: regions of the memory shared with the recorder.  See arena.h.
+ */
+#include "preload/arena.h"
+
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void arena_format(void *mem, unsigned n, unsigned slots)
+{
+    arena_t *a = mem;
+    a->magic = ARENA_MAGIC;
+    a->nregions = n;
+    a->ring_slots = slots;
+    atomic_store(&a->used[0], 1); /* region 0: the process that made the arena */
+    region_init(arena_region(mem, 0), 0, slots);
+}
+
+region_t *arena_reserve(void *arena)
+{
+    arena_t *a = arena;
+    for (unsigned w = 0; w * 64 < a->nregions; w++) {
+        uint64_t bits = atomic_load(&a->used[w]);
+        while (~bits) {
+            unsigned i = (unsigned)__builtin_ctzll(~bits);
+            if (w * 64 + i >= a->nregions)
+                return NULL;
+            if (atomic_compare_exchange_weak(&a->used[w], &bits, bits | (1ull << i))) {
+                region_t *r = arena_region(arena, w * 64 + i);
+                region_init(r, w * 64 + i, a->ring_slots);
+                atomic_store(&r->state, REGION_FORKING);
+                return r;
+            }
+        }
+    }
+    return NULL;
+}
+
+void arena_release(void *arena, region_t *r, bool slots_zeroed)
+{
+    arena_t *a = arena;
+    unsigned i = r->index;
+    /* A new ring starts at claim 0: a slot left from this one would look
+     * published to it.  Whoever takes the region next finds it zeroed. */
+    if (!slots_zeroed)
+        memset(region_slots(r), 0, (size_t)a->ring_slots * sizeof(ring_slot_t));
+    memset(r, 0, sizeof *r);
+    atomic_fetch_and(&a->used[i / 64], ~(1ull << (i % 64)));
+}
+
+void region_init(region_t *r, unsigned index, unsigned slots)
+{
+    r->magic = ARENA_MAGIC;
+    r->ring.slots = slots;
+    r->index = index;
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&r->exec_lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+}
+
+void region_wake(_Atomic uint32_t *word)
+{
+    atomic_fetch_add(word, 1);
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+void region_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns)
+{
+    if (!ns)
+        return;
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0);
+}

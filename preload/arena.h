@@ -1,0 +1,169 @@
+/*
+ * arena: the memory a traced process shares with its recorder.
+ *
+ * memsim adds no thread and no descriptor to the program it traces: a
+ * second thread alone makes glibc take locks it skips in a
+ * single-threaded process (fork from a signal handler then deadlocks,
+ * natively too), and any descriptor of ours is one the program may
+ * close, reuse or count.  So all of memsim's own work but capturing the
+ * events happens in another process, memsim-recorder, and the two share
+ * an arena: a memfd mapped MAP_SHARED by both, holding one region per
+ * traced process.
+ *
+ * Glossary:
+ *   arena    the memfd: this header, then ARENA_REGIONS regions.  A forked
+ *            child inherits the mapping, so the arena serves a process
+ *            and every descendant it forks, until one execs (which starts
+ *            a new arena).
+ *   region   one traced process's share: who it is, its configuration,
+ *            what its recorder says back, and its ring (preload/ring.h).
+ *            A fork's parent reserves one for the child before the fork
+ *            (arena_reserve); the recorder of a region gives it back
+ *            when its process is gone (arena_release).
+ *   recorder the process that reads a region's ring in order and keeps
+ *            the live map, the shadow device and the trace file
+ *            (recorder/).  The first one is started by the traced process
+ *            (preload/launch.h); a fork's child gets a fork of its
+ *            parent's recorder, which inherits its state at the fork.
+ *
+ * Every field a process and its recorder both touch is atomic or written
+ * once before the other side may look (state transitions publish it).
+ */
+#ifndef MEMSIM_PRELOAD_ARENA_H
+#define MEMSIM_PRELOAD_ARENA_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "preload/config.h"
+#include "preload/ring.h"
+
+#define ARENA_MAGIC 0x3261726e6d73656dull /* "memsnra2" */
+#define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
+#define ARENA_HEADER 4096u
+#define REGION_HEADER 16384u              /* region_t's fields, before its slots */
+/* The bytes of a region whose ring has slots slots, of an arena of n. */
+#define REGION_SIZE(slots) ((size_t)REGION_HEADER + (size_t)(slots) * sizeof(ring_slot_t))
+#define ARENA_SIZE(n, slots) ((size_t)ARENA_HEADER + (size_t)(n) * REGION_SIZE(slots))
+#define ARENA_BYTES ARENA_SIZE(ARENA_REGIONS, RING_SLOTS)
+
+/* region_t.state */
+enum {
+    REGION_FREE,        /* nobody's */
+    REGION_FORKING,     /* reserved by a parent for the child of a fork under way */
+    REGION_LIVE,        /* its process is known (pid set) and posts events */
+    REGION_FORK_FAILED, /* the fork it was reserved for failed */
+};
+
+/* region_t.rec_state: what the recorder says. */
+enum {
+    REC_STARTING, /* not attached yet */
+    REC_RUNNING,  /* reading the ring; the trace file is open */
+    REC_FAILED,   /* gave up: error[] says why; tracing is off */
+    REC_DONE,     /* wrote the end record and left */
+};
+
+/* region_t.flags */
+#define REGION_TSC 1u          /* event times are TSC ticks (preload/clock.h) */
+#define REGION_INHERITED 2u    /* a fork child whose recorder has the parent's state */
+#define REGION_GLIBC_MALLOC 4u /* the program's malloc is glibc's: mallinfo2 means it */
+
+struct arena_s;
+
+typedef struct region_s {
+    /* Written by the process before it publishes state LIVE. */
+    uint64_t magic;
+    _Atomic uint32_t state;       /* REGION_* */
+    _Atomic int32_t pid;          /* the traced process, 0 until it is known */
+    _Atomic uint32_t pid_futex;   /* bumped (and woken) when pid or state changes */
+    int32_t parent_pid;           /* the process this one was forked from, or 0 */
+    uint32_t flags;               /* REGION_* bits */
+    uint32_t index;               /* this region's number in the arena */
+    uint64_t t0;                  /* CLOCK_MONOTONIC ns at the start of tracing */
+    uint64_t start_unix_ns;       /* the wall clock then */
+    config_t cfg;                 /* MEMSIM_* as the process read them */
+    char exe[PATH_MAX];           /* /proc/self/exe at start */
+    char note[512];               /* a one-line remark for the meta record, or "" */
+
+    /* The recorder's side. */
+    _Atomic uint32_t rec_state;   /* REC_* */
+    _Atomic uint32_t rec_futex;   /* bumped (and woken) at every rec_state change and ack */
+    _Atomic int32_t rec_pid;
+    _Atomic uint64_t heartbeat;   /* CLOCK_MONOTONIC ns of the recorder's last look */
+    _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
+    _Atomic uint64_t rec_dropped; /* records the recorder could not write */
+    _Atomic uint64_t records;     /* records in the trace so far */
+    _Atomic uint32_t want_mallinfo; /* set each sample: the next heap event posts MSG_MALLINFO */
+    _Atomic uint64_t end_dropped; /* the end record's "dropped", once written */
+    int32_t write_errno;          /* why a write failed, or 0 */
+    char trace_path[PATH_MAX];    /* the trace file (set before REC_RUNNING) */
+    char error[512];              /* why the recorder failed (REC_FAILED) */
+
+    /* Held by a thread of the process across a real exec: the kernel
+     * releases a robust mutex's owner-died state at a successful exec,
+     * which is how the recorder learns the image is gone. */
+    pthread_mutex_t exec_lock;
+
+    ring_ctl_t ring;              /* the ring's counters (preload/ring.h) */
+} region_t;
+
+_Static_assert(sizeof(region_t) <= REGION_HEADER, "region_t outgrew REGION_HEADER");
+
+typedef struct arena_s {
+    uint64_t magic;
+    uint32_t nregions;                         /* ARENA_REGIONS, or fewer under ulimit -f */
+    uint32_t ring_slots;                       /* RING_SLOTS, or fewer under a low ulimit -f */
+    _Atomic uint64_t used[ARENA_REGIONS / 64]; /* bit i: region i is reserved */
+} arena_t;
+
+_Static_assert(sizeof(arena_t) <= ARENA_HEADER, "arena_t outgrew ARENA_HEADER");
+
+/* Lay out a fresh arena of n regions with rings of slots slots in mem
+ * (ARENA_SIZE(n, slots), zeroed): the header, and region 0 reserved for
+ * the caller. */
+void arena_format(void *mem, unsigned n, unsigned slots);
+
+static inline size_t arena_bytes(const void *arena)
+{
+    const struct arena_s *a = arena;
+    return ARENA_SIZE(a->nregions, a->ring_slots);
+}
+
+static inline region_t *arena_region(void *arena, unsigned i)
+{
+    size_t bytes = REGION_SIZE(((struct arena_s *)arena)->ring_slots);
+    return (region_t *)((char *)arena + ARENA_HEADER + (size_t)i * bytes);
+}
+
+static inline ring_slot_t *region_slots(region_t *r)
+{
+    return (ring_slot_t *)((char *)r + REGION_HEADER);
+}
+
+/* A free region, reserved (state REGION_FORKING, fields cleared), or
+ * NULL when every region is taken.  Lock-free: a fork may run in a
+ * signal handler. */
+region_t *arena_reserve(void *arena);
+/* Give region r back (its recorder, when the process is gone), cleared
+ * for the next user; slots_zeroed: the caller punched the slots' pages
+ * out of the memfd already (they read as zero). */
+void arena_release(void *arena, region_t *r, bool slots_zeroed);
+
+/* Initialize a zeroed region's fields (its ring empty, its exec lock
+ * robust and shared between processes); its state stays REGION_FREE
+ * until the caller sets it.  Touches only the header's first page, not
+ * the slots: a fork reserves a region in the parent, whose RSS would
+ * count every page it writes. */
+void region_init(region_t *r, unsigned index, unsigned slots);
+
+/* Bump a futex word and wake everyone waiting on it (across processes). */
+void region_wake(_Atomic uint32_t *word);
+/* Wait while *word == seen, at most ns nanoseconds (0: return at once). */
+void region_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns);
+
+#endif

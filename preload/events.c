@@ -1,0 +1,260 @@
+/*
+ * events: the messages the hooks post.  See events.h.
+ */
+#include "preload/events.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "preload/arena.h"
+#include "preload/clock.h"
+#include "preload/modules.h"
+#include "preload/msg.h"
+#include "preload/process.h"
+#include "preload/ring.h"
+#include "preload/stacks.h"
+#include "preload/thread.h"
+#include "preload/unwind.h"
+
+static const char *const fn_names[FN_COUNT] = {
+    [FN_MALLOC] = "malloc",
+    [FN_CALLOC] = "calloc",
+    [FN_REALLOC] = "realloc",
+    [FN_REALLOCARRAY] = "reallocarray",
+    [FN_MEMALIGN] = "memalign",
+    [FN_POSIX_MEMALIGN] = "posix_memalign",
+    [FN_ALIGNED_ALLOC] = "aligned_alloc",
+    [FN_VALLOC] = "valloc",
+    [FN_PVALLOC] = "pvalloc",
+    [FN_FREE] = "free",
+    [FN_MMAP] = "mmap",
+    [FN_MMAP64] = "mmap64",
+    [FN_MUNMAP] = "munmap",
+    [FN_MREMAP] = "mremap",
+};
+
+const char *events_fn_name(events_fn_t fn) { return fn < FN_COUNT ? fn_names[fn] : "?"; }
+
+/* ---- on memsim's stack ------------------------------------------------------------ */
+
+#define JOB_STACK 1u /* capture the caller's stack */
+#define JOB_BEGIN 2u /* only take the place (ring_begin) */
+
+typedef struct job_s {
+    ring_slot_t m;
+    unsigned flags;
+    uint64_t claim;
+} job_t;
+
+static void post_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx)
+{
+    (void)ctx;
+    ring_slot_t s = {.kind = MSG_STACK, .tid = thread_tid(), .t = clock_ticks(), .a = id, .b = n};
+    ring_post(memsim_proc->region, &s, frames, n * sizeof *frames, 0);
+}
+
+/* The caller's stack id.  A new stack may mean a library was loaded:
+ * the module list is checked then (a library unloaded and another
+ * loaded at its address would look known otherwise). */
+static uint32_t capture(void)
+{
+    uintptr_t pc[UNWIND_MAX_DEPTH + UNWIND_SELF_MAX];
+    const uintptr_t *f;
+    unsigned n = unwind_capture(pc, &f);
+    if (!n)
+        return 0;
+    bool is_new;
+    uint64_t id = stacks_intern(f, n, post_stack, NULL, &is_new);
+    if (is_new)
+        modules_changed();
+    return id <= UINT32_MAX ? (uint32_t)id : 0;
+}
+
+/* The recorder asks for glibc's own figures once per sample (they change
+ * only with heap events, so the next one reads them). */
+static void mallinfo_due(region_t *r)
+{
+    uint32_t one = 1;
+    if (!atomic_load_explicit(&r->want_mallinfo, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&r->want_mallinfo, &one, 0))
+        return;
+    if (!(r->flags & REGION_GLIBC_MALLOC))
+        return;
+    struct mallinfo2 mi = mallinfo2();
+    struct rusage ru;
+    uint64_t children = getrusage(RUSAGE_CHILDREN, &ru) == 0 && ru.ru_maxrss > 0
+                            ? (uint64_t)ru.ru_maxrss * 1024
+                            : 0;
+    ring_slot_t s = {.kind = MSG_MALLINFO,
+                     .tid = thread_tid(),
+                     .t = clock_ticks(),
+                     .a = mi.arena + mi.hblkhd,
+                     .b = mi.uordblks + mi.hblkhd,
+                     .c = children};
+    ring_post(r, &s, NULL, 0, 0);
+}
+
+static void run_job(void *arg)
+{
+    job_t *j = arg;
+    region_t *r = memsim_proc->region;
+    if (j->flags & JOB_STACK)
+        j->m.stack = capture();
+    j->m.t = clock_ticks();
+    j->m.tid = thread_tid();
+    if (j->flags & JOB_BEGIN) {
+        /* Not the figures now: this thread holds a claim until the real
+         * call returns, and a post in between could not wait for room. */
+        j->claim = ring_begin(r, 0);
+        return;
+    }
+    ring_post(r, &j->m, NULL, 0, 0);
+    mallinfo_due(r);
+}
+
+static void run(job_t *j)
+{
+    int saved = errno;
+    thread_area_t *a = thread_area();
+    if (a) {
+        thread_call(a, run_job, j);
+    } else { /* no memory for memsim's stack: the event, without its stack */
+        j->flags &= ~JOB_STACK;
+        run_job(j);
+    }
+    errno = saved;
+}
+
+/* ---- the events --------------------------------------------------------------------- */
+
+void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align)
+{
+    if (!proc_tracing())
+        return;
+    job_t j = {.m = {.kind = MSG_ALLOC, .fn = (uint8_t)fn, .a = (uintptr_t)p, .b = size, .c = align},
+               .flags = JOB_STACK};
+    run(&j);
+}
+
+void events_free(events_fn_t fn, const void *p)
+{
+    if (!proc_tracing())
+        return;
+    job_t j = {.m = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p}, .flags = JOB_STACK};
+    run(&j);
+}
+
+void events_move_begin(events_move_t *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!proc_tracing())
+        return;
+    job_t j = {.flags = JOB_STACK | JOB_BEGIN};
+    run(&j);
+    m->claim = j.claim;
+    m->stack = j.m.stack;
+    m->t = j.m.t;
+}
+
+void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
+                        size_t size)
+{
+    if (!m->claim)
+        return;
+    int saved = errno;
+    ring_slot_t s = {.kind = MSG_REALLOC,
+                     .fn = (uint8_t)fn,
+                     .tid = thread_tid(),
+                     .stack = m->stack,
+                     .t = m->t,
+                     .a = (uintptr_t)old,
+                     .b = (uintptr_t)p,
+                     .c = size};
+    ring_end(memsim_proc->region, m->claim, &s, 0);
+    errno = saved;
+}
+
+void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,
+                       size_t len, int flags)
+{
+    if (!m->claim)
+        return;
+    int saved = errno;
+    ring_slot_t s = {.kind = MSG_MREMAP,
+                     .fn = FN_MREMAP,
+                     .tid = thread_tid(),
+                     .stack = m->stack,
+                     .t = m->t,
+                     .a = (uintptr_t)old,
+                     .b = old_len,
+                     .c = p == (void *)-1 ? MSG_MAP_FAILED : (uintptr_t)p,
+                     .d = len,
+                     .e = (uint64_t)(unsigned)flags};
+    ring_end(memsim_proc->region, m->claim, &s, 0);
+    errno = saved;
+}
+
+void events_mmap(events_fn_t fn, const void *p, size_t len, int prot, int flags, int fd)
+{
+    if (!proc_tracing())
+        return;
+    job_t j = {.m = {.kind = MSG_MMAP,
+                     .fn = (uint8_t)fn,
+                     .a = (uintptr_t)p,
+                     .b = len,
+                     .c = (uint64_t)(uint32_t)prot | (uint64_t)(uint32_t)flags << 32,
+                     .d = (uint64_t)(int64_t)fd},
+               .flags = JOB_STACK};
+    run(&j);
+}
+
+void events_munmap(const void *p, size_t len)
+{
+    if (!proc_tracing())
+        return;
+    job_t j = {.m = {.kind = MSG_MUNMAP, .fn = FN_MUNMAP, .a = (uintptr_t)p, .b = len},
+               .flags = JOB_STACK};
+    run(&j);
+}
+
+/* Blocks got before the ring existed (dlsym's, the unwinder's while it
+ * loads): told to the recorder once it runs (events_start). */
+#define EARLY_QUIET 256
+static uintptr_t early[EARLY_QUIET];
+static _Atomic unsigned nearly;
+
+void events_quiet(const void *p)
+{
+    if (!p)
+        return;
+    if (!proc_tracing()) {
+        unsigned i = atomic_fetch_add(&nearly, 1);
+        if (i < EARLY_QUIET)
+            early[i] = (uintptr_t)p;
+        return;
+    }
+    int saved = errno;
+    ring_slot_t s = {.kind = MSG_QUIET, .tid = thread_tid(), .t = clock_ticks(), .a = (uintptr_t)p};
+    ring_post(memsim_proc->region, &s, NULL, 0, 0);
+    errno = saved;
+}
+
+void events_start(void)
+{
+    unsigned n = atomic_exchange(&nearly, 0);
+    for (unsigned i = 0; i < n && i < EARLY_QUIET; i++)
+        events_quiet((void *)early[i]);
+}
+
+void events_phase(const char *name, bool begin)
+{
+    if (!proc_tracing())
+        return;
+    int saved = errno;
+    size_t n = begin && name ? strnlen(name, 512) : 0;
+    ring_slot_t s = {.kind = MSG_PHASE, .tid = thread_tid(), .t = clock_ticks(), .a = begin};
+    ring_post(memsim_proc->region, &s, name, n, 0);
+    errno = saved;
+}

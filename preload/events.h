@@ -1,0 +1,77 @@
+/*
+ * events: what the hooks record, as messages to the recorder.
+ *
+ * Each call captures the caller's stack (on memsim's own stack,
+ * preload/thread.h), interns it (preload/stacks.h: a new stack is posted
+ * before its first use, and new libraries with it, preload/modules.h),
+ * reads the time and posts one message (preload/ring.h).  Nothing is
+ * formatted, looked up or locked here but the stack table for a stack
+ * never seen: the recorder does the rest in the ring's order.  Ordering
+ * rules the hooks follow:
+ *   - post a free (or munmap) before calling the real function;
+ *   - post an allocation after the real function returned;
+ *   - realloc and mremap take their place before the real call and fill
+ *     it after (events_move_begin / events_move_end),
+ * so a free is always ahead of an allocation that reuses its address,
+ * whatever the threads do.
+ *
+ * Every function keeps errno, and does nothing unless tracing is on.
+ */
+#ifndef MEMSIM_PRELOAD_EVENTS_H
+#define MEMSIM_PRELOAD_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The functions events name (ring_slot_t.fn; the trace's "fn"). */
+typedef enum events_fn_e {
+    FN_MALLOC,
+    FN_CALLOC,
+    FN_REALLOC,
+    FN_REALLOCARRAY,
+    FN_MEMALIGN,
+    FN_POSIX_MEMALIGN,
+    FN_ALIGNED_ALLOC,
+    FN_VALLOC,
+    FN_PVALLOC,
+    FN_FREE,
+    FN_MMAP,
+    FN_MMAP64,
+    FN_MUNMAP,
+    FN_MREMAP,
+    FN_COUNT
+} events_fn_t;
+
+const char *events_fn_name(events_fn_t fn);
+
+void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align);
+void events_free(events_fn_t fn, const void *p);
+
+/* realloc, reallocarray (old != NULL), mremap: the place is taken with
+ * the stack before the real call; end says what it did. */
+typedef struct events_move_s {
+    uint64_t claim;  /* ring_begin's, 0: nothing to fill */
+    uint32_t stack;
+    uint64_t t;
+} events_move_t;
+void events_move_begin(events_move_t *m);
+void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
+                        size_t size);
+void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,
+                       size_t len, int flags);
+
+void events_mmap(events_fn_t fn, const void *p, size_t len, int prot, int flags, int fd);
+void events_munmap(const void *p, size_t len);
+
+/* A block memsim's own work got from the allocator (the guard was held):
+ * its free, later, is no error of the program's. */
+void events_quiet(const void *p);
+
+void events_phase(const char *name, bool begin);
+
+/* Tracing has just started: tell the recorder of the blocks memsim got
+ * before it could (events_quiet kept them). */
+void events_start(void);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * launch: the arena and its recorder.  See launch.h.
+ */
+#include "preload/launch.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "preload/arena.h"
+#include "preload/clock.h"
+#include "preload/real.h"
+#include "preload/sysmem.h"
+#include "preload/unwind.h"
+
+#define HELPER_STACK (256u << 10)
+#define RECORDER_NAME "memsim-recorder"
+#define ARENA_FD 3
+
+static char paths[2][PATH_MAX]; /* where memsim-recorder may be, in order */
+
+const char *launch_recorder_path(void) { return paths[0]; }
+
+/* Beside libmemsim.so (the build tree), or in its memsim/ directory (an
+ * installed tree: lib/libmemsim.so, lib/memsim/memsim-recorder). */
+static void find_recorder(void)
+{
+    Dl_info info;
+    char dir[PATH_MAX] = "";
+    if (dladdr((void *)find_recorder, &info) && info.dli_fname) {
+        const char *so = info.dli_fname;
+        size_t at = 0;
+        if (so[0] != '/' && getcwd(dir, sizeof dir - 1)) {
+            at = strlen(dir);
+            dir[at++] = '/';
+        }
+        size_t n = strnlen(so, sizeof dir - at - 1);
+        memcpy(dir + at, so, n);
+        dir[at + n] = '\0';
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    /* dir is at most PATH_MAX - 1 bytes: the joined paths may be cut, and
+     * then just do not exist. */
+    int n0 = snprintf(paths[0], sizeof paths[0], "%s/%s", dir, RECORDER_NAME);
+    int n1 = snprintf(paths[1], sizeof paths[1], "%s/memsim/%s", dir, RECORDER_NAME);
+    (void)n0;
+    (void)n1;
+}
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+    return syscall(nr, a, b, c, d, e, f);
+}
+
+/* Every descriptor of the helper's own table (a copy of the process's). */
+static void close_all(void)
+{
+    if (sys(SYS_close_range, 0, (long)~0u, 0, 0, 0, 0) == 0)
+        return;
+    for (int fd = 0; fd < 65536; fd++) /* kernels before 5.9 */
+        close(fd);
+}
+
+typedef struct helper_s {
+    launch_t *l;
+    int rc;          /* 0, or -errno */
+    const char *what; /* the step that failed */
+} helper_t;
+
+/* The recorder, in the grandchild: never returns. */
+static void become_recorder(region_t *r0)
+{
+    setsid(); /* out of the program's process group and terminal */
+    char fd[8] = "3", region[8] = "0";
+    char *argv[] = {(char *)RECORDER_NAME, fd, region, NULL};
+    char *envp[] = {NULL};
+    for (int i = 0; i < 2; i++)
+        sys(SYS_execve, (long)paths[i], (long)argv, (long)envp, 0, 0, 0);
+    int e = errno;
+    const char *why = e == ENOENT ? "not found" : strerror(e);
+    snprintf(r0->error, sizeof r0->error, "memsim: cannot run %.400s: %s; tracing is off", paths[0],
+             why);
+    atomic_store(&r0->rec_state, REC_FAILED);
+    region_wake(&r0->rec_futex);
+    sys(SYS_exit_group, 127, 0, 0, 0, 0, 0);
+}
+
+static int helper(void *arg)
+{
+    helper_t *h = arg;
+    launch_t *l = h->l;
+    close_all();
+    /* 0, 1 and 2 are /dev/null in the recorder: nothing it (or a library
+     * of it) prints lands in a file it opened. */
+    int null = open("/dev/null", O_RDWR);
+    if (null == 0) {
+        dup2(0, 1);
+        dup2(0, 2);
+    }
+    l->tsc = clock_kernel_tsc();
+    if (l->load_unwinder)
+        l->unwind_rc = unwind_init(l->stack_depth, &l->unwind_why);
+    int mfd = (int)sys(SYS_memfd_create, (long)"memsim", 0, 0, 0, 0, 0);
+    if (mfd < 0 || (mfd != ARENA_FD && dup2(mfd, ARENA_FD) != ARENA_FD)) {
+        h->rc = -errno;
+        h->what = "create its memfd";
+        return 0;
+    }
+    if (mfd != ARENA_FD)
+        close(mfd);
+    /* The memfd is a file: the file size limit (ulimit -f) applies to it.
+     * The helper has limits of its own (it is a process apart): lift its
+     * soft limit for the arena, and put it back for the recorder, whose
+     * trace must keep to it. */
+    struct rlimit fsize, lifted;
+    getrlimit(RLIMIT_FSIZE, &fsize);
+    lifted = (struct rlimit){fsize.rlim_max, fsize.rlim_max};
+    setrlimit(RLIMIT_FSIZE, &lifted);
+    /* A hard limit below the arena: as many regions as fit (a fork's
+     * child then gets an arena of its own), with smaller rings if even
+     * one does not. */
+    unsigned n = ARENA_REGIONS, slots = RING_SLOTS;
+    if (lifted.rlim_cur != RLIM_INFINITY) {
+        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > lifted.rlim_cur)
+            slots /= 2;
+        n = lifted.rlim_cur > ARENA_HEADER
+                ? (unsigned)((lifted.rlim_cur - ARENA_HEADER) / REGION_SIZE(slots))
+                : 0;
+        if (n > ARENA_REGIONS)
+            n = ARENA_REGIONS;
+    }
+    int sized = n ? ftruncate(ARENA_FD, (off_t)ARENA_SIZE(n, slots)) : (errno = EFBIG, -1);
+    int e = errno;
+    setrlimit(RLIMIT_FSIZE, &fsize);
+    if (sized) {
+        h->rc = -e;
+        h->what = e == EFBIG ? "make its arena under the file size limit (ulimit -f)"
+                             : "size its arena";
+        return 0;
+    }
+    long m = sys(SYS_mmap, 0, (long)ARENA_SIZE(n, slots), PROT_READ | PROT_WRITE, MAP_SHARED, ARENA_FD, 0);
+    if (m < 0 && m > -4096) {
+        h->rc = (int)m;
+        h->what = "map its arena";
+        return 0;
+    }
+    arena_format((void *)m, n, slots);
+    l->arena = (void *)m;
+    /* The recorder: a copy of this helper (no CLONE_VM), no exit signal. */
+    long pid = sys(SYS_clone, 0, 0, 0, 0, 0, 0);
+    if (pid == 0)
+        become_recorder(arena_region((void *)m, 0));
+    if (pid < 0) {
+        h->rc = (int)pid;
+        h->what = "start memsim-recorder";
+        sys(SYS_munmap, m, (long)ARENA_SIZE(n, slots), 0, 0, 0, 0);
+        l->arena = NULL;
+    }
+    return 0;
+}
+
+int launch_recorder(launch_t *l, char *err, size_t errlen)
+{
+    if (!paths[0][0])
+        find_recorder();
+    l->arena = NULL;
+    helper_t h = {.l = l, .rc = 0, .what = NULL};
+    char *stack = sysmem_alloc(HELPER_STACK);
+    if (!stack) {
+        snprintf(err, errlen, "memsim: cannot start %s: out of memory; tracing is off",
+                 RECORDER_NAME);
+        return -1;
+    }
+    /* Signals wait until the helper is gone: none may run a handler of
+     * the program's on the helper's stack. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    int pid = REAL(clone)(helper, stack + HELPER_STACK, CLONE_VM | CLONE_VFORK, &h);
+    int e = errno;
+    if (pid > 0) {
+        int st;
+        while (waitpid(pid, &st, __WCLONE) < 0 && errno == EINTR)
+            ;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    sysmem_free(stack, HELPER_STACK);
+    if (pid < 0) {
+        snprintf(err, errlen, "memsim: cannot start %s: %s; tracing is off", RECORDER_NAME,
+                 strerror(e));
+        return -1;
+    }
+    if (h.rc || !l->arena) {
+        snprintf(err, errlen, "memsim: cannot %s: %s; tracing is off", h.what ? h.what : "start",
+                 strerror(-h.rc));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * launch: start a recorder for a new arena, without leaving a thread, a
+ * descriptor or a child in the traced process.
+ *
+ * The work that needs descriptors runs in a short-lived helper that
+ * shares the process's memory but has a descriptor table of its own
+ * (clone with CLONE_VM | CLONE_VFORK and no CLONE_FILES; the calling
+ * thread waits until it is gone): it closes every descriptor it
+ * inherited, reads the kernel's clocksource, loads the unwinder (when
+ * asked), creates the arena's memfd and maps it, which maps it in the
+ * process too, and starts the recorder as a grandchild
+ * (clone without CLONE_VM, no exit signal), which moves into a session
+ * of its own and execs memsim-recorder with the memfd as its only
+ * descriptor.  The helper's exit is reaped at once; the recorder is
+ * reparented to init (or to the nearest subreaper, such as memsim run)
+ * and is never the program's child: no SIGCHLD, no wait() that finds it,
+ * no pipe held open.
+ */
+#ifndef MEMSIM_PRELOAD_LAUNCH_H
+#define MEMSIM_PRELOAD_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct launch_s {
+    /* in */
+    bool load_unwinder;      /* unwind_init inside the helper (first start only) */
+    unsigned stack_depth;
+    /* out */
+    void *arena;             /* the mapped arena (region 0 reserved), or NULL */
+    bool tsc;                /* the kernel keeps time with the TSC */
+    int unwind_rc;           /* unwind_init's result */
+    const char *unwind_why;
+} launch_t;
+
+/* Make an arena and start its recorder.  0, or -1 with a one-line
+ * reason in err. */
+int launch_recorder(launch_t *l, char *err, size_t errlen);
+
+/* The recorder binary memsim runs (for messages). */
+const char *launch_recorder_path(void);
+
+#endif

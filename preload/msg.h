@@ -1,0 +1,57 @@
+/*
+ * msg: what the traced process tells its recorder, one message per
+ * event, through the ring (preload/ring.h).  The recorder turns them
+ * into trace records (docs/trace-format.md); this is the one list both
+ * sides compile against.
+ *
+ * Every message has kind, fn, tid, stack and t (ticks, preload/clock.h)
+ * in its head slot; the words a..e mean what the list below says; some
+ * carry bytes after the head slot.  A zeroed slot reads as MSG_LOST, so
+ * a claim its thread never filled (settled as lost) says so.
+ */
+#ifndef MEMSIM_PRELOAD_MSG_H
+#define MEMSIM_PRELOAD_MSG_H
+
+#include <stdint.h>
+
+typedef enum msg_kind_e {
+    MSG_LOST = 0,      /* a claim never filled (nslots: its size) */
+    MSG_ALLOC,         /* fn; a addr, b size, c alignment */
+    MSG_FREE,          /* fn; a addr (before the real free) */
+    MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size;
+                          b == 0 and c == 0: realloc(p, 0) freed p */
+    MSG_QUIET,         /* a addr: a block memsim's own work got from the allocator
+                          (its free, made later on the program's behalf, is no error) */
+    MSG_MMAP,          /* fn; a addr, b length, c prot | flags << 32, d fd */
+    MSG_MUNMAP,        /* a addr, b length (before the real munmap) */
+    MSG_MREMAP,        /* a old addr, b old length, c new addr (MSG_MAP_FAILED: failed),
+                          d new length, e flags */
+    MSG_STACK,         /* a id, b frames; bytes: the frames, innermost first */
+    MSG_MODULE_LOAD,   /* a base, b size; bytes: the path */
+    MSG_MODULE_UNLOAD, /* a base, b size */
+    MSG_PHASE,         /* a 1 begin, 0 end; bytes: the name (begin) */
+    MSG_MALLINFO,      /* a malloc_reserved, b malloc_in_use, c maxrss_children (bytes) */
+    MSG_FORK,          /* a the child's region (MSG_NO_REGION: none free), before fork */
+    MSG_FORK_DONE,     /* a the child's region, b 1 if fork succeeded, after it */
+    MSG_SPAWN,         /* a child pid, b argc; bytes: path NUL, then each arg NUL */
+    MSG_EXEC,          /* b argc, c 1 when the new program is traced too;
+                          bytes: path NUL, then each arg NUL (before the real exec) */
+    MSG_EXEC_FAILED,   /* a errno */
+    MSG_END,           /* a reason (msg_end_t), b status or -1, c signal or 0 */
+    MSG_NOTE,          /* bytes: a remark for the trace (a "note" record) */
+    MSG_KINDS
+} msg_kind_t;
+
+#define MSG_MAP_FAILED UINT64_MAX
+#define MSG_NO_REGION UINT64_MAX
+
+/* MSG_END's reason; the names are the end record's "reason". */
+typedef enum msg_end_e {
+    END_EXIT,       /* exit() or return from main; status */
+    END__EXIT,      /* _exit, _Exit; status */
+    END_QUICK_EXIT, /* quick_exit; status */
+    END_SIGNAL,     /* a fatal signal; signal */
+    END_REASONS
+} msg_end_t;
+
+#endif

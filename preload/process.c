@@ -1,0 +1,577 @@
+/*
+ * process: start-up, exit, fork, exec, spawn and clone copies.  See
+ * process.h.
+ */
+#include "preload/process.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload/arena.h"
+#include "preload/childenv.h"
+#include "preload/clock.h"
+#include "preload/events.h"
+#include "preload/guard.h"
+#include "preload/launch.h"
+#include "preload/modules.h"
+#include "preload/real.h"
+#include "preload/ring.h"
+#include "preload/signals.h"
+#include "preload/stacks.h"
+#include "preload/sysmem.h"
+#include "preload/thread.h"
+
+#define START_WAIT_NS 10000000000ull   /* a recorder that has not started after 10 s */
+#define END_STALL_NS 5000000000ull     /* exit waits while the recorder makes progress */
+#define EXEC_STALL_NS 2000000000ull
+
+static proc_t off; /* all zeros: nothing is traced */
+proc_t *memsim_proc = &off;
+pid_t memsim_traced_pid;
+bool memsim_track_maps;
+
+static config_t cfg;            /* MEMSIM_* as read at start */
+static char exe[PATH_MAX];      /* /proc/self/exe */
+static char env_output[PATH_MAX + 32]; /* MEMSIM_OUTPUT=<absolute>, for children */
+static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILDREN=0 */
+static char note[512];          /* a remark for the meta record and stderr, or "" */
+
+/* One line on stderr. */
+static void say(const char *line)
+{
+    size_t n = strlen(line);
+    ssize_t rc = write(2, line, n);
+    if (n && line[n - 1] != '\n')
+        rc = write(2, "\n", 1);
+    (void)rc;
+}
+
+/* ---- start-up -------------------------------------------------------------------- */
+
+/* MEMSIM_OUTPUT relative to the directory the process started in, made
+ * absolute once: a forked child that changed directory still writes
+ * beside its parent, and exec'd programs get the absolute form. */
+static void absolute_output(config_t *c)
+{
+    char cwd[PATH_MAX];
+    if (c->output[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return;
+    if (strcmp(c->output, ".") == 0 || strcmp(c->output, "./") == 0)
+        c->output[0] = '\0';
+    size_t a = strlen(cwd), b = strlen(c->output);
+    if (b == 0) {
+        memcpy(c->output, cwd, a + 1);
+        return;
+    }
+    if (a + 1 + b >= sizeof c->output)
+        return;
+    memmove(c->output + a + 1, c->output, b + 1);
+    memcpy(c->output, cwd, a);
+    c->output[a] = '/';
+}
+
+/* MEMSIM_TRACE_CHILDREN=0: whether a process below the first one. */
+static bool below_root(void)
+{
+    const char *root = getenv("MEMSIM_ROOT_PID");
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (root && *root)
+        return strcmp(root, pid) != 0;
+    snprintf(env_root, sizeof env_root, "MEMSIM_ROOT_PID=%s", pid);
+    return false;
+}
+
+extern void *memsim_own_malloc(size_t n);
+
+/* Whether the program's malloc is memsim's: another allocator preloaded
+ * ahead of it (or the executable's own) gets the calls, and memsim sees
+ * none of them. */
+static void check_interposed(void)
+{
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if (!m || m == (void *)memsim_own_malloc)
+        return;
+    Dl_info info;
+    const char *who = dladdr(m, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname
+                                                                              : "another library";
+    snprintf(note, sizeof note,
+             "memsim: malloc is %s's, found ahead of libmemsim.so: the heap events it serves "
+             "are not recorded (put libmemsim.so first in LD_PRELOAD)",
+             who);
+}
+
+/* Whether the allocator the hooks reach is glibc's (mallinfo2 then
+ * describes it). */
+static bool glibc_malloc(void)
+{
+    Dl_info info;
+    return dladdr((void *)REAL(malloc), &info) && info.dli_fname &&
+           strstr(info.dli_fname, "/libc.so");
+}
+
+/* The page the hooks test, marked to read as zeros in unprepared copies. */
+static proc_t *proc_page(void)
+{
+    if (memsim_proc != &off)
+        return memsim_proc;
+    proc_t *p = sysmem_alloc(4096);
+    if (!p)
+        return NULL;
+    if (madvise(p, 4096, MADV_WIPEONFORK)) {
+        /* Linux < 4.14: copies made by clone() write into the parent's
+         * ring as before; everything else works. */
+    }
+    memsim_proc = p;
+    return p;
+}
+
+static uint64_t unix_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Fill r for this process and publish it (its recorder waits for it). */
+static void region_publish(region_t *r, pid_t parent, uint32_t flags, const char *why)
+{
+    r->parent_pid = parent;
+    r->flags = flags | (clock_tsc_ ? REGION_TSC : 0) | (glibc_malloc() ? REGION_GLIBC_MALLOC : 0);
+    r->t0 = clock_ns();
+    r->start_unix_ns = unix_ns();
+    r->cfg = cfg;
+    memcpy(r->exe, exe, sizeof r->exe);
+    snprintf(r->note, sizeof r->note, "%s", why ? why : "");
+    atomic_store(&r->pid, getpid());
+    atomic_store(&r->state, REGION_LIVE);
+    region_wake(&r->pid_futex);
+}
+
+/* Wait for r's recorder to open the trace: 0, or -1 with err set. */
+static int recorder_ready(region_t *r, char *err, size_t errlen)
+{
+    uint64_t start = clock_ns();
+    for (;;) {
+        uint32_t w = atomic_load(&r->rec_futex);
+        uint32_t st = atomic_load(&r->rec_state);
+        if (st == REC_RUNNING)
+            return 0;
+        if (st == REC_FAILED || st == REC_DONE) {
+            snprintf(err, errlen, "%s", r->error[0] ? r->error : "memsim: the recorder failed");
+            return -1;
+        }
+        if (clock_ns() - start > START_WAIT_NS) {
+            snprintf(err, errlen, "memsim: %s did not start within 10 s; tracing is off",
+                     launch_recorder_path());
+            return -1;
+        }
+        region_wait(&r->rec_futex, w, 100000000ull);
+    }
+}
+
+/* Tracing is on in this process, through region r. */
+static void go_live(region_t *r, void *arena)
+{
+    proc_t *p = memsim_proc;
+    p->pid = getpid();
+    p->region = r;
+    p->arena = arena;
+    memsim_traced_pid = p->pid;
+    atomic_store(&p->active, true);
+    events_start();
+    modules_changed();
+}
+
+/* A new arena and recorder for this process: 0, or -1 with err set. */
+static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *err,
+                       size_t errlen)
+{
+    launch_t l = {.load_unwinder = load_unwinder, .stack_depth = cfg.stack_depth};
+    if (launch_recorder(&l, err, errlen))
+        return -1;
+    if (load_unwinder) {
+        clock_init(l.tsc);
+        if (l.unwind_rc && l.unwind_why) {
+            char line[256];
+            snprintf(line, sizeof line, "memsim: %s", l.unwind_why);
+            say(line);
+            cfg.stack_depth = 0;
+        }
+    }
+    region_t *r = arena_region(l.arena, 0);
+    region_publish(r, parent, 0, why);
+    if (recorder_ready(r, err, errlen))
+        return -1;
+    go_live(r, l.arena);
+    return 0;
+}
+
+static void on_exit_status(int status, void *arg);
+static void on_quick_exit(void);
+static void atfork_prepare(void);
+static void atfork_child(void);
+
+__attribute__((constructor(101))) static void memsim_start(int argc, char **argv, char **envp)
+{
+    (void)argc;
+    (void)argv;
+    (void)envp;
+    GUARD_SCOPE;
+    real_resolve();
+    check_interposed();
+    if (getauxval(AT_SECURE)) /* setuid and friends: stay passive */
+        return;
+    static char err[PATH_MAX + 256];
+    if (config_load(&cfg, NULL, err, sizeof err)) {
+        say(err);
+        return;
+    }
+    absolute_output(&cfg);
+    if (!cfg.trace_children && below_root())
+        return; /* MEMSIM_TRACE_CHILDREN=0: a program started below the first one */
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    modules_init(exe);
+    snprintf(env_output, sizeof env_output, "%s=%s", CONFIG_ENV_OUTPUT, cfg.output);
+    if (thread_init() || !proc_page()) {
+        say("memsim: out of memory at start; tracing is off");
+        return;
+    }
+    if (start_fresh(true, getppid(), note, err, sizeof err)) {
+        say(err);
+        return;
+    }
+    memsim_track_maps = cfg.mmap;
+    on_exit(on_exit_status, NULL);
+    at_quick_exit(on_quick_exit);
+    pthread_atfork(atfork_prepare, NULL, atfork_child);
+    signals_install();
+    if (note[0])
+        say(note);
+}
+
+/* ---- the end ----------------------------------------------------------------------- */
+
+/* Why records are missing, in words (no strerror: this may run in a
+ * signal handler). */
+static const char *write_error(int e)
+{
+    switch (e) {
+    case 0:
+        return "events were lost";
+    case ENOSPC:
+        return "no space left on device";
+    case EDQUOT:
+        return "disk quota exceeded";
+    case EFBIG:
+        return "the file size limit, ulimit -f, is reached";
+    case ENOMEM:
+        return "out of memory";
+    default:
+        return "the trace file could not be written";
+    }
+}
+
+static void warn_incomplete(region_t *r, bool acked)
+{
+    char line[PATH_MAX + 200];
+    uint64_t dropped = atomic_load(&r->end_dropped);
+    if (!acked)
+        snprintf(line, sizeof line,
+                 "memsim: %s may be incomplete: its recorder did not finish with it", r->trace_path);
+    else if (dropped)
+        snprintf(line, sizeof line,
+                 "memsim: %s is incomplete: %llu record%s could not be written (%s)",
+                 r->trace_path, (unsigned long long)dropped, dropped == 1 ? "" : "s",
+                 write_error(r->write_errno));
+    else
+        return;
+    say(line);
+}
+
+void process_end(msg_end_t reason, int status, int sig)
+{
+    proc_t *p = memsim_proc;
+    if (!proc_tracing() || getpid() != p->pid)
+        return; /* a vfork child runs on its parent's memory: not its trace */
+    int saved = errno;
+    GUARD_SCOPE;
+    region_t *r = p->region;
+    /* A signal may have interrupted this thread between the claim and the
+     * publish of a post: nobody else will publish it. */
+    ring_settle(r);
+    ring_slot_t m = {.kind = MSG_END,
+                     .tid = thread_tid(),
+                     .t = clock_ticks(),
+                     .a = (uint64_t)reason,
+                     .b = (uint64_t)(int64_t)status,
+                     .c = (uint64_t)(sig > 0 ? sig : 0)};
+    uint64_t end = ring_post(r, &m, NULL, 0, RING_SYNC);
+    bool acked = end && ring_wait_acked(r, end, END_STALL_NS) == 0;
+    atomic_store(&p->active, false);
+    warn_incomplete(r, acked);
+    errno = saved;
+}
+
+static _Atomic int exit_steps;
+static int exit_status = -1;
+
+static void exit_step(void)
+{
+    if (atomic_fetch_add(&exit_steps, 1) == 1)
+        process_end(END_EXIT, exit_status, 0);
+}
+
+__attribute__((destructor(101))) static void memsim_stop(void) { exit_step(); }
+
+static void on_exit_status(int status, void *arg)
+{
+    (void)arg;
+    exit_status = status & 0xff;
+    exit_step();
+}
+
+static int quick_status = -1;
+
+void process_quick_exit(int status) { quick_status = status & 0xff; }
+
+static void on_quick_exit(void) { process_end(END_QUICK_EXIT, quick_status, 0); }
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+static proc_t forking;           /* the parent's page as it was at the fork */
+static region_t *fork_region;    /* the child's, reserved before the fork */
+
+/* Before fork (any fork: glibc's own for daemon() and forkpty too; maybe
+ * in a signal handler: nothing here locks). */
+static void atfork_prepare(void)
+{
+    forking = *memsim_proc;
+    fork_region = NULL;
+    if (!proc_tracing() || getpid() != forking.pid)
+        return;
+    GUARD_SCOPE;
+    region_t *r = forking.region;
+    if (cfg.trace_children)
+        fork_region = arena_reserve(forking.arena);
+    /* The recorder forks itself here, in the ring's order: the child's
+     * recorder starts from the live map and the device as of now. */
+    ring_slot_t m = {.kind = MSG_FORK,
+                     .tid = thread_tid(),
+                     .t = clock_ticks(),
+                     .a = fork_region ? fork_region->index : MSG_NO_REGION};
+    if (!ring_post(r, &m, NULL, 0, RING_SYNC) && fork_region) {
+        arena_release(forking.arena, fork_region, true); /* nobody will take it */
+        fork_region = NULL;
+    }
+}
+
+void process_forked(pid_t pid)
+{
+    if (!proc_tracing() || getpid() != memsim_proc->pid)
+        return;
+    GUARD_SCOPE;
+    region_t *child = fork_region;
+    if (pid < 0 && child) {
+        atomic_store(&child->state, REGION_FORK_FAILED);
+        region_wake(&child->pid_futex);
+    }
+    ring_slot_t m = {.kind = MSG_FORK_DONE,
+                     .tid = thread_tid(),
+                     .t = clock_ticks(),
+                     .a = child ? child->index : MSG_NO_REGION,
+                     .b = pid > 0 ? (uint64_t)pid : 0};
+    ring_post(memsim_proc->region, &m, NULL, 0, 0);
+}
+
+static void atfork_child(void)
+{
+    pid_t pid = getpid();
+    proc_t *p = memsim_proc; /* wiped by the kernel, if it is the page */
+    p->pid = pid;
+    p->arena = forking.arena;
+    p->region = NULL;
+    atomic_store(&p->active, false);
+    memsim_traced_pid = pid;
+    thread_forget_tid();
+    ring_forget_thread();
+    if (!forking.active || forking.pid == 0)
+        return; /* the parent was not traced */
+    GUARD_SCOPE;
+    stacks_reset(); /* the child's trace numbers its stacks afresh */
+    if (!cfg.trace_children)
+        return;
+    if (fork_region) {
+        /* The parent's recorder forked a recorder for this region, with
+         * its state: it waits for our pid. */
+        region_publish(fork_region, forking.pid, REGION_INHERITED, NULL);
+        p->region = fork_region;
+        memsim_traced_pid = pid;
+        atomic_store(&p->active, true);
+        return;
+    }
+    /* No region left in the arena: a recorder of our own, without the
+     * parent's live blocks (frees of them are unknown to it). */
+    char err[PATH_MAX + 256];
+    modules_reset();
+    if (start_fresh(false, forking.pid, "forked without a free region: blocks allocated before "
+                                        "the fork are unknown",
+                    err, sizeof err))
+        say(err);
+}
+
+/* ---- clone() without fork -------------------------------------------------------- */
+
+void process_clone_copy(void)
+{
+    GUARD_SCOPE;
+    pid_t parent = memsim_traced_pid;
+    memsim_proc->pid = getpid(); /* once: the next hook sees a prepared page */
+    memsim_traced_pid = memsim_proc->pid;
+    thread_forget_tid();
+    ring_forget_thread();
+    stacks_reset();
+    modules_reset();
+    char why[128], err[PATH_MAX + 256];
+    snprintf(why, sizeof why,
+             "a copy of process %ld made by clone() without fork: blocks allocated before the "
+             "copy are unknown",
+             (long)parent);
+    if (start_fresh(false, parent, why, err, sizeof err)) {
+        char line[PATH_MAX + 400];
+        snprintf(line, sizeof line,
+                 "memsim: process %ld, made by clone() without fork, is not traced: %s",
+                 (long)getpid(), err);
+        say(line);
+    }
+}
+
+/* ---- children's environment, exec, spawn ------------------------------------------- */
+
+/* envp as a child should get it: with memsim's variables when it will be
+ * traced too (it keeps libmemsim.so in LD_PRELOAD), else unchanged.  The
+ * array lives in *mem (*len bytes, from sysmem), never on the stack: an
+ * environment may be large and the thread's stack small. */
+static char *const *child_env(char *const *envp, void **mem, size_t *len)
+{
+    *mem = NULL;
+    *len = 0;
+    if (!env_output[0] || !childenv_preloads_memsim(envp))
+        return envp;
+    char *set[] = {env_output, env_root[0] ? env_root : NULL};
+    *len = (childenv_count(envp) + 3) * sizeof(char *);
+    *mem = sysmem_alloc(*len);
+    if (!*mem)
+        return envp;
+    return childenv_merge(envp, NULL, 0, set, 2, *mem);
+}
+
+/* path NUL arg0 NUL arg1 NUL ... into a sysmem block: *len bytes of it
+ * used, *cap mapped; NULL without memory. */
+static char *launch_bytes(const char *path, char *const argv[], size_t *len, size_t *cap,
+                          uint64_t *argc)
+{
+    size_t n = strlen(path ? path : "") + 1;
+    *argc = 0;
+    for (size_t i = 0; argv && argv[i]; i++, (*argc)++)
+        n += strlen(argv[i]) + 1;
+    *cap = n;
+    char *buf = sysmem_alloc(n), *w = buf;
+    if (!buf)
+        return NULL;
+    size_t k = strlen(path ? path : "") + 1;
+    memcpy(w, path ? path : "", k);
+    w += k;
+    for (size_t i = 0; argv && argv[i]; i++) {
+        k = strlen(argv[i]) + 1;
+        memcpy(w, argv[i], k);
+        w += k;
+    }
+    *len = n;
+    return buf;
+}
+
+static void post_launch(uint8_t kind, pid_t child, const char *path, char *const argv[],
+                        bool traced_child, bool sync)
+{
+    region_t *r = memsim_proc->region;
+    size_t len = 0, cap = 0;
+    uint64_t argc;
+    char *bytes = launch_bytes(path, argv, &len, &cap, &argc);
+    ring_slot_t m = {.kind = kind,
+                     .tid = thread_tid(),
+                     .t = clock_ticks(),
+                     .a = child > 0 ? (uint64_t)child : 0,
+                     .b = argc,
+                     .c = traced_child};
+    uint64_t end = ring_post(r, &m, bytes, bytes ? len : 0, sync ? RING_SYNC : 0);
+    if (sync)
+        ring_wait_acked(r, end, EXEC_STALL_NS);
+    sysmem_free(bytes, cap);
+}
+
+int process_exec(const char *path, char *const argv[], char *const envp[], process_exec_fn call,
+                 void *ctx)
+{
+    void *mem;
+    size_t len;
+    char *const *env = child_env(envp, &mem, &len);
+    bool traced = proc_tracing() && getpid() == memsim_proc->pid; /* not a vfork child */
+    region_t *r = memsim_proc->region;
+    bool locked = false;
+    if (traced) {
+        GUARD_SCOPE;
+        /* Held across the real exec: a successful one releases it as its
+         * owner dies (robust mutex), which the recorder sees. */
+        int rc = pthread_mutex_lock(&r->exec_lock);
+        if (rc == EOWNERDEAD)
+            pthread_mutex_consistent(&r->exec_lock);
+        locked = rc == 0 || rc == EOWNERDEAD;
+        post_launch(MSG_EXEC, 0, path, argv, env != envp || childenv_preloads_memsim(envp), true);
+    }
+    int rc = call(ctx, env);
+    int e = errno;
+    if (traced) {
+        GUARD_SCOPE;
+        ring_slot_t m = {.kind = MSG_EXEC_FAILED,
+                         .tid = thread_tid(),
+                         .t = clock_ticks(),
+                         .a = (uint64_t)e};
+        ring_post(r, &m, NULL, 0, RING_SYNC);
+        if (locked)
+            pthread_mutex_unlock(&r->exec_lock);
+    }
+    sysmem_free(mem, len);
+    errno = e;
+    return rc;
+}
+
+int process_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid,
+                  process_spawn_fn call, void *ctx)
+{
+    void *mem;
+    size_t len;
+    char *const *env = child_env(envp, &mem, &len);
+    pid_t child = 0;
+    int rc = call(ctx, &child, env);
+    if (rc == 0) {
+        if (pid)
+            *pid = child;
+        if (proc_tracing()) {
+            GUARD_SCOPE;
+            post_launch(MSG_SPAWN, child, path, argv, env != envp, false);
+        }
+    }
+    sysmem_free(mem, len);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * process: the traced process's life as memsim sees it — start-up, the
+ * order of the exit paths, fork, exec, posix_spawn, copies made by
+ * clone() without fork, and the environment its children get.
+ *
+ * The state the hooks test on every call lives in one page marked
+ * MADV_WIPEONFORK: in any copy of the process that no fork handler of
+ * glibc's set up (clone() without CLONE_VM, a raw fork system call) it
+ * reads as zeros, so such a copy never posts into its parent's ring;
+ * the first hook it runs starts a trace of its own (process_clone_copy).
+ * glibc's fork runs memsim's handlers, which fill the page for the child.
+ *
+ * Exit: the end record goes out when both memsim's on_exit handler
+ * (which knows the status) and its destructor have run — the destructor
+ * runs in _dl_fini, after the program's libraries' destructors, so their
+ * frees are in the trace.  _exit, _Exit, quick_exit (an at_quick_exit
+ * handler registered first, so it runs last), a fatal signal
+ * (preload/signals.h) and the recorder's own watch of the process (for
+ * SIGKILL and the rest) end it otherwise.
+ */
+#ifndef MEMSIM_PRELOAD_PROCESS_H
+#define MEMSIM_PRELOAD_PROCESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "preload/config.h"
+#include "preload/msg.h"
+
+struct region_s;
+
+typedef struct proc_s {
+    _Atomic bool active;      /* this process's events are posted */
+    pid_t pid;                /* whose fields these are; 0 in an unprepared copy */
+    struct region_s *region;  /* its region of the arena */
+    void *arena;
+} proc_t;
+
+/* The page (a zeroed static one until tracing starts). */
+extern proc_t *memsim_proc;
+/* The pid tracing was last started for, in ordinary memory: a copy of
+ * the process keeps it while its page reads as zeros. */
+extern pid_t memsim_traced_pid;
+/* MEMSIM_MMAP: the program's own mappings are recorded. */
+extern bool memsim_track_maps;
+
+static inline bool proc_tracing(void)
+{
+    return atomic_load_explicit(&memsim_proc->active, memory_order_relaxed);
+}
+
+/* A copy of a traced process that no fork handler prepared. */
+static inline bool proc_is_clone_copy(void)
+{
+    return __builtin_expect(memsim_traced_pid != 0, 0) && memsim_proc->pid == 0;
+}
+
+/* Start this copy's own trace (or say in one line why it stays untraced). */
+void process_clone_copy(void);
+
+/* The end of this process's trace: reason, status (or -1), signal (or 0).
+ * Waits for the recorder to write it. */
+void process_end(msg_end_t reason, int status, int sig);
+
+/* The exec family, through call (which performs the real exec with the
+ * environment it is given): the exec record before, exec_failed after
+ * if it returned. */
+typedef int (*process_exec_fn)(void *ctx, char *const envp[]);
+int process_exec(const char *path, char *const argv[], char *const envp[], process_exec_fn call,
+                 void *ctx);
+
+/* posix_spawn and posix_spawnp, through call: the spawn record after. */
+typedef int (*process_spawn_fn)(void *ctx, pid_t *child, char *const envp[]);
+int process_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid,
+                  process_spawn_fn call, void *ctx);
+
+/* fork() returned pid in the parent (-1: it failed): the fork record. */
+void process_forked(pid_t pid);
+
+/* quick_exit(status) is about to run the at_quick_exit handlers. */
+void process_quick_exit(int status);
+
+#endif

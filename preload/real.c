@@ -1,0 +1,65 @@
+/*
+ * real: the table of the functions behind the hooks.  See real.h.
+ */
+#include "preload/real.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+
+real_t real;
+
+static _Atomic int resolving;
+static _Atomic bool resolved;
+
+void real_resolve(void)
+{
+    if (atomic_load_explicit(&resolved, memory_order_acquire))
+        return;
+    atomic_fetch_add(&resolving, 1);
+#define HOOK(ret, name, params, args) \
+    if (!real.name)                   \
+        real.name = (ret(*) params)dlsym(RTLD_NEXT, #name);
+#include "preload/hooks.def"
+#undef HOOK
+    atomic_fetch_sub(&resolving, 1);
+    atomic_store_explicit(&resolved, true, memory_order_release);
+}
+
+bool real_resolving(void) { return atomic_load_explicit(&resolving, memory_order_relaxed) != 0; }
+
+/* ---- the bootstrap buffer ------------------------------------------------------------ */
+
+#define BOOT_BYTES (64u << 10)
+
+static _Alignas(4096) unsigned char boot[BOOT_BYTES];
+static _Atomic size_t boot_used;
+
+typedef struct boot_head_s {
+    size_t size;
+    size_t pad;
+} boot_head_t;
+
+void *real_bootstrap_alloc(size_t n, size_t align)
+{
+    if (align < 16)
+        align = 16;
+    if (align > 4096 || n > BOOT_BYTES)
+        return NULL;
+    size_t at = atomic_load(&boot_used), start;
+    do {
+        start = (at + sizeof(boot_head_t) + align - 1) & ~(align - 1);
+        if (start + n > BOOT_BYTES)
+            return NULL;
+    } while (!atomic_compare_exchange_weak(&boot_used, &at, start + n));
+    ((boot_head_t *)(boot + start))[-1].size = n;
+    memset(boot + start, 0, n);
+    return boot + start;
+}
+
+bool real_bootstrap_owns(const void *p)
+{
+    return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
+}
+
+size_t real_bootstrap_size(const void *p) { return ((const boot_head_t *)p)[-1].size; }

@@ -1,0 +1,145 @@
+/*
+ * thread: per-thread areas and memsim's own stack.  See thread.h.
+ */
+#include "preload/thread.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/sysmem.h"
+
+#define PAGE 4096u
+#define AREA_BYTES (PAGE + THREAD_STACK + PAGE + THREAD_ALTSTACK)
+
+static pthread_key_t key;
+static bool key_ok;
+static __thread thread_area_t *mine __attribute__((tls_model("initial-exec")));
+static __thread thread_area_t own __attribute__((tls_model("initial-exec")));
+static __thread pid_t tid __attribute__((tls_model("initial-exec")));
+
+/* fn(arg) with the stack pointer at top.  A frame-pointer frame: its
+ * unwind information says the caller's frame is at rbp, on the stack it
+ * came from, so an unwinder started on memsim's stack walks back onto
+ * the program's. */
+void memsim_on_stack(void (*fn)(void *), void *arg, char *top) __attribute__((visibility("hidden")));
+__asm__(".text\n"
+        ".globl memsim_on_stack\n"
+        ".hidden memsim_on_stack\n"
+        ".type memsim_on_stack,@function\n"
+        "memsim_on_stack:\n"
+        ".cfi_startproc\n"
+        "    push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "    mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "    mov %rdx, %rsp\n"
+        "    mov %rdi, %rax\n"
+        "    mov %rsi, %rdi\n"
+        "    call *%rax\n"
+        "    mov %rbp, %rsp\n"
+        "    pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size memsim_on_stack, .-memsim_on_stack\n");
+
+static int sys_sigaltstack(const stack_t *ss, stack_t *old)
+{
+    return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
+static void area_free(void *p)
+{
+    thread_area_t *a = p;
+    if (!a || a != mine)
+        return;
+    if (a->alt_ours) {
+        stack_t cur;
+        if (sys_sigaltstack(NULL, &cur) == 0 && cur.ss_sp == a->altstack &&
+            !(cur.ss_flags & SS_ONSTACK)) {
+            stack_t off = {.ss_flags = SS_DISABLE};
+            sys_sigaltstack(&off, NULL);
+        } else if (cur.ss_sp == a->altstack) {
+            return; /* still running on it: keep the mapping */
+        }
+    }
+    mine = NULL;
+    sysmem_free(a->base, a->size);
+}
+
+int thread_init(void)
+{
+    if (key_ok)
+        return 0;
+    key_ok = pthread_key_create(&key, area_free) == 0;
+    return key_ok ? 0 : -1;
+}
+
+/* Offer memsim's alternate stack, unless the program has its own. */
+static void altstack_install(thread_area_t *a)
+{
+    stack_t cur;
+    if (sys_sigaltstack(NULL, &cur) || !(cur.ss_flags & SS_DISABLE))
+        return;
+    stack_t ss = {.ss_sp = a->altstack, .ss_size = THREAD_ALTSTACK, .ss_flags = 0};
+    a->alt_ours = sys_sigaltstack(&ss, NULL) == 0;
+}
+
+thread_area_t *thread_area(void)
+{
+    if (mine)
+        return mine;
+    char *base = sysmem_alloc(AREA_BYTES);
+    if (!base)
+        return NULL;
+    /* The guard pages: an overflow of memsim's stack faults instead of
+     * writing over the alternate stack or the neighbour's memory. */
+    mprotect(base, PAGE, PROT_NONE);
+    mprotect(base + PAGE + THREAD_STACK, PAGE, PROT_NONE);
+    own = (thread_area_t){.base = base,
+                          .size = AREA_BYTES,
+                          .stack_top = base + PAGE + THREAD_STACK,
+                          .altstack = base + PAGE + THREAD_STACK + PAGE};
+    mine = &own;
+    altstack_install(mine);
+    if (key_ok)
+        pthread_setspecific(key, mine);
+    return mine;
+}
+
+void thread_call(thread_area_t *a, void (*fn)(void *), void *arg)
+{
+    memsim_on_stack(fn, arg, a->stack_top);
+}
+
+pid_t thread_tid(void)
+{
+    if (!tid)
+        tid = (pid_t)syscall(SYS_gettid);
+    return tid;
+}
+
+void thread_forget_tid(void) { tid = 0; }
+
+bool thread_altstack_ours(void)
+{
+    if (!mine || !mine->alt_ours)
+        return false;
+    stack_t cur;
+    return sys_sigaltstack(NULL, &cur) == 0 && cur.ss_sp == mine->altstack &&
+           !(cur.ss_flags & SS_DISABLE);
+}
+
+void thread_altstack_gone(bool disabled)
+{
+    if (!mine)
+        return;
+    mine->alt_ours = false;
+    if (disabled)
+        altstack_install(mine);
+}

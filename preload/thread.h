@@ -1,0 +1,67 @@
+/*
+ * thread: what memsim keeps for each thread of the traced program.
+ *
+ * memsim's work on a program's thread (unwinding its stack, interning
+ * it, posting the event) runs on a stack of memsim's own, so that the
+ * program's stack pays only the hook's small frame, however little room
+ * the program gave it: a PTHREAD_STACK_MIN thread, a coroutine of a few
+ * KiB.  Each thread that makes a traced call gets an area, mapped on
+ * first use and unmapped when the thread ends:
+ *
+ *   [guard page][memsim's stack, THREAD_STACK bytes][guard page][THREAD_ALTSTACK bytes]
+ *
+ * The last part is the thread's alternate signal stack when the program
+ * set none, so that memsim's fatal-signal handler can still write the
+ * end record when the thread dies of a stack overflow; the program never
+ * sees it (preload/signals.c answers sigaltstack for it).
+ *
+ * thread_call switches to memsim's stack with a frame whose unwind
+ * information is a plain frame-pointer frame, so the unwinder walks from
+ * memsim's stack back onto the program's without leaving its fast path.
+ * A signal that arrives meanwhile runs the program's handler on memsim's
+ * stack, which is why it is generous (THREAD_STACK; only touched pages
+ * cost memory).
+ */
+#ifndef MEMSIM_PRELOAD_THREAD_H
+#define MEMSIM_PRELOAD_THREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define THREAD_STACK (128u << 10)
+#define THREAD_ALTSTACK (32u << 10)
+
+typedef struct thread_area_s {
+    void *base;        /* the mapping */
+    size_t size;
+    char *stack_top;   /* 16-byte aligned top of memsim's stack */
+    char *altstack;    /* the alternate signal stack memsim offers */
+    bool alt_ours;     /* it is installed (the program set none) */
+} thread_area_t;
+
+/* Once, at start-up: the key whose destructor unmaps an ending thread's
+ * area.  0 or -1. */
+int thread_init(void);
+
+/* The calling thread's area, mapped (and its alternate stack installed
+ * where the program has none) on first use; NULL without memory. */
+thread_area_t *thread_area(void);
+
+/* fn(arg) on memsim's stack of area a. */
+void thread_call(thread_area_t *a, void (*fn)(void *), void *arg);
+
+/* The calling thread's id (cached). */
+pid_t thread_tid(void);
+
+/* In a fork child: the calling thread's cached id is its parent's. */
+void thread_forget_tid(void);
+
+/* Whether the alternate stack installed on the calling thread is memsim's
+ * (preload/signals.c hides it). */
+bool thread_altstack_ours(void);
+/* The program replaced or disabled memsim's alternate stack; disabled:
+ * memsim may put its own back (hidden again). */
+void thread_altstack_gone(bool disabled);
+
+#endif

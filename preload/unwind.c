@@ -1,0 +1,285 @@
+/*
+ * unwind: a private libunwind, kept out of the program's descriptors.
+ * See unwind.h.
+ */
+#include "preload/unwind.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
+#define FAKE_READ_FD (-4096)   /* the ends of the pipe libunwind thinks it has */
+#define FAKE_WRITE_FD (-4097)
+
+typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
+
+static int (*backtrace_fn)(void **buffer, int size);
+static unsigned depth;
+static uintptr_t self_lo, self_hi; /* libmemsim's own text */
+
+/* ---- what libunwind's relocations are pointed at ------------------------------------- */
+
+/* Whether n bytes at addr can be read: the question libunwind asks its
+ * pipe.  process_vm_readv on the process itself fails with EFAULT for
+ * what is not mapped readable, and needs no descriptor. */
+static ssize_t readable(const void *addr, size_t n)
+{
+    char byte;
+    struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
+    long rc = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+    if (rc == 1)
+        return (ssize_t)(n ? 1 : 0);
+    if (rc < 0 && errno != EFAULT) /* forbidden (seccomp): trust mincore, which ran first */
+        return (ssize_t)(n ? 1 : 0);
+    errno = EFAULT;
+    return -1;
+}
+
+static int sub_pipe2(int fds[2], int flags)
+{
+    (void)flags;
+    fds[0] = FAKE_READ_FD;
+    fds[1] = FAKE_WRITE_FD;
+    return 0;
+}
+
+static int sub_close(int fd)
+{
+    if (fd == FAKE_READ_FD || fd == FAKE_WRITE_FD)
+        return 0;
+    return close(fd);
+}
+
+static ssize_t sub_read(int fd, void *buf, size_t n)
+{
+    if (fd == FAKE_READ_FD) {
+        errno = EAGAIN; /* "the pipe is empty": nothing to drain */
+        return -1;
+    }
+    return read(fd, buf, n);
+}
+
+static ssize_t sub_write(int fd, const void *buf, size_t n)
+{
+    if (fd == FAKE_WRITE_FD)
+        return readable(buf, n);
+    return write(fd, buf, n);
+}
+
+static long sub_syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (nr == SYS_write && (int)a[0] == FAKE_WRITE_FD)
+        return readable((const void *)a[1], (size_t)a[2]);
+    return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* libunwind's own memory is none of the program's mappings: by system
+ * call, unseen by memsim's mmap hooks (whose guard an ending thread's
+ * destructor does not hold). */
+static void *sub_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return MAP_FAILED;
+    }
+    return (void *)r;
+}
+
+static int sub_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+
+static const struct {
+    const char *name;
+    void *fn;
+} subs[] = {
+    {"pipe2", (void *)sub_pipe2},     {"close", (void *)sub_close},   {"read", (void *)sub_read},
+    {"write", (void *)sub_write},     {"syscall", (void *)sub_syscall},
+    {"mmap", (void *)sub_mmap},       {"munmap", (void *)sub_munmap},
+};
+
+/* ---- patching one library's imports ------------------------------------------------- */
+
+typedef struct relro_s {
+    uintptr_t l_addr, lo, hi;
+} relro_t;
+
+static int find_relro(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    relro_t *r = data;
+    if (info->dlpi_addr != r->l_addr)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+            r->lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            r->hi = r->lo + info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
+static uintptr_t dyn_ptr(const struct link_map *lm, uintptr_t v)
+{
+    /* glibc relocates the dynamic section's pointers in place on x86-64;
+     * be right either way. */
+    return v < lm->l_addr ? v + lm->l_addr : v;
+}
+
+static void *sub_for(const char *name)
+{
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (strcmp(name, subs[i].name) == 0)
+            return subs[i].fn;
+    return NULL;
+}
+
+static void patch_slot(const relro_t *relro, uintptr_t slot, void *fn)
+{
+    uintptr_t page = slot & ~(uintptr_t)4095;
+    bool ro = slot >= relro->lo && slot < relro->hi;
+    if (ro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE))
+        return;
+    *(void **)slot = fn;
+    if (ro)
+        mprotect((void *)page, 4096, PROT_READ);
+}
+
+static void patch_rela(const struct link_map *lm, const relro_t *relro, const ElfW(Rela) *rel,
+                       size_t bytes, const ElfW(Sym) *symtab, const char *strtab)
+{
+    for (size_t i = 0; i < bytes / sizeof *rel; i++) {
+        unsigned type = (unsigned)ELF64_R_TYPE(rel[i].r_info);
+        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+            continue;
+        const char *name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
+        void *fn = sub_for(name);
+        if (fn)
+            patch_slot(relro, lm->l_addr + rel[i].r_offset, fn);
+    }
+}
+
+/* Point the library's imports named in subs at memsim's functions. */
+static void patch_imports(const struct link_map *lm)
+{
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+    size_t pltrelsz = 0, relasz = 0;
+    for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB:
+            symtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+            break;
+        case DT_STRTAB:
+            strtab = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+            break;
+        case DT_JMPREL:
+            jmprel = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+            break;
+        case DT_PLTRELSZ:
+            pltrelsz = d->d_un.d_val;
+            break;
+        case DT_RELA:
+            rela = (const void *)dyn_ptr(lm, d->d_un.d_ptr);
+            break;
+        case DT_RELASZ:
+            relasz = d->d_un.d_val;
+            break;
+        }
+    }
+    if (!symtab || !strtab)
+        return;
+    relro_t relro = {.l_addr = lm->l_addr};
+    dl_iterate_phdr(find_relro, &relro);
+    if (jmprel)
+        patch_rela(lm, &relro, jmprel, pltrelsz, symtab, strtab);
+    if (rela)
+        patch_rela(lm, &relro, rela, relasz, symtab, strtab);
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t probe = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (probe >= lo && probe < hi) {
+            self_lo = lo;
+            self_hi = hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int unwind_init(unsigned want, const char **why)
+{
+    depth = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
+    if (!depth)
+        return 0;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        depth = 0;
+        *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
+        return -1;
+    }
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        patch_imports(lm);
+    int (*bt)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+    unw_set_caching_policy_fn policy =
+        (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
+    void **as = dlsym(h, "_ULx86_64_local_addr_space");
+    if (!bt) {
+        depth = 0;
+        *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
+        return -1;
+    }
+    if (policy && as)
+        policy(*as, UNW_CACHE_PER_THREAD);
+    backtrace_fn = bt;
+    /* libunwind initializes itself on first use (its validation pipe
+     * among it, now redirected): here, not in the middle of the
+     * program's first malloc. */
+    void *warm[4];
+    backtrace_fn(warm, 4);
+    return 0;
+}
+
+unsigned unwind_depth(void) { return backtrace_fn ? depth : 0; }
+
+int unwind_is_self(uintptr_t pc) { return pc >= self_lo && pc < self_hi; }
+
+unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
+{
+    *first = pc;
+    if (!backtrace_fn || !depth)
+        return 0;
+    int got = backtrace_fn((void **)pc, (int)(depth + UNWIND_SELF_MAX));
+    unsigned n = got > 0 ? (unsigned)got : 0, i = 0;
+    while (i < n && unwind_is_self(pc[i]))
+        i++;
+    *first = pc + i;
+    n -= i;
+    return n < depth ? n : depth;
+}

@@ -1,0 +1,43 @@
+/*
+ * unwind: the program's call stacks, with a private libunwind.
+ *
+ * libunwind is loaded with dlopen(RTLD_LOCAL) and used through function
+ * pointers, so memsim's copy never clashes with an unwinder the program
+ * links (LLVM's libunwind, an older libunwind).  Per-thread caching is
+ * switched on.
+ *
+ * libunwind validates addresses it is unsure of by writing a byte of
+ * them into a pipe it opens for itself: two descriptors in the program's
+ * table (3 and 4, where the program's own files would go), read and
+ * written from whatever thread unwinds, and reopened whenever the
+ * program closes them.  memsim takes them out: the calls libunwind makes
+ * for it (pipe2, read, write, syscall(SYS_write), close) and for its own
+ * memory (mmap, munmap) are redirected, in libunwind's own relocation
+ * slots, to functions of memsim's that validate with process_vm_readv
+ * on the process itself and map memory by system call.  Nothing else in
+ * the process is redirected.
+ */
+#ifndef MEMSIM_PRELOAD_UNWIND_H
+#define MEMSIM_PRELOAD_UNWIND_H
+
+#include <stdint.h>
+
+#define UNWIND_MAX_DEPTH 256
+#define UNWIND_SELF_MAX 16 /* memsim frames a capture may start with */
+
+/* Load the unwinder for stacks of up to depth frames (0: off).  0, or
+ * -1 with a reason in *why (stacks then stay off). */
+int unwind_init(unsigned depth, const char **why);
+
+/* The depth in use (0: stacks are off). */
+unsigned unwind_depth(void);
+
+/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
+ * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
+ * in *first and their number. */
+unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first);
+
+/* Whether pc lies in libmemsim's own code. */
+int unwind_is_self(uintptr_t pc);
+
+#endif

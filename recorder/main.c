@@ -1,0 +1,63 @@
+/*
+ * memsim-recorder: the process that records one traced process (and,
+ * forking, its forked descendants).  libmemsim.so starts it
+ * (preload/launch.h); nobody else should:
+ *
+ *   memsim-recorder FD REGION
+ *
+ * FD is the arena's memfd, REGION the traced process's region in it.
+ * It runs in a session of its own, with 0, 1 and 2 on /dev/null; what
+ * goes wrong is told through the region (the traced process prints it).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload/arena.h"
+#include "recorder/recorder.h"
+
+static rec_t rc;
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: memsim-recorder FD REGION (libmemsim.so starts it)\n");
+        return 2;
+    }
+    char *end;
+    long fd = strtol(argv[1], &end, 10);
+    long idx = strtol(argv[2], &end, 10);
+    if (fd < 0 || idx < 0) {
+        fprintf(stderr, "memsim-recorder: bad arguments\n");
+        return 2;
+    }
+    /* Started with every signal blocked (the program's thread that
+     * started it blocked them): take them back.  A full disk or the file
+     * size limit is an error to count, not a reason to die; children
+     * (forked recorders) are reaped by the kernel. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGCHLD, SIG_IGN);
+    struct stat st;
+    void *arena = fstat((int)fd, &st) == 0 && (size_t)st.st_size >= ARENA_SIZE(1, RING_SLOTS_MIN)
+                      ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0)
+                      : MAP_FAILED;
+    if (arena == MAP_FAILED || ((arena_t *)arena)->magic != ARENA_MAGIC ||
+        arena_bytes(arena) > (size_t)st.st_size || idx >= ((arena_t *)arena)->nregions) {
+        fprintf(stderr, "memsim-recorder: FD %ld is no memsim arena\n", fd);
+        return 2;
+    }
+    region_t *r = arena_region(arena, (unsigned)idx);
+    rc.watch = true;
+    if (rec_attach(&rc, arena, r, (int)fd))
+        return 1;
+    rec_run(&rc);
+    return 0;
+}

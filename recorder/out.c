@@ -1,0 +1,155 @@
+/*
+ * out: the trace file.  See out.h.
+ */
+#include "recorder/out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define ALLOC_STEP (1u << 20)
+
+int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
+               size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    int e = EEXIST;
+    for (unsigned n = 0; n < 10000 && e == EEXIST; n++) {
+        if (config_trace_path(cfg, exe_base, pid, n, o->path, sizeof o->path)) {
+            e = ENAMETOOLONG;
+            break;
+        }
+        o->fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        e = o->fd < 0 ? errno : 0;
+        if (!config_path_has_counter(cfg))
+            break;
+    }
+    if (o->fd < 0) {
+        snprintf(err, errlen, "memsim: cannot create the trace file %.400s: %s; tracing is off",
+                 o->path, strerror(e));
+        return -1;
+    }
+    o->buf = mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (o->buf == MAP_FAILED) {
+        close(o->fd);
+        unlink(o->path);
+        o->fd = -1;
+        snprintf(err, errlen, "memsim: out of memory for the trace %.400s; tracing is off", o->path);
+        return -1;
+    }
+    struct rlimit rl;
+    o->limit = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                   ? (uint64_t)rl.rlim_cur
+                   : UINT64_MAX;
+    return 0;
+}
+
+/* Keep OUT_RESERVE allocated past what will be written; false when the
+ * file cannot take `more` bytes while keeping it (the disk, the limit). */
+static bool room_for(out_t *o, uint64_t more)
+{
+    uint64_t want = o->written + more + OUT_RESERVE;
+    if (o->limit != UINT64_MAX && want > o->limit) {
+        o->err = EFBIG;
+        return false;
+    }
+    if (want <= o->allocated)
+        return true;
+    uint64_t to = (want + ALLOC_STEP - 1) / ALLOC_STEP * ALLOC_STEP;
+    if (o->limit != UINT64_MAX && to > o->limit)
+        to = o->limit;
+    int rc;
+    do
+        rc = fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->allocated,
+                       (off_t)(to - o->allocated));
+    while (rc && errno == EINTR);
+    if (rc == 0) {
+        o->allocated = to;
+        return true;
+    }
+    if (errno == EOPNOTSUPP || errno == ENOSYS) { /* no fallocate here: hope */
+        o->allocated = UINT64_MAX;
+        return true;
+    }
+    o->err = errno;
+    return false;
+}
+
+static bool write_all(out_t *o, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(o->fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            o->err = w < 0 ? errno : EIO;
+            return false;
+        }
+        o->written += (uint64_t)w;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+void out_flush(out_t *o)
+{
+    if (o->fd < 0 || !o->len)
+        return;
+    if (o->full || !room_for(o, o->len) || !write_all(o, o->buf, o->len)) {
+        o->full = true;
+        o->dropped += o->pending;
+    }
+    o->len = 0;
+    o->pending = 0;
+}
+
+char *out_line(out_t *o, size_t max)
+{
+    if (o->len + max > OUT_BUF)
+        out_flush(o);
+    return o->buf + o->len;
+}
+
+void out_commit(out_t *o, size_t n)
+{
+    o->len += n;
+    o->pending++;
+    o->records++;
+}
+
+void out_last(out_t *o, const char *rec, size_t n)
+{
+    out_flush(o);
+    if (o->fd < 0)
+        return;
+    o->records++;
+    if (!write_all(o, rec, n))
+        o->dropped++;
+}
+
+void out_close(out_t *o)
+{
+    out_flush(o);
+    if (o->fd >= 0) {
+        /* Give back what was allocated ahead and never written. */
+        if (ftruncate(o->fd, (off_t)o->written)) {
+        }
+        close(o->fd);
+    }
+    o->fd = -1;
+}
+
+void out_forget(out_t *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    o->len = 0;
+    o->pending = 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * out: the trace file of one traced process, written by its recorder.
+ *
+ * Records are appended to a buffer and written with write(2) when it
+ * fills, at each flush interval (50 ms) and at the end.  Only whole
+ * records reach the file.  Room for the end record is always kept: the
+ * file is allocated OUT_RESERVE bytes ahead of what is written
+ * (fallocate with FALLOC_FL_KEEP_SIZE), and never grows past the file
+ * size limit (ulimit -f) less that reserve.  A record that does not fit
+ * (a full disk, a quota, the limit) is counted as dropped, with the
+ * cause; the end record still goes in, so readers reach it.
+ */
+#ifndef MEMSIM_RECORDER_OUT_H
+#define MEMSIM_RECORDER_OUT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preload/config.h"
+
+#define OUT_BUF (1u << 20)      /* bytes buffered before a write */
+#define OUT_RESERVE (64u << 10) /* bytes kept allocated ahead for the end */
+#define OUT_RECORD_MAX 4096     /* the largest record reserve_line hands out at once */
+
+typedef struct out_s {
+    int fd;              /* -1: closed */
+    char path[PATH_MAX]; /* the trace file */
+    char *buf;
+    size_t len;          /* bytes buffered */
+    uint64_t pending;    /* records buffered */
+    uint64_t records;    /* records in the file or buffered */
+    uint64_t dropped;    /* records that could not be written */
+    uint64_t written;    /* bytes in the file */
+    uint64_t allocated;  /* bytes allocated on disk (>= written) */
+    uint64_t limit;      /* RLIMIT_FSIZE, or UINT64_MAX */
+    int err;             /* why a record was dropped last, or 0 */
+    bool full;           /* only the end record may still go in */
+} out_t;
+
+/* Create the trace of process pid (O_EXCL, mode 0600, never through a
+ * symlink; the next counter when a name is taken).  0, or -1 with a
+ * one-line reason in err. */
+int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
+               size_t errlen);
+
+/* Room for one record of at most max bytes (flushing first if needed). */
+char *out_line(out_t *o, size_t max);
+/* The record just written there is n bytes long (its '\n' included). */
+void out_commit(out_t *o, size_t n);
+
+/* Write what is buffered. */
+void out_flush(out_t *o);
+/* The end record: whatever the file's state, it goes in. */
+void out_last(out_t *o, const char *rec, size_t n);
+void out_close(out_t *o);
+/* A forked recorder: the file and buffer are the parent's. */
+void out_forget(out_t *o);
+
+#endif

@@ -1,0 +1,685 @@
+/*
+ * recorder: one traced process's pipeline.  See recorder.h.
+ */
+#include "recorder/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload/clock.h"
+#include "preload/events.h"
+#include "preload/msg.h"
+#include "preload/ring.h"
+#include "recorder/records.h"
+#include "recorder/state.h"
+
+#define ATTACH_WAIT_NS 30000000000ull /* a forked child that never shows up */
+#define HOLE_SPINS 256
+#define IDLE_SPINS 64
+#define EXIT_POLL_NS 50000000ull
+#define MALLINFO_WAIT_NS 5000000ull
+#define MALLINFO_ASK_NS 10000000ull /* glibc's figures asked for this often, while busy */
+
+static const char *const end_reasons[END_REASONS] = {
+    [END_EXIT] = "exit",
+    [END__EXIT] = "_exit",
+    [END_QUICK_EXIT] = "quick_exit",
+    [END_SIGNAL] = "signal",
+};
+
+static uint64_t t_of(const rec_t *rc, uint64_t ticks)
+{
+    uint64_t ns = clock_ticks_ns(ticks);
+    return ns > rc->r->t0 ? ns - rc->r->t0 : 0;
+}
+
+static uint64_t now_t(const rec_t *rc)
+{
+    uint64_t ns = clock_ns();
+    return ns > rc->r->t0 ? ns - rc->r->t0 : 0;
+}
+
+static void fail(region_t *r, const char *why)
+{
+    snprintf(r->error, sizeof r->error, "%.500s", why);
+    atomic_store(&r->rec_state, REC_FAILED);
+    region_wake(&r->rec_futex);
+}
+
+/* ---- modules, for a forked child's trace ------------------------------------------- */
+
+static void module_add(rec_t *rc, uint64_t base, uint64_t size, const char *path, size_t n)
+{
+    if (rc->nmods == rc->capmods) {
+        size_t cap = rc->capmods ? 2 * rc->capmods : 64;
+        rec_module_t *m = realloc(rc->mods, cap * sizeof *m);
+        if (!m)
+            return;
+        rc->mods = m;
+        rc->capmods = cap;
+    }
+    char *p = malloc(n + 1);
+    if (!p)
+        return;
+    memcpy(p, path, n);
+    p[n] = '\0';
+    rc->mods[rc->nmods++] = (rec_module_t){base, size, p};
+}
+
+static void module_remove(rec_t *rc, uint64_t base, uint64_t size)
+{
+    for (size_t i = 0; i < rc->nmods; i++)
+        if (rc->mods[i].base == base && rc->mods[i].size == size) {
+            free(rc->mods[i].path);
+            rc->mods[i] = rc->mods[--rc->nmods];
+            return;
+        }
+}
+
+/* ---- attaching --------------------------------------------------------------------- */
+
+/* The process's argv, from /proc (NUL-separated), into rc->bytes. */
+static size_t read_cmdline(rec_t *rc, pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t n = 0;
+    for (;;) {
+        if (n + 4096 > rc->bytes_cap) {
+            size_t cap = rc->bytes_cap ? 2 * rc->bytes_cap : 65536;
+            char *b = realloc(rc->bytes, cap);
+            if (!b)
+                break;
+            rc->bytes = b;
+            rc->bytes_cap = cap;
+        }
+        ssize_t k = read(fd, rc->bytes + n, rc->bytes_cap - n);
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    close(fd);
+    while (n && rc->bytes[n - 1] == '\0')
+        n--; /* the last argument's NUL */
+    return n;
+}
+
+/* Wait until r is published by its process (or its fork failed). */
+static int wait_published(region_t *r)
+{
+    uint64_t start = clock_ns();
+    for (;;) {
+        uint32_t w = atomic_load(&r->pid_futex);
+        uint32_t st = atomic_load(&r->state);
+        if (st == REGION_LIVE && atomic_load(&r->pid) > 0)
+            return 0;
+        if (st == REGION_FORK_FAILED || clock_ns() - start > ATTACH_WAIT_NS)
+            return -1;
+        region_wait(&r->pid_futex, w, 100000000ull);
+    }
+}
+
+int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
+{
+    rc->arena = arena;
+    rc->memfd = memfd;
+    rc->r = r;
+    rc->done = false;
+    rc->exec_pending = false;
+    rc->stacks = rc->lost = 0;
+    rc->have_malloc = false;
+    if (wait_published(r)) {
+        fail(r, "memsim: the traced process never started its trace; tracing is off");
+        return -1;
+    }
+    bool inherited = r->flags & REGION_INHERITED;
+    rc->pid = atomic_load(&r->pid);
+    rc->ppid = r->parent_pid;
+    const char *slash = strrchr(r->exe, '/');
+    snprintf(rc->exe_base, sizeof rc->exe_base, "%.255s", slash ? slash + 1 : r->exe);
+    clock_init(r->flags & REGION_TSC);
+    atomic_store(&r->rec_pid, getpid());
+    atomic_store(&r->heartbeat, clock_ns());
+    if (rc->watch && sampler_init(&rc->smp, rc->pid)) {
+        fail(r, "memsim: the traced process is gone");
+        return -1;
+    }
+    if (inherited)
+        state_set_pid(rc->pid);
+    else
+        state_init(r->cfg.strategy, r->cfg.device_size, rc->pid);
+    char err[PATH_MAX + 256];
+    if (out_create(&rc->out, &r->cfg, rc->exe_base, rc->pid, err, sizeof err)) {
+        fail(r, err);
+        return -1;
+    }
+    snprintf(r->trace_path, sizeof r->trace_path, "%s", rc->out.path);
+    size_t argv_len = read_cmdline(rc, rc->pid);
+    records_meta_t meta = {.pid = rc->pid,
+                           .ppid = rc->ppid,
+                           .exe = r->exe,
+                           .argv = rc->bytes ? rc->bytes : "",
+                           .argv_len = argv_len,
+                           .start_unix_ns = r->start_unix_ns,
+                           .strategy = state_has_device() ? r->cfg.strategy : "none",
+                           .device_size = r->cfg.device_size,
+                           .stack_depth = r->cfg.stack_depth,
+                           .mmap = r->cfg.mmap,
+                           .parent_trace = inherited && rc->parent_trace[0] ? rc->parent_trace
+                                                                             : NULL,
+                           .note = r->note};
+    records_meta(&rc->out, 0, rc->pid, &meta);
+    /* A forked child's objects are its parent's: listed again, as the
+     * child's trace must stand alone. */
+    for (size_t i = 0; inherited && i < rc->nmods; i++)
+        records_module_load(&rc->out, 0, rc->pid, rc->mods[i].path, strlen(rc->mods[i].path),
+                            rc->mods[i].base, rc->mods[i].size);
+    out_flush(&rc->out);
+    uint64_t now = clock_ns();
+    rc->next_sample = now;
+    rc->last_flush = now;
+    atomic_store(&r->rec_state, REC_RUNNING);
+    region_wake(&r->rec_futex);
+    return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------ */
+
+static void sample(rec_t *rc, bool drain);
+
+static void ack(rec_t *rc, uint64_t upto)
+{
+    atomic_store(&rc->r->acked, upto);
+    region_wake(&rc->r->rec_futex);
+}
+
+/* Write the end record, close the trace, let every waiter go.  at_end:
+ * the end message is the one at the tail (not consumed yet). */
+static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_end)
+{
+    region_t *r = rc->r;
+    uint64_t after = ring_backlog(r);
+    if (at_end && after)
+        after -= 1;
+    uint64_t dropped = rc->lost + atomic_load(&r->ring.dropped);
+    records_end_t e = {.reason = reason,
+                       .status = status,
+                       .signal = sig,
+                       .dropped = dropped,
+                       .after_end = after,
+                       .unknown_frees = state_unknown_frees(),
+                       .live_allocations = state_live_blocks(),
+                       .live_bytes = state_live_bytes(),
+                       .stacks = rc->stacks};
+    records_end(&rc->out, now_t(rc), rc->pid, &e);
+    atomic_store(&r->end_dropped, rc->out.dropped + dropped);
+    r->write_errno = rc->out.err;
+    out_close(&rc->out);
+    rc->done = true;
+    atomic_store(&r->rec_state, REC_DONE);
+    ack(rc, UINT64_MAX);
+}
+
+/* The region is nobody's once its process can no longer write to it. */
+static void release(rec_t *rc)
+{
+    region_t *r = rc->r;
+    bool zeroed = false;
+    if (rc->memfd >= 0) {
+        off_t at = (off_t)((char *)region_slots(r) - (char *)rc->arena);
+        zeroed = fallocate(rc->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
+                           (off_t)((size_t)r->ring.slots * sizeof(ring_slot_t))) == 0;
+    }
+    arena_release(rc->arena, r, zeroed);
+}
+
+/* Every published message, and the holes as lost: nobody is left to
+ * fill them. */
+static void drain_dead(rec_t *rc)
+{
+    while (!rc->done && ring_backlog(rc->r) > 0) {
+        if (rec_step(rc, 4096))
+            continue;
+        if (!ring_skip_abandoned(rc->r)) {
+            ring_skip_lost(rc->r);
+            rc->lost++;
+        }
+    }
+}
+
+void rec_vanished(rec_t *rc)
+{
+    drain_dead(rc);
+    if (rc->done)
+        return;
+    int status = -1, sig = 0;
+    if (sampler_exit(&rc->smp, &status, &sig))
+        status = -1, sig = 0;
+    finish(rc, "vanished", status, sig, false);
+}
+
+/* The exec went through: the old image is gone with whatever it had
+ * not published. */
+static void exec_done(rec_t *rc)
+{
+    drain_dead(rc);
+    if (!rc->done)
+        finish(rc, "exec", -1, 0, false);
+}
+
+/* Whether the exec under way is over: its thread let the lock go (it
+ * failed; exec_failed follows in the ring) or lost its memory holding it
+ * (the lock is held only across the real exec: the exec went through,
+ * and the new image may even be gone already). */
+static void check_exec(rec_t *rc)
+{
+    region_t *r = rc->r;
+    int rc_ = pthread_mutex_trylock(&r->exec_lock);
+    if (rc_ == EBUSY)
+        return;
+    if (rc_ == EOWNERDEAD) {
+        pthread_mutex_consistent(&r->exec_lock);
+        pthread_mutex_unlock(&r->exec_lock);
+        exec_done(rc);
+        return;
+    }
+    if (rc_ == 0)
+        pthread_mutex_unlock(&r->exec_lock);
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+/* The process forked with region k for its child: this recorder forks
+ * too, and the copy becomes the child's, with the state as of now. */
+static void fork_recorder(rec_t *rc, unsigned k)
+{
+    region_t *child = arena_region(rc->arena, k);
+    out_flush(&rc->out);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fail(child, "memsim: the recorder could not fork for the child; it is not traced");
+        return;
+    }
+    if (pid > 0)
+        return;
+    /* The child's recorder. */
+    snprintf(rc->parent_trace, sizeof rc->parent_trace, "%s", rc->out.path);
+    out_forget(&rc->out);
+    if (rc->watch)
+        sampler_fini(&rc->smp);
+    if (rec_attach(rc, rc->arena, child, rc->memfd)) {
+        arena_release(rc->arena, child, false);
+        _exit(0);
+    }
+}
+
+/* The child's pid, for the fork record: the message has it (fork() told
+ * the hook), else the child writes it into its region at once. */
+static pid_t fork_child_pid(rec_t *rc, const ring_slot_t *m)
+{
+    if (m->b)
+        return (pid_t)m->b;
+    if (m->a >= ((arena_t *)rc->arena)->nregions)
+        return 0;
+    region_t *child = arena_region(rc->arena, (unsigned)m->a);
+    for (int i = 0; i < 100; i++) {
+        pid_t pid = atomic_load(&child->pid);
+        if (pid > 0 || atomic_load(&child->state) == REGION_FORK_FAILED)
+            return pid;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+/* ---- the messages ------------------------------------------------------------------------ */
+
+/* m's bytes, into rc->bytes (NUL-terminated); their length. */
+static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
+{
+    size_t n = (size_t)(m->nslots - 1) * RING_CONT_BYTES;
+    if (m->e < n)
+        n = (size_t)m->e;
+    if (n + 1 > rc->bytes_cap) {
+        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+        char *b = realloc(rc->bytes, cap);
+        if (!b)
+            return 0;
+        rc->bytes = b;
+        rc->bytes_cap = cap;
+    }
+    n = ring_bytes(rc->r, m, rc->bytes, n);
+    rc->bytes[n] = '\0';
+    return n;
+}
+
+static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, unsigned fn)
+{
+    state_found_t f = state_free(m->a);
+    if (f.quiet)
+        return;
+    if (f.known)
+        records_free(&rc->out, t, m->tid, fn, m->a, f.size, m->stack, f.inherited);
+    else
+        records_unknown_free(&rc->out, t, m->tid, fn, m->a, m->stack);
+}
+
+/* One message. */
+static void take(rec_t *rc, const ring_slot_t *m)
+{
+    out_t *o = &rc->out;
+    uint64_t t = t_of(rc, m->t);
+    uint64_t sim;
+    size_t n;
+    switch (m->kind) {
+    case MSG_ALLOC:
+        rc->heap_since++;
+        sim = state_alloc(m->a, m->b, m->c, m->stack);
+        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, m->stack, sim);
+        break;
+    case MSG_FREE:
+        rc->heap_since++;
+        heap_free(rc, m, t, m->fn);
+        break;
+    case MSG_REALLOC:
+        rc->heap_since++;
+        if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
+            heap_free(rc, m, t, m->fn);
+        } else if (!m->b) {
+            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, m->stack);
+        } else {
+            state_found_t f = state_realloc(m->a, m->b, m->c, m->stack, &sim);
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known ? f.size : UINT64_MAX, m->c,
+                            m->stack, sim, f.inherited);
+        }
+        break;
+    case MSG_QUIET:
+        state_quiet(m->a);
+        break;
+    case MSG_MMAP:
+        state_mapped(m->b);
+        records_mmap(o, t, m->tid, m->fn, m->a, m->b, (int)(uint32_t)m->c, (int)(m->c >> 32),
+                     (int)(int64_t)m->d, m->stack);
+        break;
+    case MSG_MUNMAP:
+        state_unmapped(m->b);
+        records_munmap(o, t, m->tid, m->a, m->b, m->stack);
+        break;
+    case MSG_MREMAP:
+        if (m->c != MSG_MAP_FAILED) {
+            state_unmapped(m->b);
+            state_mapped(m->d);
+        }
+        records_mremap(o, t, m->tid, m->a, m->b, m->c == MSG_MAP_FAILED ? UINT64_MAX : m->c, m->d,
+                       (int)m->e, m->stack);
+        break;
+    case MSG_STACK:
+        n = bytes_of(rc, m) / sizeof(uint64_t);
+        if (m->b < n)
+            n = m->b;
+        records_stack(o, t, m->tid, m->a, (const uint64_t *)(void *)rc->bytes, (unsigned)n);
+        rc->stacks++;
+        break;
+    case MSG_MODULE_LOAD:
+        n = bytes_of(rc, m);
+        module_add(rc, m->a, m->b, rc->bytes, n);
+        records_module_load(o, t, m->tid, rc->bytes, n, m->a, m->b);
+        break;
+    case MSG_MODULE_UNLOAD:
+        module_remove(rc, m->a, m->b);
+        records_module_unload(o, t, m->tid, m->a, m->b);
+        break;
+    case MSG_PHASE:
+        n = bytes_of(rc, m);
+        records_phase(o, t, m->tid, m->a != 0, rc->bytes, n);
+        break;
+    case MSG_MALLINFO:
+        rc->mallinfo_seen = true;
+        rc->have_malloc = true;
+        rc->malloc_reserved = m->a;
+        rc->malloc_in_use = m->b;
+        rc->maxrss_children = m->c;
+        rc->chunks_then = state_chunk_bytes();
+        state_chunk_mark();
+        rc->heap_since = 0;
+        break;
+    case MSG_FORK:
+        if (m->a < ((arena_t *)rc->arena)->nregions)
+            fork_recorder(rc, (unsigned)m->a);
+        break;
+    case MSG_FORK_DONE: {
+        pid_t child = fork_child_pid(rc, m);
+        if (child > 0)
+            records_fork(o, t, m->tid, child);
+        break;
+    }
+    case MSG_SPAWN:
+        n = bytes_of(rc, m);
+        records_launch(o, t, m->tid, "spawn", (pid_t)m->a, rc->bytes, n, m->c != 0);
+        break;
+    case MSG_EXEC:
+        n = bytes_of(rc, m);
+        records_launch(o, t, m->tid, "exec", 0, rc->bytes, n, m->c != 0);
+        out_flush(o);
+        rc->exec_pending = true;
+        break;
+    case MSG_EXEC_FAILED:
+        records_exec_failed(o, t, m->tid, (int)m->a);
+        rc->exec_pending = false;
+        break;
+    case MSG_NOTE:
+        bytes_of(rc, m);
+        records_note(o, t, m->tid, rc->bytes ? rc->bytes : "");
+        break;
+    case MSG_END:
+        sample(rc, false); /* everything before the end is taken already */
+        finish(rc, m->a < END_REASONS ? end_reasons[m->a] : "exit",
+               (int64_t)m->b >= 0 ? (int)m->b : -1, (int)m->c, true);
+        break;
+    default: /* MSG_LOST, or a kind this recorder does not know */
+        rc->lost++;
+        break;
+    }
+}
+
+unsigned rec_step(rec_t *rc, unsigned max)
+{
+    region_t *r = rc->r;
+    unsigned done = 0;
+    while (done < max && !rc->done) {
+        ring_slot_t *m = ring_next(r);
+        if (!m)
+            break;
+        region_t *before = rc->r;
+        take(rc, m);
+        if (rc->r != before)
+            return done + 1; /* a forked recorder, now the child's */
+        ring_consume(r, m);
+        done++;
+        if (m->kind == MSG_EXEC || m->kind == MSG_FORK || (done & 255) == 0) {
+            ring_wake_producers(r);
+            ack(rc, atomic_load(&r->ring.tail));
+        }
+    }
+    if (done && !rc->done) {
+        ring_wake_producers(r);
+        ack(rc, atomic_load(&r->ring.tail));
+    }
+    return done;
+}
+
+/* ---- samples and the loop -------------------------------------------------------------- */
+
+/* A sample: the live figures as of now (everything published before is
+ * taken first), and what /proc says. */
+static void sample(rec_t *rc, bool drain)
+{
+    region_t *r = rc->r;
+    uint64_t upto = atomic_load(&r->ring.head);
+    for (int spins = 0; drain && atomic_load(&r->ring.tail) < upto && spins < 1000 && !rc->done;) {
+        if (!rec_step(rc, 4096))
+            spins++, sched_yield();
+    }
+    if (rc->done || !rc->watch)
+        return;
+    records_sample_t s = {0};
+    if (!sampler_read(&rc->smp, &s))
+        return;
+    device_metrics_t dm;
+    state_metrics(&dm);
+    s.maxrss_children = rc->maxrss_children;
+    /* glibc's figures as of the heap event that reported them, brought up
+     * to date with the chunks allocated and freed since (a program that
+     * frees a lot and then idles reports nothing more). */
+    s.have_malloc = rc->have_malloc;
+    int64_t moved = (int64_t)(state_chunk_bytes() - rc->chunks_then);
+    s.malloc_in_use = (int64_t)rc->malloc_in_use + moved > 0 ? rc->malloc_in_use + (uint64_t)moved : 0;
+    /* glibc keeps what it took for the most in use since (bar trims). */
+    uint64_t peak = rc->malloc_in_use + (state_chunk_peak() - rc->chunks_then);
+    s.malloc_reserved = rc->malloc_reserved > peak ? rc->malloc_reserved : peak;
+    s.heap_live = state_live_bytes();
+    s.heap_blocks = state_live_blocks();
+    s.mmap_live = state_mmap_live();
+    s.have_sim = state_has_device();
+    s.sim_live = dm.live_allocated;
+    s.sim_reserved = dm.reserved;
+    s.sim_largest_free = dm.largest_free;
+    s.memsim_vm = arena_bytes(rc->arena);
+    /* The recorder's own record: its thread is not one of the program's. */
+    records_sample(&rc->out, now_t(rc), getpid(), &s);
+}
+
+/* A sample is due: unless nothing moved the heap since the program's
+ * malloc figures came, ask for them (its next heap event posts them:
+ * they change only with heap events), and write the sample when they
+ * came, or after MALLINFO_WAIT_NS (an idle program: what came, brought
+ * up to date, still holds).  Ticks are at a fixed rate; those missed
+ * while the recorder was held up are skipped. */
+static void sample_tick(rec_t *rc, uint64_t now)
+{
+    region_t *r = rc->r;
+    bool glibc = r->flags & REGION_GLIBC_MALLOC;
+    if (!rc->sample_due && now >= rc->next_sample) {
+        rc->sample_due = rc->heap_since ? now + MALLINFO_WAIT_NS : now;
+        rc->mallinfo_seen = false;
+        if (glibc && rc->heap_since)
+            atomic_store(&r->want_mallinfo, 1);
+    }
+    /* Also in between: a burst of frees followed by idleness (the
+     * fragmentation the figures are for) is then reported from its end. */
+    if (glibc && now - rc->mallinfo_asked >= MALLINFO_ASK_NS) {
+        atomic_store(&r->want_mallinfo, 1);
+        rc->mallinfo_asked = now;
+    }
+    if (rc->sample_due && (rc->mallinfo_seen || !glibc || now >= rc->sample_due)) {
+        sample(rc, true);
+        rc->sample_due = 0;
+        uint64_t every = (uint64_t)r->cfg.sample_ms * 1000000ull;
+        rc->next_sample += every;
+        if (rc->next_sample <= now)
+            rc->next_sample = now + every - (now - rc->next_sample) % every;
+    }
+}
+
+/* Idle with an exec under way: wait on its lock (the kernel wakes us as
+ * the exec goes through), a millisecond at a time. */
+static void wait_exec(rec_t *rc)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    int rc_ = pthread_mutex_timedlock(&rc->r->exec_lock, &until);
+    if (rc_ == EOWNERDEAD) {
+        pthread_mutex_consistent(&rc->r->exec_lock);
+        pthread_mutex_unlock(&rc->r->exec_lock);
+        exec_done(rc);
+    } else if (rc_ == 0) {
+        pthread_mutex_unlock(&rc->r->exec_lock); /* it failed: exec_failed follows */
+    }
+}
+
+void rec_run(rec_t *rc)
+{
+    unsigned idle = 0, holes = 0;
+    for (;;) {
+        region_t *r = rc->r;
+        unsigned n = rec_step(rc, 4096);
+        uint64_t now = clock_ns();
+        atomic_store(&rc->r->heartbeat, now);
+        if (rc->done)
+            break;
+        if (rc->r != r)
+            continue; /* forked: the child's region now */
+        sample_tick(rc, now);
+        if (now - rc->last_flush >= REC_FLUSH_NS) {
+            out_flush(&rc->out);
+            rc->last_flush = now;
+        }
+        if (rc->exec_pending)
+            check_exec(rc);
+        if (rc->done)
+            break;
+        if (n) {
+            idle = holes = 0;
+            atomic_store(&r->ring.hole_since, 0);
+            continue;
+        }
+        if (ring_backlog(r) > 0) { /* a claim at the tail is still being filled */
+            if (!atomic_load(&r->ring.hole_since))
+                atomic_store(&r->ring.hole_since, now);
+            if (ring_skip_abandoned(r))
+                continue;
+            if (++holes < HOLE_SPINS) {
+                __builtin_ia32_pause();
+                continue;
+            }
+            holes = 0;
+            if (rc->watch && sampler_gone(&rc->smp)) {
+                rec_vanished(rc);
+                break;
+            }
+            sched_yield();
+            continue;
+        }
+        atomic_store(&r->ring.hole_since, 0);
+        if (++idle < IDLE_SPINS) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        if (rc->watch && sampler_gone(&rc->smp)) {
+            rec_vanished(rc);
+            break;
+        }
+        if (rc->exec_pending) {
+            wait_exec(rc);
+            continue;
+        }
+        uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
+        uint64_t until = next > now ? next - now : 0;
+        ring_sleep(r, until < REC_FLUSH_NS ? until : REC_FLUSH_NS);
+    }
+    /* The end is written; the region stays the process's until it is gone
+     * (it may post still, while it exits) or has exec'd. */
+    while (rc->watch && !sampler_gone(&rc->smp)) {
+        if (!rc->exec_pending) {
+            struct timespec ts = {0, (long)EXIT_POLL_NS};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        break; /* exec'd: the new image maps no arena */
+    }
+    release(rc);
+}

@@ -1,0 +1,82 @@
+/*
+ * recorder: memsim-recorder's pipeline for one traced process.
+ *
+ * It waits for its region to be published, creates the trace file and
+ * writes the meta record, then takes the region's messages in the ring's
+ * order (preload/ring.h), keeps the live map and the shadow device
+ * (recorder/state.h) and writes each record (recorder/records.h).  Every
+ * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
+ * (recorder/sampler.h); every 50 ms it flushes the file.  At a fork of
+ * the process it forks itself, so that the child's recorder starts from
+ * the state at the fork; at an exec it writes the exec record and waits
+ * for the exec's outcome (the region's robust exec lock); at the end it
+ * writes the end record and acknowledges it.  When the process vanishes
+ * (SIGKILL, the OOM killer, an exit no hook saw) it writes everything
+ * that was published and an end record saying so.
+ *
+ * The functions take the recorder's state explicitly so that unit tests
+ * can drive a region in one process, without LD_PRELOAD.
+ */
+#ifndef MEMSIM_RECORDER_RECORDER_H
+#define MEMSIM_RECORDER_RECORDER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "preload/arena.h"
+#include "recorder/out.h"
+#include "recorder/sampler.h"
+
+#define REC_FLUSH_NS 50000000ull /* the flush interval */
+
+typedef struct rec_module_s {
+    uint64_t base, size;
+    char *path;
+} rec_module_t;
+
+typedef struct rec_s {
+    void *arena;
+    int memfd;                 /* the arena's, or -1 (tests) */
+    region_t *r;
+    out_t out;
+    sampler_t smp;
+    pid_t pid, ppid;
+    char exe_base[256];
+    char parent_trace[PATH_MAX]; /* the trace of the process this one was forked from */
+    uint64_t next_sample, last_flush;
+    uint64_t sample_due;       /* a sample waits for the program's malloc figures until then */
+    bool mallinfo_seen;        /* ...which came (MSG_MALLINFO) */
+    uint64_t mallinfo_asked;   /* when they were last asked for */
+    uint64_t heap_since;       /* heap events taken since they came */
+    bool exec_pending;         /* an exec record is out; its outcome is not known */
+    bool done;                 /* the end record is written */
+    bool watch;                /* the process is watched (sampler); tests may turn it off */
+    uint64_t stacks;           /* stack records written */
+    uint64_t lost;             /* messages lost on the producers' side */
+    bool have_malloc;          /* the latest MSG_MALLINFO */
+    uint64_t malloc_reserved, malloc_in_use, maxrss_children;
+    uint64_t chunks_then;      /* state_chunk_bytes() when they came */
+    rec_module_t *mods;        /* loaded objects, for a forked child's trace */
+    size_t nmods, capmods;
+    char *bytes;               /* a message's bytes */
+    size_t bytes_cap;
+} rec_t;
+
+/* Attach to region r of arena: wait for it to be published, create the
+ * trace, write meta (and, for a forked child, the modules it inherits).
+ * 0, or -1 with r->error set and rec_state REC_FAILED. */
+int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd);
+
+/* Take up to max published messages; returns how many. */
+unsigned rec_step(rec_t *rc, unsigned max);
+
+/* The loop, until the trace is ended and the process gone. */
+void rec_run(rec_t *rc);
+
+/* The process vanished: write what was published, and the end record. */
+void rec_vanished(rec_t *rc);
+
+#endif

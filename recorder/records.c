@@ -1,0 +1,503 @@
+/*
+ * records: the bytes of each record.  See records.h.
+ */
+#include "recorder/records.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/memsim.h"
+#include "preload/events.h"
+#include "recorder/jsonw.h"
+#include "recorder/recfmt.h"
+#include "recorder/state.h"
+
+#define RECORD_MAX 1024 /* every fixed-shape record fits */
+
+/* The functions' names, padded so that the hot records copy a constant
+ * 16 bytes. */
+static const struct {
+    char s[16];
+    uint8_t n;
+} fn_names[FN_COUNT] = {
+#define N(e, name) [e] = {name, sizeof(name) - 1}
+    N(FN_MALLOC, "malloc"),
+    N(FN_CALLOC, "calloc"),
+    N(FN_REALLOC, "realloc"),
+    N(FN_REALLOCARRAY, "reallocarray"),
+    N(FN_MEMALIGN, "memalign"),
+    N(FN_POSIX_MEMALIGN, "posix_memalign"),
+    N(FN_ALIGNED_ALLOC, "aligned_alloc"),
+    N(FN_VALLOC, "valloc"),
+    N(FN_PVALLOC, "pvalloc"),
+    N(FN_FREE, "free"),
+    N(FN_MMAP, "mmap"),
+    N(FN_MMAP64, "mmap64"),
+    N(FN_MUNMAP, "munmap"),
+    N(FN_MREMAP, "mremap"),
+#undef N
+};
+
+static const char *fn_name(unsigned fn) { return fn < FN_COUNT ? fn_names[fn].s : "?"; }
+
+/* A failed request may ask for more than any reader's integers hold
+ * (jansson's are int64): such sizes are written as INT64_MAX. */
+static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
+
+/* ---- jsonw records --------------------------------------------------------------------- */
+
+/* {"ev":ev,"t":...,"tid":... */
+static void head(jsonw_t *w, const char *ev, uint64_t t, pid_t tid)
+{
+    jsonw_object_begin(w);
+    jsonw_key_str(w, "ev", ev);
+    jsonw_key_u64(w, "t", t);
+    jsonw_key_i64(w, "tid", tid);
+}
+
+/* A record in the buffer, up to cap bytes (larger ones are dropped). */
+static void begin(out_t *o, jsonw_t *w, size_t cap, const char *ev, uint64_t t, pid_t tid)
+{
+    jsonw_init(w, out_line(o, cap), cap);
+    head(w, ev, t, tid);
+}
+
+static void finish(out_t *o, jsonw_t *w)
+{
+    jsonw_line_end(w);
+    if (w->overflow)
+        o->dropped++, o->records++;
+    else
+        out_commit(o, w->len);
+}
+
+/* Records larger than OUT_RECORD_MAX (argv, the child list) are
+ * formatted in a buffer of their own and copied in whole. */
+static void big(out_t *o, jsonw_t *w, char *buf, size_t cap)
+{
+    jsonw_line_end(w);
+    if (w->overflow || w->len > OUT_BUF) {
+        o->dropped++;
+        o->records++;
+        return;
+    }
+    char *p = out_line(o, w->len);
+    memcpy(p, buf, w->len);
+    out_commit(o, w->len);
+    (void)cap;
+}
+
+static size_t args_bytes(size_t n) { return n * 6 + 64; }
+
+/* The NUL-separated strings of args (n bytes) as a JSON array. */
+static void args_array(jsonw_t *w, const char *key, const char *args, size_t n)
+{
+    jsonw_key(w, key);
+    jsonw_array_begin(w);
+    for (size_t at = 0; at < n;) {
+        size_t k = strnlen(args + at, n - at);
+        jsonw_strn(w, args + at, k);
+        at += k + 1;
+    }
+    jsonw_array_end(w);
+}
+
+void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
+{
+    size_t cap = 8192 + 6 * (strlen(m->exe) + (m->parent_trace ? strlen(m->parent_trace) : 0) +
+                             (m->note ? strlen(m->note) : 0)) +
+                 args_bytes(m->argv_len);
+    char *buf = malloc(cap);
+    if (!buf) {
+        o->dropped++;
+        o->records++;
+        return;
+    }
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, "meta", t, tid);
+    jsonw_key_str(&w, "format", "memsim-trace");
+    jsonw_key_u64(&w, "version", TRACE_FORMAT_VERSION);
+    jsonw_key_i64(&w, "pid", m->pid);
+    jsonw_key_i64(&w, "ppid", m->ppid);
+    jsonw_key_str(&w, "exe", m->exe);
+    args_array(&w, "argv", m->argv, m->argv_len);
+    jsonw_key_u64(&w, "start_unix_ns", m->start_unix_ns);
+    jsonw_key_u64(&w, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
+    jsonw_key_str(&w, "strategy", m->strategy);
+    jsonw_key_u64(&w, "device_size", m->device_size);
+    jsonw_key_u64(&w, "stack_depth", m->stack_depth);
+    jsonw_key_bool(&w, "mmap", m->mmap);
+    jsonw_key_str(&w, "memsim_version", MEMSIM_VERSION);
+    if (m->parent_trace)
+        jsonw_key_str(&w, "parent_trace", m->parent_trace);
+    else
+        jsonw_key_null(&w, "parent_trace");
+    if (m->note && *m->note)
+        jsonw_key_str(&w, "note", m->note);
+    big(o, &w, buf, cap);
+    free(buf);
+}
+
+void records_module_load(out_t *o, uint64_t t, pid_t tid, const char *path, size_t n,
+                         uint64_t base, uint64_t size)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX + 6 * n, "module", t, tid);
+    jsonw_key_str(&w, "op", "load");
+    jsonw_key(&w, "path");
+    jsonw_strn(&w, path, n);
+    jsonw_key_u64(&w, "base", base);
+    jsonw_key_u64(&w, "size", size);
+    finish(o, &w);
+}
+
+void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint64_t size)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "module", t, tid);
+    jsonw_key_str(&w, "op", "unload");
+    jsonw_key_str(&w, "path", "");
+    jsonw_key_u64(&w, "base", base);
+    jsonw_key_u64(&w, "size", size);
+    finish(o, &w);
+}
+
+void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t *frames,
+                   unsigned n)
+{
+    jsonw_t w;
+    begin(o, &w, 128 + (size_t)n * 22, "stack", t, tid);
+    jsonw_key_u64(&w, "id", id);
+    jsonw_key(&w, "frames");
+    jsonw_array_begin(&w);
+    for (unsigned i = 0; i < n; i++)
+        jsonw_u64(&w, frames[i]);
+    jsonw_array_end(&w);
+    finish(o, &w);
+}
+
+void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
+                          uint32_t stack)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "error", t, tid);
+    jsonw_key_str(&w, "kind", "unknown_free");
+    jsonw_key_str(&w, "fn", fn_name(fn));
+    jsonw_key_u64(&w, "addr", addr);
+    jsonw_key_u64(&w, "stack", stack);
+    finish(o, &w);
+}
+
+void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                  int prot, int flags, int fd, uint32_t stack)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "mmap", t, tid);
+    jsonw_key_str(&w, "fn", fn_name(fn));
+    jsonw_key_u64(&w, "addr", addr);
+    jsonw_key_u64(&w, "size", size);
+    jsonw_key_i64(&w, "prot", prot);
+    jsonw_key_i64(&w, "flags", flags);
+    jsonw_key_i64(&w, "fd", fd);
+    jsonw_key_u64(&w, "stack", stack);
+    finish(o, &w);
+}
+
+void records_munmap(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t size,
+                    uint32_t stack)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "munmap", t, tid);
+    jsonw_key_str(&w, "fn", "munmap");
+    jsonw_key_u64(&w, "addr", addr);
+    jsonw_key_u64(&w, "size", size);
+    jsonw_key_u64(&w, "stack", stack);
+    finish(o, &w);
+}
+
+void records_mremap(out_t *o, uint64_t t, pid_t tid, uint64_t old, uint64_t old_size,
+                    uint64_t addr, uint64_t size, int flags, uint32_t stack)
+{
+    jsonw_t w;
+    bool failed = addr == UINT64_MAX;
+    begin(o, &w, RECORD_MAX, failed ? "mremap_failed" : "mremap", t, tid);
+    jsonw_key_str(&w, "fn", "mremap");
+    jsonw_key_u64(&w, "old_addr", old);
+    jsonw_key_u64(&w, "old_size", old_size);
+    if (failed)
+        jsonw_key_null(&w, "addr");
+    else
+        jsonw_key_u64(&w, "addr", addr);
+    jsonw_key_u64(&w, "size", clamp63(size));
+    jsonw_key_i64(&w, "flags", flags);
+    jsonw_key_u64(&w, "stack", stack);
+    finish(o, &w);
+}
+
+void records_phase(out_t *o, uint64_t t, pid_t tid, bool begin_, const char *name, size_t n)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX + 6 * n, "phase", t, tid);
+    jsonw_key_str(&w, "op", begin_ ? "begin" : "end");
+    if (begin_) {
+        jsonw_key(&w, "name");
+        jsonw_strn(&w, name ? name : "", n);
+    }
+    finish(o, &w);
+}
+
+void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "fork", t, tid);
+    jsonw_key_i64(&w, "child", child);
+    finish(o, &w);
+}
+
+void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child,
+                    const char *bytes, size_t n, bool traced)
+{
+    size_t cap = RECORD_MAX + args_bytes(n);
+    char *buf = malloc(cap);
+    if (!buf) {
+        o->dropped++;
+        o->records++;
+        return;
+    }
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, ev, t, tid);
+    if (child > 0)
+        jsonw_key_i64(&w, "child", child);
+    size_t plen = strnlen(bytes, n);
+    jsonw_key(&w, "path");
+    jsonw_strn(&w, bytes, plen);
+    args_array(&w, "argv", bytes + (plen < n ? plen + 1 : n), plen < n ? n - plen - 1 : 0);
+    if (!traced)
+        jsonw_key_bool(&w, "traced", false);
+    big(o, &w, buf, cap);
+    free(buf);
+}
+
+void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "exec_failed", t, tid);
+    jsonw_key_i64(&w, "errno", err);
+    finish(o, &w);
+}
+
+void records_note(out_t *o, uint64_t t, pid_t tid, const char *text)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX + 6 * strlen(text), "note", t, tid);
+    jsonw_key_str(&w, "text", text);
+    finish(o, &w);
+}
+
+static void key_rollup(jsonw_t *w, const procfs_rollup_t *r)
+{
+    jsonw_key(w, "rollup");
+    jsonw_object_begin(w);
+    jsonw_key_u64(w, "rss", r->rss);
+    jsonw_key_u64(w, "pss", r->pss);
+    jsonw_key_u64(w, "pss_anon", r->pss_anon);
+    jsonw_key_u64(w, "pss_file", r->pss_file);
+    jsonw_key_u64(w, "shared_clean", r->shared_clean);
+    jsonw_key_u64(w, "shared_dirty", r->shared_dirty);
+    jsonw_key_u64(w, "private_clean", r->private_clean);
+    jsonw_key_u64(w, "private_dirty", r->private_dirty);
+    jsonw_key_u64(w, "anonymous", r->anonymous);
+    jsonw_key_u64(w, "lazyfree", r->lazyfree);
+    jsonw_key_u64(w, "anon_huge_pages", r->anon_huge_pages);
+    jsonw_key_u64(w, "swap", r->swap);
+    jsonw_key_u64(w, "swap_pss", r->swap_pss);
+    jsonw_object_end(w);
+}
+
+void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s)
+{
+    size_t cap = 2048 + s->nchildren * 64;
+    char *buf = malloc(cap);
+    if (!buf) {
+        o->dropped++;
+        o->records++;
+        return;
+    }
+    jsonw_t w;
+    jsonw_init(&w, buf, cap);
+    head(&w, "sample", t, tid);
+    jsonw_key_u64(&w, "rss", s->st.rss);
+    jsonw_key_u64(&w, "hwm", s->st.hwm);
+    jsonw_key_u64(&w, "vm_size", s->st.vm_size > s->memsim_vm ? s->st.vm_size - s->memsim_vm : 0);
+    jsonw_key_u64(&w, "vm_peak", s->st.vm_peak > s->memsim_vm ? s->st.vm_peak - s->memsim_vm : 0);
+    jsonw_key_u64(&w, "maxrss_self", s->st.hwm);
+    jsonw_key_u64(&w, "maxrss_children", s->maxrss_children);
+    jsonw_key_u64(&w, "heap_live", s->heap_live);
+    jsonw_key_u64(&w, "heap_blocks", s->heap_blocks);
+    if (s->have_malloc) {
+        jsonw_key_u64(&w, "malloc_reserved", s->malloc_reserved);
+        jsonw_key_u64(&w, "malloc_in_use", s->malloc_in_use);
+    } else {
+        jsonw_key_null(&w, "malloc_reserved");
+        jsonw_key_null(&w, "malloc_in_use");
+    }
+    jsonw_key_u64(&w, "mmap_live", s->mmap_live);
+    if (s->have_sim) {
+        jsonw_key_u64(&w, "sim_live", s->sim_live);
+        jsonw_key_u64(&w, "sim_reserved", s->sim_reserved);
+        jsonw_key_u64(&w, "sim_largest_free", s->sim_largest_free);
+    } else {
+        jsonw_key_null(&w, "sim_live");
+        jsonw_key_null(&w, "sim_reserved");
+        jsonw_key_null(&w, "sim_largest_free");
+    }
+    jsonw_key_u64(&w, "device_total", s->device_total);
+    jsonw_key_u64(&w, "tree_rss", s->tree_rss);
+    jsonw_key(&w, "children");
+    jsonw_array_begin(&w);
+    for (size_t i = 0; i < s->nchildren; i++) {
+        jsonw_object_begin(&w);
+        jsonw_key_i64(&w, "pid", s->child_pid[i]);
+        jsonw_key_u64(&w, "rss", s->child_rss[i]);
+        jsonw_object_end(&w);
+    }
+    jsonw_array_end(&w);
+    if (s->rollup)
+        key_rollup(&w, s->rollup);
+    big(o, &w, buf, cap);
+    free(buf);
+}
+
+void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
+{
+    char buf[RECORD_MAX];
+    jsonw_t w;
+    jsonw_init(&w, buf, sizeof buf);
+    head(&w, "end", t, tid);
+    jsonw_key_str(&w, "reason", e->reason);
+    if (e->status >= 0)
+        jsonw_key_i64(&w, "status", e->status);
+    else
+        jsonw_key_null(&w, "status");
+    if (e->signal > 0)
+        jsonw_key_i64(&w, "signal", e->signal);
+    else
+        jsonw_key_null(&w, "signal");
+    out_flush(o); /* what is dropped is known once everything is written */
+    jsonw_key_u64(&w, "records", o->records - o->dropped + 1);
+    jsonw_key_u64(&w, "dropped", o->dropped + e->dropped);
+    jsonw_key_u64(&w, "after_end", e->after_end);
+    jsonw_key_u64(&w, "unknown_frees", e->unknown_frees);
+    jsonw_key_u64(&w, "live_allocations", e->live_allocations);
+    jsonw_key_u64(&w, "live_bytes", e->live_bytes);
+    jsonw_key_u64(&w, "stacks", e->stacks);
+    jsonw_line_end(&w);
+    out_last(o, buf, w.len);
+}
+
+/* ---- the hot records ----------------------------------------------------------------- */
+
+/* "fn" is left out when it is the record's default (dflt): malloc for
+ * alloc, free for free, realloc for realloc. */
+static char *hot_head(char *p, const char *ev_lit, size_t ev_len, uint64_t t, pid_t tid,
+                      unsigned fn, unsigned dflt)
+{
+    p = recfmt_lit(p, ev_lit, ev_len);
+    p = recfmt_u64(p, t);
+    p = RECFMT_LIT(p, ",\"tid\":");
+    p = recfmt_i64(p, tid);
+    if (fn >= FN_COUNT)
+        fn = dflt;
+    if (fn == dflt)
+        return p;
+    p = RECFMT_LIT(p, ",\"fn\":\"");
+    memcpy(p, fn_names[fn].s, sizeof fn_names[fn].s);
+    p += fn_names[fn].n;
+    return RECFMT_LIT(p, "\"");
+}
+#define HOT_HEAD(p, ev, t, tid, fn, dflt)                                                   \
+    hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (t), \
+             (tid), (fn), (dflt))
+
+static char *hot_sim(char *p, uint64_t sim)
+{
+    p = RECFMT_LIT(p, ",\"sim\":");
+    return sim == STATE_NO_SIM ? RECFMT_LIT(p, "null") : recfmt_u64(p, sim);
+}
+
+static void hot_end(out_t *o, const char *start, char *p)
+{
+    p = RECFMT_LIT(p, "}\n");
+    out_commit(o, (size_t)(p - start));
+}
+
+void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                   uint64_t align, uint32_t stack, uint64_t sim)
+{
+    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "alloc", t, tid, fn, FN_MALLOC);
+    p = RECFMT_LIT(p, ",\"addr\":");
+    p = recfmt_u64(p, addr);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, size);
+    if (align != RECORD_ALIGN) {
+        p = RECFMT_LIT(p, ",\"align\":");
+        p = recfmt_u64(p, align);
+    }
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, stack);
+    p = hot_sim(p, sim);
+    hot_end(o, start, p);
+}
+
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                  uint32_t stack, bool inherited)
+{
+    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "free", t, tid, fn, FN_FREE);
+    p = RECFMT_LIT(p, ",\"addr\":");
+    p = recfmt_u64(p, addr);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, size);
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, stack);
+    if (inherited)
+        p = RECFMT_LIT(p, ",\"inherited\":true"); /* allocated before a fork */
+    hot_end(o, start, p);
+}
+
+void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
+                     uint64_t old_size, uint64_t size, uint32_t stack, uint64_t sim,
+                     bool inherited)
+{
+    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "realloc", t, tid, fn, FN_REALLOC);
+    p = RECFMT_LIT(p, ",\"old_addr\":");
+    p = recfmt_u64(p, old);
+    p = RECFMT_LIT(p, ",\"addr\":");
+    p = recfmt_u64(p, addr);
+    p = RECFMT_LIT(p, ",\"old_size\":");
+    p = old_size == UINT64_MAX ? RECFMT_LIT(p, "null") : recfmt_u64(p, old_size);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, size);
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, stack);
+    p = hot_sim(p, sim);
+    if (inherited)
+        p = RECFMT_LIT(p, ",\"inherited\":true");
+    hot_end(o, start, p);
+}
+
+void records_realloc_failed(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
+                            uint64_t size, uint32_t stack)
+{
+    char *start = out_line(o, RECFMT_MAX),
+         *p = HOT_HEAD(start, "realloc_failed", t, tid, fn, FN_REALLOC);
+    p = RECFMT_LIT(p, ",\"addr\":");
+    p = recfmt_u64(p, addr);
+    p = RECFMT_LIT(p, ",\"size\":");
+    p = recfmt_u64(p, clamp63(size));
+    p = RECFMT_LIT(p, ",\"stack\":");
+    p = recfmt_u64(p, stack);
+    hot_end(o, start, p);
+}

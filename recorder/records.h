@@ -1,0 +1,101 @@
+/*
+ * records: the bytes of every trace record (docs/trace-format.md), into
+ * the trace file (recorder/out.h).
+ *
+ * The three records written millions of times (alloc, free, realloc)
+ * are built with recfmt's literal pieces; the rest with jsonw.  Every
+ * record starts {"ev":...,"t":...,"tid":...: t in ns since the trace's
+ * start.
+ */
+#ifndef MEMSIM_RECORDER_RECORDS_H
+#define MEMSIM_RECORDER_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/procfs.h"
+#include "recorder/out.h"
+
+#define TRACE_FORMAT_VERSION 2
+#define RECORD_ALIGN 16 /* alloc records leave out "align" when it is this */
+
+typedef struct records_meta_s {
+    pid_t pid, ppid;
+    const char *exe;
+    const char *argv;   /* NUL-separated */
+    size_t argv_len;
+    uint64_t start_unix_ns;
+    const char *strategy; /* "none" without a device */
+    uint64_t device_size;
+    unsigned stack_depth;
+    bool mmap;
+    const char *parent_trace; /* NULL: none */
+    const char *note;         /* "" or NULL: none */
+} records_meta_t;
+
+void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m);
+void records_module_load(out_t *o, uint64_t t, pid_t tid, const char *path, size_t n,
+                         uint64_t base, uint64_t size);
+void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint64_t size);
+void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t *frames,
+                   unsigned n);
+
+/* fn: events_fn_t (preload/events.h); sim: STATE_NO_SIM for null. */
+void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                   uint64_t align, uint32_t stack, uint64_t sim);
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                  uint32_t stack, bool inherited);
+void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
+                          uint32_t stack);
+/* old_size: UINT64_MAX when the old block was unknown. */
+void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
+                     uint64_t old_size, uint64_t size, uint32_t stack, uint64_t sim,
+                     bool inherited);
+void records_realloc_failed(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
+                            uint64_t size, uint32_t stack);
+
+void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
+                  int prot, int flags, int fd, uint32_t stack);
+void records_munmap(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t size,
+                    uint32_t stack);
+/* addr: UINT64_MAX when it failed. */
+void records_mremap(out_t *o, uint64_t t, pid_t tid, uint64_t old, uint64_t old_size,
+                    uint64_t addr, uint64_t size, int flags, uint32_t stack);
+
+void records_phase(out_t *o, uint64_t t, pid_t tid, bool begin, const char *name, size_t n);
+void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child);
+/* ev: "spawn" (child > 0) or "exec"; bytes: path NUL args NUL...; traced:
+ * whether the new program is traced too. */
+void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child,
+                    const char *bytes, size_t n, bool traced);
+void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err);
+void records_note(out_t *o, uint64_t t, pid_t tid, const char *text);
+
+typedef struct records_sample_s {
+    procfs_status_t st;
+    uint64_t maxrss_children;
+    bool have_malloc;
+    uint64_t malloc_reserved, malloc_in_use;
+    uint64_t heap_live, heap_blocks, mmap_live;
+    bool have_sim;
+    uint64_t sim_live, sim_reserved, sim_largest_free;
+    uint64_t device_total, tree_rss;
+    size_t nchildren;
+    const pid_t *child_pid;
+    const uint64_t *child_rss;
+    const procfs_rollup_t *rollup; /* at a new peak, or NULL */
+    uint64_t memsim_vm;            /* address space of memsim's own, left out of vm_size */
+} records_sample_t;
+void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s);
+
+typedef struct records_end_s {
+    const char *reason;
+    int status, signal; /* < 0, <= 0: null */
+    uint64_t dropped, after_end, unknown_frees, live_allocations, live_bytes, stacks;
+} records_end_t;
+/* The last record, written whatever the file's state. */
+void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e);
+
+#endif

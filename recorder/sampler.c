@@ -1,0 +1,102 @@
+/*
+ * sampler: /proc of the traced process.  See sampler.h.
+ */
+#include "recorder/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int sampler_init(sampler_t *s, pid_t pid)
+{
+    s->pid = pid;
+    s->peak_rss = 0;
+    s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (s->pidfd < 0 && errno == ESRCH)
+        return -1;
+    s->device_total = 0;
+    procfs_memory_limit(&s->device_total);
+    return 0;
+}
+
+void sampler_fini(sampler_t *s)
+{
+    if (s->pidfd >= 0)
+        close(s->pidfd);
+    s->pidfd = -1;
+}
+
+bool sampler_gone(sampler_t *s)
+{
+    if (s->pidfd >= 0) {
+        struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) > 0;
+    }
+    return kill(s->pid, 0) && errno == ESRCH;
+}
+
+bool sampler_read(sampler_t *s, records_sample_t *out)
+{
+    if (procfs_read_status(s->pid, &out->st))
+        return false;
+    out->device_total = s->device_total;
+    out->tree_rss = out->st.rss;
+    out->nchildren = 0;
+    out->child_pid = s->pids;
+    out->child_rss = s->rss;
+    size_t n = 0;
+    if (procfs_descendants(s->pid, s->pids, SAMPLER_TREE_MAX, &n) == 0) {
+        out->nchildren = n < SAMPLER_TREE_MAX ? n : SAMPLER_TREE_MAX;
+        for (size_t i = 0; i < out->nchildren; i++) {
+            if (procfs_read_rss(s->pids[i], &s->rss[i]))
+                s->rss[i] = 0; /* gone meanwhile */
+            out->tree_rss += s->rss[i];
+        }
+    }
+    out->rollup = NULL;
+    if (out->st.rss > s->peak_rss) {
+        s->peak_rss = out->st.rss;
+        if (procfs_read_smaps_rollup(s->pid, &s->rollup) == 0)
+            out->rollup = &s->rollup;
+    }
+    return true;
+}
+
+int sampler_exit(const sampler_t *s, int *status, int *signal)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)s->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* Fields after the command name (which may hold spaces and ')'):
+     * the state is field 3; exit_code is field 52. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] != 'Z')
+        return -1;
+    int field = 2;
+    for (p += 1; *p && field < 52; p++)
+        if (*p == ' ')
+            field++;
+    if (field != 52)
+        return -1;
+    long code = strtol(p, NULL, 10);
+    *status = (code & 0x7f) ? -1 : (int)((code >> 8) & 0xff);
+    *signal = (int)(code & 0x7f);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * sampler: what the operating system charges the traced process, read
+ * by its recorder from outside (/proc/<pid>), and whether the process is
+ * still there.
+ *
+ * Every sample reads /proc/<pid>/status (RSS, peaks, address space), the
+ * process's descendants and their RSS, and /proc/<pid>/smaps_rollup at
+ * each new RSS peak.  The process itself opens nothing for it.
+ */
+#ifndef MEMSIM_RECORDER_SAMPLER_H
+#define MEMSIM_RECORDER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "recorder/records.h"
+
+#define SAMPLER_TREE_MAX 4096 /* descendants listed in one sample */
+
+typedef struct sampler_s {
+    pid_t pid;
+    int pidfd;               /* -1: watched by kill(pid, 0) */
+    uint64_t device_total;   /* physical memory or the cgroup's limit */
+    uint64_t peak_rss;
+    pid_t pids[SAMPLER_TREE_MAX];
+    uint64_t rss[SAMPLER_TREE_MAX];
+    procfs_rollup_t rollup;
+} sampler_t;
+
+/* Watch process pid.  0, or -1 when it is gone already. */
+int sampler_init(sampler_t *s, pid_t pid);
+void sampler_fini(sampler_t *s);
+
+/* The OS's figures into out (its child list and rollup point into s).
+ * False when the process is gone. */
+bool sampler_read(sampler_t *s, records_sample_t *out);
+
+/* Whether the process has ended (it may still be a zombie). */
+bool sampler_gone(sampler_t *s);
+
+/* How a gone process ended, from its zombie's /proc/<pid>/stat, if its
+ * parent has not reaped it yet: 0 with *status (or -1) and *signal (or
+ * 0), or -1. */
+int sampler_exit(const sampler_t *s, int *status, int *signal);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * state: live blocks and the shadow device.  See state.h.
+ */
+#include "recorder/state.h"
+
+#include <string.h>
+
+#include "recorder/livemap.h"
+
+static struct {
+    device_t *sim; /* the shadow device, or NULL */
+    pid_t pid;
+    uint64_t mmap_live;
+    uint64_t unknown_frees;
+    uint64_t chunks; /* glibc's chunk bytes of the live blocks (state_chunk_bytes) */
+    uint64_t chunks_peak; /* their most since state_chunk_mark */
+} S;
+
+/* The bytes glibc's malloc takes for a request of n: n and its size
+ * word rounded up to 16, at least 32; a page-rounded mapping from 128
+ * KiB (its default mmap threshold). */
+static uint64_t chunk_of(uint64_t n)
+{
+    if (n >= (128u << 10))
+        return (n + 16 + 4095) & ~(uint64_t)4095;
+    uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
+    return c < 32 ? 32 : c;
+}
+
+int state_init(const char *strategy, uint64_t total, pid_t pid)
+{
+    S.pid = pid;
+    livemap_clear(&livemap_program);
+    livemap_clear(&livemap_quiet);
+    if (!strategy || strcmp(strategy, "none") == 0)
+        return 0;
+    device_config_t dc = {.total = total, .strategy = strategy, .no_timing = true};
+    char err[256];
+    if (device_create(&dc, &S.sim, err, sizeof err)) {
+        S.sim = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void state_set_pid(pid_t pid) { S.pid = pid; }
+bool state_has_device(void) { return S.sim != NULL; }
+
+/* The simulated address (STATE_NO_SIM when the device could not serve
+ * it) and, in *block, the device's block for sim_free. */
+static uint64_t sim_alloc(uint64_t size, uint64_t align, void **block)
+{
+    *block = NULL;
+    if (!S.sim)
+        return STATE_NO_SIM;
+    device_result_t r;
+    if (device_alloc(S.sim, size ? size : 1, align ? align : 1, 0, &r))
+        return STATE_NO_SIM;
+    *block = r.block;
+    return r.addr;
+}
+
+static void sim_free(void *block)
+{
+    if (!S.sim || !block)
+        return;
+    device_result_t r;
+    device_free_block(S.sim, block, &r);
+}
+
+uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack)
+{
+    livemap_entry_t e;
+    if (livemap_take_locked(&livemap_quiet, addr, &e)) {
+        /* memsim's own block was freed unseen (inside memsim); its address
+         * is the program's now */
+    }
+    void *block;
+    uint64_t sim = sim_alloc(size, align, &block);
+    e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
+                          .owner = S.pid};
+    livemap_put_locked(&livemap_program, &e);
+    S.chunks += chunk_of(size);
+    if (S.chunks > S.chunks_peak)
+        S.chunks_peak = S.chunks;
+    state_check();
+    return sim;
+}
+
+static state_found_t found(const livemap_entry_t *e)
+{
+    return (state_found_t){.known = true, .inherited = e->owner != S.pid, .size = e->size};
+}
+
+state_found_t state_free(uint64_t addr)
+{
+    livemap_entry_t e;
+    state_found_t f = {0};
+    if (livemap_take_locked(&livemap_program, addr, &e)) {
+        f = found(&e);
+        sim_free(e.sim_block);
+        S.chunks -= chunk_of(e.size);
+    } else if (livemap_take_locked(&livemap_quiet, addr, &e)) {
+        f.quiet = true;
+    } else {
+        S.unknown_frees++;
+    }
+    state_check();
+    return f;
+}
+
+state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t stack,
+                            uint64_t *sim)
+{
+    livemap_entry_t e;
+    state_found_t f = {0};
+    if (livemap_take_locked(&livemap_program, old, &e)) {
+        f = found(&e);
+        sim_free(e.sim_block);
+        S.chunks -= chunk_of(e.size);
+    } else {
+        S.unknown_frees++;
+    }
+    void *block;
+    *sim = sim_alloc(size, 16, &block);
+    e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
+                          .owner = S.pid};
+    livemap_put_locked(&livemap_program, &e);
+    S.chunks += chunk_of(size);
+    if (S.chunks > S.chunks_peak)
+        S.chunks_peak = S.chunks;
+    state_check();
+    return f;
+}
+
+void state_quiet(uint64_t addr)
+{
+    livemap_entry_t e = {.addr = addr, .size = 0};
+    livemap_put_locked(&livemap_quiet, &e);
+}
+
+void state_mapped(uint64_t len) { S.mmap_live += len; }
+void state_unmapped(uint64_t len) { S.mmap_live = S.mmap_live > len ? S.mmap_live - len : 0; }
+
+uint64_t state_live_bytes(void) { return livemap_bytes(&livemap_program); }
+uint64_t state_live_blocks(void) { return livemap_count(&livemap_program); }
+uint64_t state_mmap_live(void) { return S.mmap_live; }
+uint64_t state_unknown_frees(void) { return S.unknown_frees; }
+uint64_t state_chunk_bytes(void) { return S.chunks; }
+uint64_t state_chunk_peak(void) { return S.chunks_peak; }
+void state_chunk_mark(void) { S.chunks_peak = S.chunks; }
+
+void state_metrics(device_metrics_t *m)
+{
+    memset(m, 0, sizeof *m);
+    if (S.sim)
+        device_metrics(S.sim, m);
+}
+
+void state_check(void)
+{
+#ifdef MEMSIM_DEBUG
+    const char *why = NULL;
+    if (S.sim && device_check(S.sim, &why)) {
+        fprintf(stderr, "memsim-recorder: shadow device broken: %s\n", why);
+        abort();
+    }
+    livemap_check(&livemap_program);
+#endif
+}

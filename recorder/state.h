@@ -1,0 +1,63 @@
+/*
+ * state: what the recorder knows of the traced process's heap — its
+ * live blocks (address -> size, stack, shadow block, owner) and the
+ * shadow device (core/device.h) replaying them — updated message by
+ * message, in the ring's order.  Single-threaded: the recorder's own.
+ *
+ * A forked recorder carries its state into the child's trace: the
+ * blocks whose owner is the parent's pid are the child's inherited ones.
+ */
+#ifndef MEMSIM_RECORDER_STATE_H
+#define MEMSIM_RECORDER_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/device.h"
+
+#define STATE_NO_SIM UINT64_MAX /* a simulated address: none */
+
+/* What a free or realloc found. */
+typedef struct state_found_s {
+    bool known;     /* the block was live */
+    bool inherited; /* ...and allocated by the parent before a fork */
+    bool quiet;     /* a block memsim's own work made: write nothing */
+    uint64_t size;  /* its size, when known */
+} state_found_t;
+
+/* Start: the shadow device for strategy (NULL or "none": without), of
+ * total bytes.  0, or -1 (no device: sim addresses are null). */
+int state_init(const char *strategy, uint64_t total, pid_t pid);
+/* A forked recorder's child trace: the process is pid now. */
+void state_set_pid(pid_t pid);
+bool state_has_device(void);
+
+/* The simulated address of the new block. */
+uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack);
+state_found_t state_free(uint64_t addr);
+/* A realloc that moved or resized old to addr (addr != 0). */
+state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t stack,
+                            uint64_t *sim);
+void state_quiet(uint64_t addr);
+
+void state_mapped(uint64_t len);
+void state_unmapped(uint64_t len);
+
+uint64_t state_live_bytes(void);
+uint64_t state_live_blocks(void);
+uint64_t state_mmap_live(void);
+uint64_t state_unknown_frees(void);
+/* The bytes glibc's malloc would take for the live blocks (their chunks):
+ * what brings its own figures, reported at some heap event, up to date. */
+uint64_t state_chunk_bytes(void);
+/* Their most since state_chunk_mark (what glibc must have reserved since). */
+uint64_t state_chunk_peak(void);
+void state_chunk_mark(void);
+void state_metrics(device_metrics_t *m);
+
+/* Debug builds (-DMEMSIM_DEBUG): every invariant walker after every
+ * operation. */
+void state_check(void);
+
+#endif
