@@ -98,8 +98,16 @@ DEPS_OK   = $(BUILD)/.deps-ok
 # unwind_clash links LLVM's libunwind, built only where it is installed
 # (Debian package libunwind-14).
 LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
+# heap_mix_je is heap_mix linked with jemalloc, built only where
+# libjemalloc is installed (Debian package libjemalloc-dev).
+JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
 PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap touch_mb tree_touch sites dlswap \
-	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash)
+	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
+	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
+# What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
+TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
+	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
+	reallocarray0 many_threads
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
@@ -183,6 +191,11 @@ $(BUILD)/examples/%: examples/%.c Makefile | $(DEPS_OK)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
+$(BUILD)/programs/heap_mix_je: tests/programs/heap_mix.c Makefile | $(DEPS_OK)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ljemalloc -lpthread
+
 $(BUILD)/programs/unwind_clash: PROGRAM_LIBS = -L$(dir $(LLVM_UNWIND)) -l:$(notdir $(LLVM_UNWIND)) \
 	-Wl,-rpath,$(dir $(LLVM_UNWIND))
 
@@ -196,7 +209,7 @@ unit: $(UNIT)
 	$(Q)$(SAN_ENV) $(UNIT)
 
 # The preload tests need libmemsim.so, which SANITIZE=1 does not build:
-# test_preload.sh then prints a skip line.
+# test_preload.sh and test_transparency.sh then print a skip line.
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
