@@ -1,0 +1,573 @@
+# memsim changes nothing in the traced program (issue 10): each check
+# runs a program plainly and under the preload and compares what the
+# program sees and does (stdout, stderr, exit status, its descriptors,
+# its signal dispositions, its environment, its stack, no hang), then
+# checks that the trace is whole (tracecheck) and holds every tagged
+# allocation (size % 4096 == 777) the program made.  Only what
+# docs/trace-format.md promises of the trace is checked: record names,
+# the end record's reason, status, signal, dropped and live_allocations.
+. tests/integration/lib.sh
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - transparency tests: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit
+fi
+
+LIB=$(cd "$BUILD" && pwd)/libmemsim.so
+TRACECHECK=$BUILD/tracecheck
+PROG=$BUILD/programs
+for need in "$LIB" "$TRACECHECK" "$JSONQ" "$PROG/alloc_heavy"; do
+    if [ ! -x "$need" ]; then
+        fail "transparency tests" "$need is missing: run them with make integration"
+        summary
+        exit
+    fi
+done
+# The programs of this file (Makefile: TRANSPARENCY_PROGRAMS; heap_mix_je
+# is optional, as jemalloc is).
+for p in fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow qexit \
+    fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
+    reallocarray0 many_threads; do
+    if [ ! -x "$PROG/$p" ]; then
+        fail "transparency tests" "$PROG/$p is missing: run them with make integration"
+        summary
+        exit
+    fi
+done
+LIMIT=20 # seconds for any one run; then SIGKILL 2 s later (a hung process may block SIGTERM)
+TAG=4096:777
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
+    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID
+ulimit -c 0 2>/dev/null # the crashing programs dump no core
+
+# ---- helpers (as in test_preload.sh; test_run.sh has a check_traces of its own) ------
+
+# fresh_out: a new empty trace directory in $OUT (the previous one goes).
+n_out=0
+fresh_out() {
+    [ -n "${OUT:-}" ] && rm -rf "$OUT" "$OUT.moved"
+    n_out=$((n_out + 1))
+    OUT=$TMP/traces.$n_out
+    mkdir "$OUT"
+}
+
+# untraced CMD..., traced CMD...: CMD plainly, or under the preload
+# tracing into $OUT, with the variables in $TRACE_ENV (say
+# MEMSIM_SAMPLE_MS=1) added.  A hang fails the run after $LIMIT s.
+TRACE_ENV=
+untraced() { timeout -k 2 "$LIMIT" "$@"; }
+traced() { timeout -k 2 "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" $TRACE_ENV "$@"; }
+
+# expect_same NAME FILE1 FILE2
+expect_same() {
+    if cmp -s "$2" "$3"; then pass "$1"; else
+        fail "$1" "$(diff "$2" "$3" | head -n 6 | tr '\n' '|' | head -c 400)"
+    fi
+}
+
+# unshell FILE: keep only the invariant part of a shell's report of a
+# command killed by a signal (see test_preload.sh).
+unshell() {
+    sed 's/^.*: line [0-9]*: *[0-9]* \([A-Z][a-z]*\( [a-z][a-z]*\)*\)\( (core dumped)\)\{0,1\} .*$/\1/' \
+        "$1" >"$1.u" && mv "$1.u" "$1"
+}
+
+# same_status NAME TRACED PLAIN: the traced run ended as the plain one
+# (a timeout is named as such).
+same_status() {
+    if [ "$2" = 124 ] || [ "$2" = 137 ] || [ "$3" = 124 ] || [ "$3" = 137 ]; then
+        fail "$1: same status" "timed out after ${LIMIT}s (plain $3, traced $2)"
+    else
+        expect_eq "$1: same status" "$2" "$3"
+    fi
+}
+
+# pair NAME CMD...: run CMD plainly, then under the preload into a fresh
+# $OUT; stdout, stderr and exit status must be the same.  The traced
+# run's output stays in $TMP/t.out and $TMP/t.err, its status in
+# $STATUS; the plain run's in $TMP/p.out, $TMP/p.err and $PLAIN.
+pair() {
+    name=$1
+    shift
+    fresh_out
+    untraced "$@" >"$TMP/p.out" 2>"$TMP/p.err"
+    PLAIN=$?
+    traced "$@" >"$TMP/t.out" 2>"$TMP/t.err"
+    STATUS=$?
+    expect_same "$name: same stdout" "$TMP/p.out" "$TMP/t.out"
+    unshell "$TMP/p.err"
+    unshell "$TMP/t.err"
+    expect_same "$name: same stderr" "$TMP/p.err" "$TMP/t.err"
+    same_status "$name" "$STATUS" "$PLAIN"
+}
+
+# ntraces: the number of trace files in $OUT.
+ntraces() { find "$OUT" -name 'memsim.*.jsonl' | wc -l | tr -d ' '; }
+
+# check_trace NAME FILE [TRACECHECK OPTIONS]: one trace passes
+# tracecheck; its summary line is left in FILE.tc.
+check_trace() {
+    name=$1 f=$2
+    shift 2
+    if [ -z "$f" ] || [ ! -f "$f" ]; then
+        fail "$name: the trace passes tracecheck" "no such trace: '$f'"
+        : >"$TMP/none.tc"
+    elif "$TRACECHECK" "$@" "$f" >"$f.tc" 2>"$f.tcerr"; then
+        pass "$name: the trace passes tracecheck"
+    else
+        fail "$name: the trace passes tracecheck" "$(head -n 3 "$f.tcerr" | tr '\n' ' ' | head -c 400)"
+    fi
+}
+
+# check_traces NAME [TRACECHECK OPTIONS]: every trace in $OUT; one check.
+check_traces() {
+    name=$1
+    shift
+    n=0 bad=""
+    for f in "$OUT"/memsim.*.jsonl; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        if ! "$TRACECHECK" "$@" "$f" >"$f.tc" 2>"$f.tcerr"; then
+            bad="$bad $(basename "$f"): $(head -n 3 "$f.tcerr" | tr '\n' ' ')"
+        fi
+    done
+    if [ "$n" -eq 0 ]; then
+        fail "$name: traces pass tracecheck" "no trace file in $OUT"
+    elif [ -z "$bad" ]; then
+        pass "$name: $n trace(s) pass tracecheck"
+    else
+        fail "$name: traces pass tracecheck" "$(echo "$bad" | head -c 600)"
+    fi
+}
+
+# tc FIELD FILE: a field of tracecheck's summary of trace FILE.
+tc() { sed -n "s/.*\\<$1=\\([^ ]*\\).*/\\1/p" "$2.tc" 2>/dev/null; }
+
+# only_trace: the path of the single trace in $OUT (empty when not one).
+only_trace() {
+    [ "$(ntraces)" = 1 ] && find "$OUT" -name 'memsim.*.jsonl'
+}
+
+# end_field FIELD FILE: a field of the trace's last record (the end).
+end_field() { tail -n 1 "${2:-/dev/null}" 2>/dev/null | "$JSONQ" "$1" 2>/dev/null; }
+
+# trace_of_exe EXE: the trace in $OUT of the first process named EXE (a
+# pattern), the one that was not forked (its parent_trace is null).
+trace_of_exe() {
+    for f in "$OUT"/memsim.$1.*.jsonl; do
+        [ -e "$f" ] || continue
+        [ "$(head -n 1 "$f" | "$JSONQ" parent_trace 2>/dev/null)" = null ] && echo "$f" && return
+    done
+}
+
+# ms_now: milliseconds of the wall clock.
+ms_now() { echo $(($(date +%s%N) / 1000000)); }
+
+# ---- 1. descriptors are the program's ------------------------------------------------
+
+# (a) The lowest free number is the program's: the poller opens /proc
+# files every millisecond with MEMSIM_SAMPLE_MS=1.
+fresh_out
+untraced "$PROG/fd_reuse" "$TMP/fd.plain.log" >"$TMP/p.out" 2>"$TMP/p.err"
+plain=$?
+expect_eq "fd_reuse: natively, fd 3 every time" "$plain:$(cat "$TMP/p.out")" \
+    "0:mismatches=0 dup2_failures=0 writes_failed=0 log=ok"
+TRACE_ENV=MEMSIM_SAMPLE_MS=1
+traced "$PROG/fd_reuse" "$TMP/fd.log" >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+TRACE_ENV=
+expect_same "fd_reuse: same stdout (open gets fd 3, dup2 onto 4 works, every write lands)" \
+    "$TMP/p.out" "$TMP/t.out"
+expect_same "fd_reuse: same stderr" "$TMP/p.err" "$TMP/t.err"
+same_status "fd_reuse" "$st" "$plain"
+# fd_reuse leaves the number of lines it wrote in LOG.count.
+want=$(cat "$TMP/fd.log.count" 2>/dev/null)
+expect_eq "fd_reuse: the log has the lines written, in order" \
+    "$(awk -v n="${want:-?}" '$0 != "line " NR { bad++ }
+        END { print NR == n && !bad ? "ok" : NR " lines of " n ", " bad + 0 " out of place" }' \
+        "$TMP/fd.log")" ok
+expect_eq "fd_reuse: no NUL byte in the log" "$(tr -dc '\000' <"$TMP/fd.log" | wc -c | tr -d ' ')" 0
+
+# (b) The same in bash: exec 3>>file, exec 3<>file, echo >&3, exec 3>&-.
+cat >"$TMP/fds.sh" <<'EOF'
+log=$1 slot=$2 n=$3
+: >"$log"
+i=0
+while [ "$i" -lt "$n" ]; do
+    i=$((i + 1))
+    exec 3>>"$log"
+    echo "line $i" >&3
+    exec 3>&-
+    exec 3<>"$slot"
+    echo "slot $i" >&3
+    exec 3>&-
+done
+echo "done $i"
+EOF
+fresh_out
+untraced bash "$TMP/fds.sh" "$TMP/b.plain.log" "$TMP/b.plain.slot" 20000 \
+    >"$TMP/p.out" 2>"$TMP/p.err"
+plain=$?
+TRACE_ENV=MEMSIM_SAMPLE_MS=1
+traced bash "$TMP/fds.sh" "$TMP/b.log" "$TMP/b.slot" 20000 >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+TRACE_ENV=
+expect_same "bash exec 3<>: same stdout" "$TMP/p.out" "$TMP/t.out"
+sed "s|$TMP/b.plain|$TMP/b|g" "$TMP/p.err" >"$TMP/p.err.s"
+expect_same "bash exec 3<>: same stderr" "$TMP/p.err.s" "$TMP/t.err"
+same_status "bash exec 3<>" "$st" "$plain"
+expect_same "bash exec 3<>: the same log" "$TMP/b.plain.log" "$TMP/b.log"
+expect_same "bash exec 3<>: the same slot file" "$TMP/b.plain.slot" "$TMP/b.slot"
+
+# (c) The descriptors a program lists are its own, before and after its
+# allocations (libunwind's validation pipe showed up as 3 and 4).
+pair "fd_list" "$PROG/fd_list"
+expect_eq "fd_list: natively, the same descriptors before and after" \
+    "$(sed -n 's/^start://p' "$TMP/p.out")" "$(sed -n 's/^after://p' "$TMP/p.out")"
+if PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$PY" ]; then
+    pair "python3 os.open" "$PY" -c 'import os; print(os.open("/dev/null", os.O_RDONLY))'
+else
+    PY=
+    echo "# skip - python3 os.open: python3 is not installed"
+fi
+
+# (d) Every descriptor the limit allows is the program's.
+fresh_out
+(ulimit -n 16 && untraced "$PROG/fd_limit") >"$TMP/p.out" 2>"$TMP/p.err"
+plain=$?
+(ulimit -n 16 && traced "$PROG/fd_limit") >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+expect_same "ulimit -n 16: as many descriptors as natively ($(cat "$TMP/p.out"))" \
+    "$TMP/p.out" "$TMP/t.out"
+expect_same "ulimit -n 16: same stderr" "$TMP/p.err" "$TMP/t.err"
+same_status "ulimit -n 16" "$st" "$plain"
+
+# (e) The trace does not depend on its path: the directory it is in is
+# renamed halfway.
+fresh_out
+mkdir "$TMP/plain.d"
+untraced "$PROG/out_moved" "$TMP/plain.d" >"$TMP/p.out" 2>"$TMP/p.err"
+plain=$?
+rm -rf "$TMP/plain.d" "$TMP/plain.d.moved"
+timeout -k 2 "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/out_moved" "$OUT" \
+    >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+expect_same "out_moved: same stdout" "$TMP/p.out" "$TMP/t.out"
+expect_same "out_moved: same stderr" "$TMP/p.err" "$TMP/t.err"
+same_status "out_moved" "$st" "$plain"
+f=$(find "$OUT.moved" -name 'memsim.*.jsonl' 2>/dev/null | head -n 1)
+check_trace "out_moved" "$f" --tag "$TAG" --expect-end exit
+expect_eq "out_moved: dropped 0" "$(end_field dropped "$f")" 0
+expect_eq "out_moved: every tagged allocation, after the move too" "$(tc tagged "$f")" 220000
+
+# ---- 2. another allocator ------------------------------------------------------------
+
+# (a) A program linked with jemalloc: every call must reach jemalloc
+# (a block of jemalloc's given to glibc's free kills the program).
+if [ -x "$PROG/heap_mix_je" ]; then
+    pair "heap_mix_je" "$PROG/heap_mix_je"
+    expect_eq "heap_mix_je: runs natively" "$PLAIN" 0
+    f=$(only_trace)
+    check_trace "heap_mix_je" "$f" --tag "$TAG" --expect-end exit
+    expect_eq "heap_mix_je: every tagged allocation" "$(tc tagged "$f")" \
+        "$(sed -n 's/^calls=\([0-9]*\) .*/\1/p' "$TMP/p.out")"
+else
+    echo "# skip - heap_mix_je: jemalloc (Debian package libjemalloc-dev) is not installed"
+fi
+
+if [ -e "$JEMALLOC" ]; then
+    # (b) jemalloc preloaded ahead of memsim: memsim's malloc is never
+    # called, and it must say so, once.
+    fresh_out
+    untraced "$PROG/heap_mix" >"$TMP/p.out" 2>"$TMP/p.err"
+    plain=$?
+    timeout -k 2 "$LIMIT" env LD_PRELOAD="$JEMALLOC:$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
+        >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    expect_same "jemalloc ahead of memsim: same stdout" "$TMP/p.out" "$TMP/t.out"
+    same_status "jemalloc ahead of memsim" "$st" "$plain"
+    expect_eq "jemalloc ahead of memsim: one line on stderr, memsim's, about malloc" \
+        "$(wc -l <"$TMP/t.err" | tr -d ' ') $(grep -c '^memsim: .*malloc' "$TMP/t.err")" "1 1"
+
+    # (c) memsim ahead of jemalloc.
+    fresh_out
+    timeout -k 2 "$LIMIT" env LD_PRELOAD="$LIB:$JEMALLOC" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
+        >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    expect_same "memsim ahead of jemalloc: same stdout" "$TMP/p.out" "$TMP/t.out"
+    expect_same "memsim ahead of jemalloc: same stderr" "$TMP/p.err" "$TMP/t.err"
+    same_status "memsim ahead of jemalloc" "$st" "$plain"
+    f=$(only_trace)
+    check_trace "memsim ahead of jemalloc" "$f" --tag "$TAG"
+    expect_eq "memsim ahead of jemalloc: every tagged allocation" "$(tc tagged "$f")" \
+        "$(sed -n 's/^calls=\([0-9]*\) .*/\1/p' "$TMP/p.out")"
+else
+    echo "# skip - jemalloc preloaded: $JEMALLOC is not installed"
+fi
+
+# ---- 3. pthread_exit from main -------------------------------------------------------
+
+# The process ends with its last thread; memsim's threads must not keep
+# it alive (and exit's stdio flush must run: the output is unflushed).
+pair "main_exit" "$PROG/main_exit"
+f=$(only_trace)
+check_trace "main_exit" "$f" --tag "$TAG" --expect-end exit
+expect_eq "main_exit: end status 0" "$(end_field status "$f")" 0
+expect_eq "main_exit: every tagged allocation" "$(tc tagged "$f")" 1000
+
+# ---- 4. fatal paths keep the trace ---------------------------------------------------
+
+# (a) The program's own SIGSEGV handler restores SIG_DFL with signal()
+# and re-raises.
+pair "own_segv" "$PROG/own_segv"
+expect_eq "own_segv: status 139" "$STATUS" 139
+f=$(only_trace)
+check_trace "own_segv" "$f" --tag "$TAG" --expect-end signal
+expect_eq "own_segv: end signal 11" "$(end_field signal "$f")" 11
+expect_eq "own_segv: every tagged allocation" "$(tc tagged "$f")" 8
+
+# (b) coreutils timeout re-raises its child's signal on itself.
+pair "timeout re-raising SIGSEGV" timeout 10 sh -c 'kill -SEGV $$'
+expect_eq "timeout re-raising SIGSEGV: status 139" "$STATUS" 139
+f=$(trace_of_exe timeout)
+check_trace "timeout re-raising SIGSEGV: timeout's trace" "$f" --expect-end signal
+expect_eq "timeout re-raising SIGSEGV: end signal 11" "$(end_field signal "$f")" 11
+
+# (c) python's faulthandler dumps the stack, restores the previous
+# handler (SIG_DFL as memsim reported it) and re-raises.
+if [ -n "$PY" ]; then
+    fresh_out
+    crash='import ctypes; ctypes.string_at(0)'
+    untraced "$PY" -X faulthandler -c "$crash" >"$TMP/p.out" 2>"$TMP/p.err"
+    plain=$?
+    traced "$PY" -X faulthandler -c "$crash" >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    same_status "python3 faulthandler" "$st" "$plain"
+    sed 's/0x[0-9a-f]*/0x?/g' "$TMP/p.err" >"$TMP/p.err.s"
+    sed 's/0x[0-9a-f]*/0x?/g' "$TMP/t.err" >"$TMP/t.err.s"
+    expect_same "python3 faulthandler: same stderr (but the thread's address)" \
+        "$TMP/p.err.s" "$TMP/t.err.s"
+    f=$(trace_of_exe 'python*')
+    check_trace "python3 faulthandler" "$f" --expect-end signal
+    expect_eq "python3 faulthandler: end signal 11" "$(end_field signal "$f")" 11
+else
+    echo "# skip - python3 faulthandler: python3 is not installed"
+fi
+
+# (d) A stack overflow: the handler needs a stack of its own.
+pair "overflow" "$PROG/overflow"
+expect_eq "overflow: status 139" "$STATUS" 139
+f=$(only_trace)
+check_trace "overflow" "$f" --tag "$TAG" --expect-end signal
+expect_eq "overflow: end signal 11" "$(end_field signal "$f")" 11
+expect_eq "overflow: every tagged allocation" "$(tc tagged "$f")" 8
+
+# (e) quick_exit runs the at_quick_exit handlers, then _exit.
+pair "quick_exit" "$PROG/qexit"
+expect_eq "quick_exit: status 5" "$STATUS" 5
+f=$(only_trace)
+check_trace "quick_exit" "$f" --tag "$TAG" --expect-end quick_exit
+expect_eq "quick_exit: end status 5" "$(end_field status "$f")" 5
+expect_eq "quick_exit: every tagged allocation" "$(tc tagged "$f")" 8
+
+# ---- 5. signal handlers --------------------------------------------------------------
+
+# (a) fork() from a SIGALRM handler while main allocates (a
+# single-threaded program: glibc's fork takes no malloc lock there).
+untraced "$PROG/fork_sig" >"$TMP/p.out" 2>&1
+expect_eq "fork_sig: natively" "$?:$(cat "$TMP/p.out")" "0:forks=200 failed=0"
+runs=5 ok=0 why=""
+for i in $(seq "$runs"); do
+    fresh_out
+    traced "$PROG/fork_sig" >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    if [ "$st" = 0 ] && cmp -s "$TMP/p.out" "$TMP/t.out" && [ ! -s "$TMP/t.err" ]; then
+        ok=$((ok + 1))
+    else
+        hung=$([ "$st" = 124 ] || [ "$st" = 137 ] && echo " (hung ${LIMIT}s)")
+        why="run $i: status $st$hung, stdout '$(head -c 100 "$TMP/t.out")'"
+        why="$why, stderr '$(head -c 200 "$TMP/t.err")'"
+        break # a hang costs $LIMIT seconds: one is enough
+    fi
+done
+if [ "$ok" = "$runs" ]; then
+    pass "fork_sig: $runs of $runs runs finish, as natively"
+else
+    fail "fork_sig: $runs of $runs runs finish, as natively" "$why"
+fi
+
+# (b) exit() from a SIGALRM handler in the middle of allocations: it
+# ends at once (natively some 50 ms in), with status 3 and a whole trace.
+t0=$(ms_now)
+untraced "$PROG/exit_sig"
+plain=$?
+t1=$(ms_now)
+expect_eq "exit_sig: natively, status 3 within 1 s" "$plain $((t1 - t0 <= 1000))" "3 1"
+runs=30 ok=0 why="" slowest=0
+for i in $(seq "$runs"); do
+    fresh_out
+    t0=$(ms_now)
+    timeout -k 1 5 env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/exit_sig" \
+        >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    t1=$(ms_now)
+    ms=$((t1 - t0))
+    [ "$ms" -gt "$slowest" ] && slowest=$ms
+    f=$(only_trace)
+    if [ -z "$f" ]; then
+        trace="no trace"
+    elif "$TRACECHECK" "$f" >"$f.tc" 2>"$f.tcerr"; then
+        trace=""
+    else
+        trace=$(head -n 2 "$f.tcerr" | tr '\n' ' ' | head -c 200)
+    fi
+    if [ "$st" = 3 ] && [ "$ms" -le 1000 ] && [ -z "$trace" ]; then
+        ok=$((ok + 1))
+    else
+        why="run $i: status $st after $ms ms${trace:+; $trace}"
+        break
+    fi
+done
+if [ "$ok" = "$runs" ]; then
+    pass "exit_sig: $runs of $runs runs end within 1 s (slowest $slowest ms), status 3, whole trace"
+else
+    fail "exit_sig: $runs runs end within 1 s, status 3, whole trace" "$why"
+fi
+
+# ---- 6. small stacks -----------------------------------------------------------------
+
+# (a) A thread with a PTHREAD_STACK_MIN stack.
+pair "small_stack" "$PROG/small_stack"
+expect_eq "small_stack: status 0" "$STATUS" 0
+
+# (b) A coroutine on an 8 KiB stack (natively 4 KiB are enough).
+untraced "$PROG/coro" 4096 >/dev/null 2>&1
+expect_eq "coro: natively, a 4 KiB stack is enough" "$?" 0
+pair "coro 8 KiB" "$PROG/coro" 8192
+expect_eq "coro 8 KiB: status 0" "$STATUS" 0
+
+# (c) posix_spawn with 40,000 variables from a 256 KiB stack.
+pair "spawn_env" "$PROG/spawn_env"
+expect_eq "spawn_env: spawned, child exited 0" "$STATUS:$(cat "$TMP/t.out")" "0:spawn=0 child=0"
+
+# (d) The stack memsim adds to one call of each malloc function.
+fresh_out
+native=$(untraced "$PROG/stack_use")
+traced_use=$(traced "$PROG/stack_use")
+for when in cold warm; do
+    n=$(echo "$native" | sed -n "s/.*$when=\\([0-9]*\\).*/\\1/p")
+    t=$(echo "$traced_use" | sed -n "s/.*$when=\\([0-9]*\\).*/\\1/p")
+    if [ -n "$n" ] && [ -n "$t" ] && [ $((t - n)) -le 1024 ]; then
+        pass "stack_use $when: traced $t bytes, native $n: at most 1 KiB more"
+    else
+        fail "stack_use $when: at most 1 KiB more than natively" \
+            "traced ${t:-?} bytes, native ${n:-?}: $((${t:-0} - ${n:-0})) more"
+    fi
+done
+
+# ---- 7. clone() without fork ---------------------------------------------------------
+
+TRACE_ENV=MEMSIM_SAMPLE_MS=1
+pair "clone_child" "$PROG/clone_child"
+TRACE_ENV=
+# The parent: the trace whose ppid is no traced process's pid.
+parent=""
+for f in "$OUT"/memsim.*.jsonl; do
+    [ -e "$f" ] || continue
+    pp=$(head -n 1 "$f" | "$JSONQ" ppid 2>/dev/null)
+    grep -l "^{\"ev\":\"meta\",.*\"pid\":$pp," "$OUT"/memsim.*.jsonl >/dev/null 2>&1 || parent=$f
+done
+check_trace "clone_child: the parent's trace" "$parent" --tag "$TAG" --expect-end exit
+expect_eq "clone_child: the parent's trace holds the parent's tagged allocations, not the child's" \
+    "$(tc tagged "$parent")" 1000
+check_traces "clone_child: every trace" --tag "$TAG"
+
+# ---- 8. failed exec in a multithreaded program ---------------------------------------
+
+fresh_out
+traced "$PROG/exec_fail" >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+expect_eq "exec_fail: 20 failed execs, status 0" \
+    "$st $(sed -n 's/^\(execs_failed=[0-9]* enoent=[0-9]*\) .*/\1/p' "$TMP/t.out")" \
+    "0 execs_failed=20 enoent=20"
+f=$(only_trace)
+check_trace "exec_fail" "$f" --tag "$TAG" --expect-end exit
+expect_eq "exec_fail: every tagged allocation of the thread" "$(tc tagged "$f")" \
+    "$(sed -n 's/.* tagged=\([0-9]*\)$/\1/p' "$TMP/t.out")"
+expect_eq "exec_fail: no unknown frees" "$(tc errors "$f")" 0
+
+# ---- 9. what the program sees --------------------------------------------------------
+
+# (a) Signal dispositions, however they were set, read back as set.
+pair "sigdisp" "$PROG/sigdisp"
+
+# (b) A child whose environment the program cleared sees nothing of memsim.
+pair "env -i" env -i /usr/bin/env
+
+# ---- 10. miscounted calls ------------------------------------------------------------
+
+# (a) reallocarray(p, 0, n) frees p.
+pair "reallocarray0" "$PROG/reallocarray0"
+f=$(only_trace)
+check_trace "reallocarray0" "$f" --tag "$TAG" --expect-end exit
+expect_eq "reallocarray0: live at exit: the 3 leaked blocks (end record, tracecheck)" \
+    "$(end_field live_allocations "$f") $(tc live "$f")" "3 3"
+
+# (b) 300 threads, ten at a time.
+pair "many_threads" "$PROG/many_threads"
+f=$(only_trace)
+check_trace "many_threads" "$f" --tag "$TAG" --expect-end exit
+expect_eq "many_threads: no unknown frees" "$(tc errors "$f")" 0
+expect_eq "many_threads: every tagged allocation" "$(tc tagged "$f")" 1500
+
+# (c) SIGTERM twice in a row to a busy program (a supervisor forwarding
+# twice).  The second one comes from the kill program (procps), about a
+# millisecond after the shell's builtin sent the first: while memsim's
+# handler for the first is at work, not merged with the first while it
+# is still pending.  alloc_heavy has two threads (main waits in
+# pthread_join), so the second signal is handled on the other thread.
+# Natively: status 143, nothing on stderr.  Traced: the same, and a
+# complete trace with nothing dropped.
+# term_twice OUT: one run, into OUT; sets TERM_STATUS, TERM_ERR (stderr).
+term_twice() {
+    if [ -n "$1" ]; then
+        env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$1" "$PROG/alloc_heavy" 1 3000000 \
+            >/dev/null 2>"$TMP/term.err" &
+    else
+        "$PROG/alloc_heavy" 1 3000000 >/dev/null 2>"$TMP/term.err" &
+    fi
+    victim=$! # env execs the program: $! is its pid
+    sleep 0.1
+    kill -TERM "$victim"
+    env kill -TERM "$victim" 2>/dev/null
+    { wait "$victim"; } 2>/dev/null
+    TERM_STATUS=$?
+    TERM_ERR=$(head -c 200 "$TMP/term.err")
+}
+term_twice ""
+expect_eq "SIGTERM twice: natively, status 143 and nothing on stderr" "$TERM_STATUS:$TERM_ERR" 143:
+runs=15 ok=0 why=""
+for i in $(seq "$runs"); do
+    fresh_out
+    term_twice "$OUT"
+    f=$(only_trace)
+    if [ -z "$f" ]; then
+        why="$why run $i: no trace;"
+    elif ! "$TRACECHECK" --expect-end signal "$f" >"$f.tc" 2>"$f.tcerr"; then
+        why="$why run $i: $(head -n 2 "$f.tcerr" | tr '\n' ' ' | head -c 160);"
+    elif [ "$TERM_STATUS" != 143 ] || [ -n "$TERM_ERR" ]; then
+        why="$why run $i: status $TERM_STATUS, stderr '$TERM_ERR';"
+    else
+        ok=$((ok + 1))
+    fi
+done
+if [ "$ok" = "$runs" ]; then
+    pass "SIGTERM twice: $runs complete traces, nothing dropped, nothing on stderr"
+else
+    fail "SIGTERM twice: complete traces, nothing on stderr" \
+        "$((runs - ok)) of $runs runs wrong:$(echo "$why" | head -c 500)"
+fi
+
+summary
