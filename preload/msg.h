@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 typedef enum msg_kind_e {
-    MSG_LOST = 0,      /* a claim never filled (nslots: its size) */
+    MSG_LOST = 0,      /* a claim never filled (nslots: its size); a 1: the call it was
+                          for never returned (the process ended inside it) */
     MSG_ALLOC,         /* fn; a addr, b size, c alignment */
     MSG_FREE,          /* fn; a addr (before the real free) */
     MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size;

@@ -32,6 +32,7 @@
 
 #define START_WAIT_NS 10000000000ull   /* a recorder that has not started after 10 s */
 #define END_STALL_NS 5000000000ull     /* exit waits while the recorder makes progress */
+#define END_UNSURE_NS 100000000ull     /* ...less when it may be stuck at our own claim */
 #define EXEC_STALL_NS 2000000000ull
 
 static proc_t off; /* all zeros: nothing is traced */
@@ -308,8 +309,10 @@ void process_end(msg_end_t reason, int status, int sig)
     GUARD_SCOPE;
     region_t *r = p->region;
     /* A signal may have interrupted this thread between the claim and the
-     * publish of a post: nobody else will publish it. */
-    ring_settle(r);
+     * publish of a post: nobody else will publish it.  If it cannot tell
+     * whether it had claimed, the recorder may be stuck at a hole of ours
+     * until the process is gone: then it finishes the trace on its own. */
+    bool unsure = ring_settle(r) != 0;
     ring_slot_t m = {.kind = MSG_END,
                      .tid = thread_tid(),
                      .t = clock_ticks(),
@@ -317,9 +320,10 @@ void process_end(msg_end_t reason, int status, int sig)
                      .b = (uint64_t)(int64_t)status,
                      .c = (uint64_t)(sig > 0 ? sig : 0)};
     uint64_t end = ring_post(r, &m, NULL, 0, RING_SYNC);
-    bool acked = end && ring_wait_acked(r, end, END_STALL_NS) == 0;
+    bool acked = end && ring_wait_acked(r, end, unsure ? END_UNSURE_NS : END_STALL_NS) == 0;
     atomic_store(&p->active, false);
-    warn_incomplete(r, acked);
+    if (acked || !unsure)
+        warn_incomplete(r, acked);
     errno = saved;
 }
 
@@ -362,7 +366,11 @@ static void atfork_prepare(void)
         return;
     GUARD_SCOPE;
     region_t *r = forking.region;
-    if (cfg.trace_children)
+    /* A fork from a signal handler that interrupted one of this thread's
+     * posts: the recorder stops at that post until the handler returns,
+     * which may wait for the child (waitpid).  The child then gets a
+     * recorder of its own rather than one the parent's would fork. */
+    if (cfg.trace_children && !ring_posting())
         fork_region = arena_reserve(forking.arena);
     /* The recorder forks itself here, in the ring's order: the child's
      * recorder starts from the live map and the device as of now. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 
 #include "preload/arena.h"
 #include "preload/clock.h"
@@ -20,20 +21,29 @@
  * wait for room (the recorder stops at this claim until it is done). */
 typedef struct pending_s {
     region_t *r;
-    uint64_t seq;           /* the claim */
+    uint64_t seq;           /* the claim (CLAIMING: the head just before it) */
     uint16_t n;             /* its slots */
-    uint8_t state;          /* 0: none, 1: waiting for room, 2: the slots are ours */
+    uint8_t state;          /* PEND_* */
     const ring_slot_t *m;   /* the message, once built (NULL between ring_begin and ring_end) */
     const void *bytes;
     size_t len;
 } pending_t;
+
+/* pending_t.state.  The steps of a post, each noted before it is taken,
+ * so that a handler that interrupts it knows where it stands. */
+enum {
+    PEND_NONE,
+    PEND_CLAIMING, /* about to take head: whether it did is seq vs head */
+    PEND_ROOM,     /* claimed, waiting for room */
+    PEND_OURS,     /* claimed with room: filling, or published already */
+};
 
 static __thread pending_t pend __attribute__((tls_model("initial-exec")));
 static __thread uint64_t seen_tail __attribute__((tls_model("initial-exec")));
 
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }
 
-bool ring_posting(void) { return pend.state != 0; }
+bool ring_posting(void) { return pend.state != PEND_NONE; }
 
 void ring_forget_thread(void)
 {
@@ -146,23 +156,35 @@ static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
         drop(r);
         return 0;
     }
+    pend = (pending_t){.r = r, .n = (uint16_t)n,
+                       .seq = atomic_load_explicit(&c->head, memory_order_relaxed),
+                       .state = PEND_CLAIMING};
+    atomic_signal_fence(memory_order_seq_cst);
     if (nowait) {
-        uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+        uint64_t h = pend.seq;
         do {
             if (h + n - atomic_load_explicit(&c->tail, memory_order_acquire) > c->slots) {
+                pend.state = PEND_NONE;
                 drop(r);
                 return 0;
             }
+            pend.seq = h;
+            atomic_signal_fence(memory_order_seq_cst);
         } while (!atomic_compare_exchange_weak(&c->head, &h, h + n));
         *s = h;
-        pend = (pending_t){.r = r, .seq = h, .n = (uint16_t)n, .state = 2};
+        atomic_signal_fence(memory_order_seq_cst);
+        pend.state = PEND_OURS;
         return 1;
     }
     *s = atomic_fetch_add_explicit(&c->head, n, memory_order_relaxed);
-    pend = (pending_t){.r = r, .seq = *s, .n = (uint16_t)n, .state = 1};
-    if (!room(r, *s, n))
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.seq = *s;
+    pend.state = PEND_ROOM;
+    if (!room(r, *s, n)) {
+        pend.state = PEND_NONE;
         return 0;
-    pend.state = 2;
+    }
+    pend.state = PEND_OURS;
     return 1;
 }
 
@@ -218,6 +240,7 @@ uint64_t ring_post(region_t *r, const ring_slot_t *m, const void *bytes, size_t 
         fill(r, s, n, m, bytes, len);
         end = publish(r, s, n, flags);
     }
+    atomic_signal_fence(memory_order_seq_cst);
     pend = outer;
     return end;
 }
@@ -237,7 +260,7 @@ uint64_t ring_end(region_t *r, uint64_t claim1, const ring_slot_t *m, unsigned f
     if (!claim1)
         return 0;
     uint64_t s = claim1 - 1;
-    if (pend.state == 2 && pend.seq == s && pend.r == r) {
+    if (pend.state == PEND_OURS && pend.seq == s && pend.r == r) {
         pend.m = m;
         fill(r, s, 1, m, NULL, 0);
     } else {
@@ -246,6 +269,7 @@ uint64_t ring_end(region_t *r, uint64_t claim1, const ring_slot_t *m, unsigned f
         return 0;
     }
     uint64_t end = publish(r, s, 1, flags);
+    atomic_signal_fence(memory_order_seq_cst);
     memset(&pend, 0, sizeof pend);
     return end;
 }
@@ -267,22 +291,50 @@ int ring_wait_acked(region_t *r, uint64_t end, uint64_t max_ns)
     }
 }
 
-void ring_settle(region_t *r)
+/* Whether claim s's head slot is published (now, or once and reused). */
+static bool published_once(region_t *r, uint64_t s)
+{
+    uint32_t seq = atomic_load(&region_slots(r)[s & (r->ring.slots - 1)].seq);
+    return (int32_t)(seq - (uint32_t)(s + 1)) >= 0;
+}
+
+int ring_settle(region_t *r)
 {
     if (!pend.state || pend.r != r)
-        return;
-    if (pend.state == 1 && !room(r, pend.seq, pend.n)) {
+        return 0;
+    if (pend.state == PEND_CLAIMING) {
+        /* Interrupted around taking head: in a process of one thread only
+         * this thread moves head, so head tells whether it did; in
+         * another, nothing does. */
+        if (!__libc_single_threaded) {
+            memset(&pend, 0, sizeof pend);
+            return -1;
+        }
+        if (atomic_load(&r->ring.head) < pend.seq + pend.n) {
+            memset(&pend, 0, sizeof pend);
+            return 0; /* it did not: nothing to fill */
+        }
+        pend.state = PEND_ROOM;
+    }
+    if (pend.state == PEND_ROOM && !room(r, pend.seq, pend.n)) {
         memset(&pend, 0, sizeof pend);
-        return; /* given up: the recorder skips it */
+        return 0; /* given up: the recorder skips it */
+    }
+    if (pend.state == PEND_OURS && published_once(r, pend.seq)) {
+        memset(&pend, 0, sizeof pend);
+        return 0; /* interrupted after its publish */
     }
     if (pend.m) {
         fill(r, pend.seq, pend.n, pend.m, pend.bytes, pend.len);
     } else {
-        ring_slot_t lost = {.kind = 0}; /* MSG_LOST */
+        /* ring_begin's claim, its call interrupted by the end of the
+         * process: no event (it never returned) */
+        ring_slot_t lost = {.kind = 0, .a = 1}; /* MSG_LOST, an interrupted call */
         fill(r, pend.seq, pend.n, &lost, NULL, 0);
     }
     publish(r, pend.seq, pend.n, RING_SYNC);
     memset(&pend, 0, sizeof pend);
+    return 0;
 }
 
 /* ---- the recorder's side ---------------------------------------------------------- */

@@ -116,8 +116,11 @@ int ring_wait_acked(struct region_s *r, uint64_t end, uint64_t max_ns);
 
 /* For a thread about to end the process (from a handler that may have
  * interrupted one of its own posts): publish that post, whole if its
- * content was built, as lost otherwise. */
-void ring_settle(struct region_s *r);
+ * content was built, as an interrupted call otherwise.  0, or -1 when it
+ * cannot tell whether it had claimed (other threads move the head too):
+ * the recorder may then be stuck at a claim that will never be filled,
+ * until the process is gone. */
+int ring_settle(struct region_s *r);
 
 /* Whether this thread is between the claim and the publish of a post
  * (a signal handler interrupted it there). */

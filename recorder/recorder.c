@@ -113,6 +113,8 @@ static size_t read_cmdline(rec_t *rc, pid_t pid)
     return n;
 }
 
+static void sample_tick(rec_t *rc, uint64_t now);
+
 /* Wait until r is published by its process (or its fork failed). */
 static int wait_published(region_t *r)
 {
@@ -183,9 +185,12 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     for (size_t i = 0; inherited && i < rc->nmods; i++)
         records_module_load(&rc->out, 0, rc->pid, rc->mods[i].path, strlen(rc->mods[i].path),
                             rc->mods[i].base, rc->mods[i].size);
-    out_flush(&rc->out);
+    /* The first sample now, while the process waits for this recorder:
+     * what it started with. */
     uint64_t now = clock_ns();
     rc->next_sample = now;
+    sample_tick(rc, now);
+    out_flush(&rc->out);
     rc->last_flush = now;
     atomic_store(&r->rec_state, REC_RUNNING);
     region_wake(&r->rec_futex);
@@ -485,7 +490,11 @@ static void take(rec_t *rc, const ring_slot_t *m)
         finish(rc, m->a < END_REASONS ? end_reasons[m->a] : "exit",
                (int64_t)m->b >= 0 ? (int)m->b : -1, (int)m->c, true);
         break;
-    default: /* MSG_LOST, or a kind this recorder does not know */
+    case MSG_LOST:
+        if (!m->a) /* an event given up; a == 1: a call that never returned */
+            rc->lost++;
+        break;
+    default: /* a kind this recorder does not know */
         rc->lost++;
         break;
     }
