@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyzer/escape.h"
 #include "analyzer/findings.h"
 #include "analyzer/progress.h"
 #include "analyzer/ptree.h"
@@ -284,14 +285,14 @@ static int collect(const char *arg, paths_t *p)
 {
     struct stat st;
     if (stat(arg, &st)) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", CMD, arg, strerror(errno));
+        escape_line(stderr, "%s: cannot read %s: %s", CMD, arg, strerror(errno));
         return -1;
     }
     if (!S_ISDIR(st.st_mode))
         return add_path(p, arg);
     DIR *d = opendir(arg);
     if (!d) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", CMD, arg, strerror(errno));
+        escape_line(stderr, "%s: cannot read %s: %s", CMD, arg, strerror(errno));
         return -1;
     }
     size_t first = p->n;
@@ -308,7 +309,7 @@ static int collect(const char *arg, paths_t *p)
     }
     closedir(d);
     if (p->n == first) {
-        fprintf(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl)\n", CMD, arg);
+        escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl)", CMD, arg);
         return -1;
     }
     qsort(p->v + first, p->n - first, sizeof *p->v, by_name);
@@ -325,28 +326,31 @@ static void site_problem(process_t *pr, int rc)
         return;
     pr->site_problems |= bit;
     unsigned long long id = pr->sites.problem_id;
-    fprintf(stderr, "%s: %s:%ld: ", CMD, pr->path, pr->r.lineno);
+    char what[160];
     switch (rc) {
     case SITES_E_NOMEM:
-        fprintf(stderr, "out of memory: the allocation sites are incomplete\n");
+        snprintf(what, sizeof what, "out of memory: the allocation sites are incomplete");
         break;
     case SITES_E_RECORD:
-        fprintf(stderr, "a stack record without a valid id and frames; skipped\n");
+        snprintf(what, sizeof what, "a stack record without a valid id and frames; skipped");
         break;
     case SITES_E_DUPLICATE:
-        fprintf(stderr, "stack %llu is recorded twice; the first record is kept\n", id);
+        snprintf(what, sizeof what, "stack %llu is recorded twice; the first record is kept", id);
         break;
     case SITES_E_UNDEFINED:
-        fprintf(stderr, "stack %llu is used but no stack record came before; its frames are "
-                        "unknown\n", id);
+        snprintf(what, sizeof what, "stack %llu is used but no stack record came before; its "
+                                    "frames are unknown", id);
         break;
     case SITES_E_RANGE:
-        fprintf(stderr, "stack id %llu is far beyond the others; counted as no stack\n", id);
+        snprintf(what, sizeof what, "stack id %llu is far beyond the others; counted as no stack",
+                 id);
         break;
     default:
-        fprintf(stderr, "a module record without a valid op, path, base or size; skipped\n");
+        snprintf(what, sizeof what, "a module record without a valid op, path, base or size; "
+                                    "skipped");
         break;
     }
+    escape_line(stderr, "%s: %s:%ld: %s", CMD, pr->path, pr->r.lineno, what);
 }
 
 static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
@@ -395,8 +399,8 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
             for (size_t i = 0; o->replay && i < o->nstrategies; i++) {
                 char err[256];
                 if (replay_open(&replays[nreplays], o->strategies[i]->name, dev, err, sizeof err))
-                    fprintf(stderr, "%s: %s: replay with %s: %s\n", CMD, pr->path,
-                            o->strategies[i]->name, err);
+                    escape_line(stderr, "%s: %s: replay with %s: %s", CMD, pr->path,
+                                o->strategies[i]->name, err);
                 else
                     nreplays++;
             }
@@ -421,11 +425,11 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
     }
     pr->nresults = nreplays;
     if (!pr->r.lineno) {
-        fprintf(stderr, "%s: %s: empty trace\n", CMD, pr->path);
+        escape_line(stderr, "%s: %s: empty trace", CMD, pr->path);
         return -1;
     }
     if (!pr->r.by_type[EV_META])
-        fprintf(stderr, "%s: %s: no meta record; not a memsim trace?\n", CMD, pr->path);
+        escape_line(stderr, "%s: %s: no meta record; not a memsim trace?", CMD, pr->path);
     return 0;
 }
 
@@ -520,12 +524,12 @@ static void print_frame(const symbols_frame_t *f)
 {
     char label[64];
     if (f->function && f->file)
-        printf("        %s at %s:%u%s\n", f->function, base_name(f->file), f->line,
-               f->inlined ? " (inlined)" : "");
+        escape_line(stdout, "        %s at %s:%u%s", f->function, base_name(f->file), f->line,
+                    f->inlined ? " (inlined)" : "");
     else if (f->function && f->name)
-        printf("        %s in %s\n", f->function, f->name);
+        escape_line(stdout, "        %s in %s", f->function, f->name);
     else
-        printf("        %s\n", symbols_label(f, label, sizeof label));
+        escape_line(stdout, "        %s", symbols_label(f, label, sizeof label));
 }
 
 static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o)
@@ -562,11 +566,18 @@ static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o
 }
 
 /* A frame name for a collapsed line: ';' separates frames and the last
- * blank the weight, so neither may appear inside one. */
-static void put_sanitized(const char *s)
+ * blank the weight, so neither may appear inside one: blanks become '_'
+ * (C++ names are full of them), ';' is escaped like the rest (\x3b). */
+static void put_frame_name(const char *s)
 {
-    for (; *s; s++)
-        putchar(*s == ';' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ? '_' : *s);
+    for (;;) {
+        size_t n = strcspn(s, " ");
+        escape_write(stdout, s, n, ";");
+        if (!s[n])
+            return;
+        putchar('_');
+        s += n + 1;
+    }
 }
 
 /* Every stack with a weight, one line each: frames outermost first. */
@@ -580,7 +591,7 @@ static void print_collapsed(process_t *pr, symbols_t *store, sites_key_t key, bo
         if (!w)
             continue;
         if (prefix) {
-            put_sanitized(pr->s.exe[0] ? base_name(pr->s.exe) : "?");
+            put_frame_name(pr->s.exe[0] ? base_name(pr->s.exe) : "?");
             printf(":%" PRId64 ";", pr->s.pid);
         }
         size_t n = site_frames(store, sites_get(&pr->sites, id), &fr);
@@ -588,8 +599,8 @@ static void print_collapsed(process_t *pr, symbols_t *store, sites_key_t key, bo
             printf(id ? "[stack_%" PRIu64 "]" : "[no_stack]", id);
         for (size_t k = n; k-- > 0;) {
             char label[64];
-            put_sanitized(fr.v[k].function ? fr.v[k].function
-                                           : symbols_label(&fr.v[k], label, sizeof label));
+            put_frame_name(fr.v[k].function ? fr.v[k].function
+                                            : symbols_label(&fr.v[k], label, sizeof label));
             if (k)
                 putchar(';');
         }
@@ -667,10 +678,11 @@ static void print_text(process_t *pr, symbols_t *store, const analyze_opts_t *o)
 {
     const summary_t *s = &pr->s;
     char a[32], b[32];
-    printf("== %s (pid %" PRId64 ") — %s\n", s->exe[0] ? s->exe : "?", s->pid, pr->path);
-    printf("  ended:          %s%s\n",
-           pr->r.truncated ? "truncated (no end record)" : s->end_reason,
-           pr->r.bad_lines ? " — some lines could not be read" : "");
+    escape_line(stdout, "== %s (pid %" PRId64 ") — %s", s->exe[0] ? s->exe : "?", s->pid,
+                pr->path);
+    escape_line(stdout, "  ended:          %s%s",
+                pr->r.truncated ? "truncated (no end record)" : s->end_reason,
+                pr->r.bad_lines ? " — some lines could not be read" : "");
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     printf("  allocations:    %" PRIu64 " (%" PRIu64 " reallocs), %s in all; %" PRIu64
            " frees; %" PRIu64 " temporary\n",
@@ -689,16 +701,17 @@ static void print_text(process_t *pr, symbols_t *store, const analyze_opts_t *o)
     for (size_t i = 0; i < nf; i++) {
         json_t *f = json_array_get(pr->findings, i);
         const char *phase = json_string_value(json_object_get(f, "phase"));
-        printf("    [%s] %s (%s, confidence %.2f, at %.3f s%s%s)\n    %s\n",
-               json_string_value(json_object_get(f, "severity")),
-               json_string_value(json_object_get(f, "classification")),
-               json_string_value(json_object_get(f, "series")),
-               json_real_value(json_object_get(f, "confidence")),
-               json_real_value(json_object_get(f, "evidence_at_s")), phase ? ", phase " : "",
-               phase ? phase : "", json_string_value(json_object_get(f, "description")));
+        escape_line(stdout, "    [%s] %s (%s, confidence %.2f, at %.3f s%s%s)",
+                    json_string_value(json_object_get(f, "severity")),
+                    json_string_value(json_object_get(f, "classification")),
+                    json_string_value(json_object_get(f, "series")),
+                    json_real_value(json_object_get(f, "confidence")),
+                    json_real_value(json_object_get(f, "evidence_at_s")), phase ? ", phase " : "",
+                    phase ? phase : "");
+        escape_line(stdout, "    %s", json_string_value(json_object_get(f, "description")));
         json_t *rem = json_object_get(f, "remediation");
         for (size_t k = 0; k < json_array_size(rem); k++)
-            printf("      - %s\n", json_string_value(json_array_get(rem, k)));
+            escape_line(stdout, "      - %s", json_string_value(json_array_get(rem, k)));
     }
     print_strategies(pr);
     print_sites(pr, store, o);
@@ -767,12 +780,14 @@ static void print_tree(const process_t *procs, const ptree_t *t)
             continue;
         const summary_t *s = &procs[i].s;
         const char *slash = strrchr(s->exe, '/');
-        printf("  %8" PRId64 " %10s %10s %10s %8zu  %*s%s%s%s\n", s->pid,
-               units_format_bytes(s->peak_heap, a, sizeof a),
-               s->samples ? units_format_bytes(peak_rss(s), b, sizeof b) : "-",
-               units_format_bytes(s->leaked_bytes, c, sizeof c), json_array_size(procs[i].findings),
-               (int)(2 * (t->depth[i] < 20 ? t->depth[i] : 20)), "", t->via[i] ? t->via[i] : "",
-               t->via[i] ? " " : "", slash ? slash + 1 : s->exe[0] ? s->exe : "?");
+        escape_line(stdout, "  %8" PRId64 " %10s %10s %10s %8zu  %*s%s%s%s", s->pid,
+                    units_format_bytes(s->peak_heap, a, sizeof a),
+                    s->samples ? units_format_bytes(peak_rss(s), b, sizeof b) : "-",
+                    units_format_bytes(s->leaked_bytes, c, sizeof c),
+                    json_array_size(procs[i].findings),
+                    (int)(2 * (t->depth[i] < 20 ? t->depth[i] : 20)), "",
+                    t->via[i] ? t->via[i] : "", t->via[i] ? " " : "",
+                    slash ? slash + 1 : s->exe[0] ? s->exe : "?");
     }
     putchar('\n');
 }

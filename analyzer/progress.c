@@ -3,6 +3,8 @@
  */
 #include "analyzer/progress.h"
 
+#include "analyzer/escape.h"
+
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,12 +37,14 @@ void progress_update(progress_t *p, uint64_t done, uint64_t records)
         return;
     double secs = (double)(now - p->start_ns) / 1e9;
     double rate = secs > 0 ? (double)records / secs / 1e6 : 0;
+    /* The label is a path: escaped, unlike the line's own \r and erase. */
+    fputs("\rmemsim-analyze: ", stderr);
+    escape_put(stderr, p->label);
     if (p->total)
-        fprintf(stderr, "\rmemsim-analyze: %s: %3.0f%% (%.1f M records, %.1f M/s)\033[K",
-                p->label, 100.0 * (double)done / (double)p->total, (double)records / 1e6, rate);
+        fprintf(stderr, ": %3.0f%% (%.1f M records, %.1f M/s)\033[K",
+                100.0 * (double)done / (double)p->total, (double)records / 1e6, rate);
     else
-        fprintf(stderr, "\rmemsim-analyze: %s: %.1f M records (%.1f M/s)\033[K", p->label,
-                (double)records / 1e6, rate);
+        fprintf(stderr, ": %.1f M records (%.1f M/s)\033[K", (double)records / 1e6, rate);
     fflush(stderr);
     p->shown = true;
     p->last_ns = now;

@@ -3,6 +3,7 @@
  */
 #include "analyzer/reader.h"
 
+#include "analyzer/escape.h"
 #include "analyzer/progress.h"
 
 #include <errno.h>
@@ -28,7 +29,8 @@ static const char *const names[EV_COUNT] = {
 const char *event_type_name(event_type_t t) { return t < EV_COUNT ? names[t] : "?"; }
 
 /* One line on stderr, "memsim-analyze: " first (the progress line erased
- * before it); nothing when the reader is quiet. */
+ * before it), escaped: it quotes paths and jansson's errors, which quote
+ * the line; nothing when the reader is quiet. */
 __attribute__((format(printf, 2, 3)))
 static void say(const reader_t *r, const char *fmt, ...)
 {
@@ -38,9 +40,8 @@ static void say(const reader_t *r, const char *fmt, ...)
     fputs("memsim-analyze: ", stderr);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    escape_vline(stderr, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 /* A problem with the current line: the first MAX_MESSAGES are said. */
@@ -68,7 +69,7 @@ int reader_open(reader_t *r, const char *path)
     r->path = path;
     r->f = fopen(path, "r");
     if (!r->f) {
-        fprintf(stderr, "memsim-analyze: cannot open %s: %s\n", path, strerror(errno));
+        escape_line(stderr, "memsim-analyze: cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;

@@ -9,6 +9,8 @@
  */
 #include "analyzer/symbols.h"
 
+#include "analyzer/escape.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -150,8 +152,8 @@ static void warn(const symbols_t *s, const symbols_module_t *m, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "memsim-analyze: module %s: %s; its frames print as %s+0x…\n", m->path, why,
-            m->name);
+    escape_line(stderr, "memsim-analyze: module %s: %s; its frames print as %s+0x…", m->path, why,
+                m->name);
 }
 
 /* The span [*lo, *hi) of path's loadable segments, as the preload measured

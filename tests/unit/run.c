@@ -28,6 +28,7 @@ int main(void)
         stats_suite,
         sites_suite,
         symbols_suite,
+        escape_suite,
         ptree_suite,
     };
     SRunner *sr = srunner_create(NULL);

@@ -29,6 +29,7 @@ Suite *procfs_suite(void);
 Suite *stats_suite(void);
 Suite *sites_suite(void);
 Suite *symbols_suite(void);
+Suite *escape_suite(void);
 Suite *ptree_suite(void);
 
 #endif

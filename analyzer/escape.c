@@ -1,0 +1,114 @@
+/*
+ * escape: see escape.h.
+ */
+#include "analyzer/escape.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The length of the valid UTF-8 sequence at s[0..n), or 0 when s[0]
+ * starts none (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF).  lo..hi bounds the second byte where the first restricts it. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c < 0x80)
+        return 1;
+    if (c < 0xc2) /* a continuation byte, or an overlong 2-byte form */
+        return 0;
+    if (c < 0xe0) {
+        len = 2;
+    } else if (c < 0xf0) {
+        len = 3;
+        lo = c == 0xe0 ? 0xa0 : lo; /* overlong */
+        hi = c == 0xed ? 0x9f : hi; /* surrogates */
+    } else if (c < 0xf5) {
+        len = 4;
+        lo = c == 0xf0 ? 0x90 : lo; /* overlong */
+        hi = c == 0xf4 ? 0x8f : hi; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* Whether the character at s (len bytes of valid UTF-8) is written
+ * escaped. */
+static bool hostile(const unsigned char *s, size_t len, const char *also)
+{
+    if (len == 1)
+        return s[0] < 0x20 || s[0] == 0x7f || s[0] == '\\' || (also && strchr(also, s[0]));
+    return len == 2 && s[0] == 0xc2 && s[1] < 0xa0; /* C1: U+0080..U+009F */
+}
+
+static void put_hex(FILE *f, const unsigned char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\\') {
+            fputs("\\\\", f);
+            continue;
+        }
+        char esc[4] = {'\\', 'x', hex[s[i] >> 4], hex[s[i] & 0xf]};
+        fwrite(esc, 1, sizeof esc, f);
+    }
+}
+
+void escape_write(FILE *f, const char *s, size_t n, const char *also)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
+    while (p < end) {
+        size_t len = utf8_len(p, (size_t)(end - p));
+        if (len && !hostile(p, len, also)) {
+            p += len; /* part of the run written as it is */
+            continue;
+        }
+        fwrite(run, 1, (size_t)(p - run), f);
+        put_hex(f, p, len ? len : 1);
+        p += len ? len : 1;
+        run = p;
+    }
+    fwrite(run, 1, (size_t)(p - run), f);
+}
+
+void escape_put(FILE *f, const char *s) { escape_write(f, s, strlen(s), NULL); }
+
+void escape_vline(FILE *f, const char *fmt, va_list ap)
+{
+    char small[1024], *text = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof small) {
+        /* A long C++ name: format it whole; out of memory, what fits. */
+        text = malloc((size_t)n + 1);
+        if (text) {
+            vsnprintf(text, (size_t)n + 1, fmt, again);
+        } else {
+            text = small;
+            n = (int)sizeof small - 1;
+        }
+    }
+    va_end(again);
+    escape_write(f, text, (size_t)n, NULL);
+    fputc('\n', f);
+    if (text != small)
+        free(text);
+}
+
+void escape_line(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    escape_vline(f, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,74 @@
+# memsim-analyze on hostile traces: strings holding terminal escapes and
+# newlines print escaped, never raw.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+GB=1073741824
+
+# control_bytes FILE: how many bytes of FILE are control characters other
+# than the newlines that end its lines.
+control_bytes() { LC_ALL=C tr -d '\n' <"$1" | LC_ALL=C tr -dc '\000-\037\177' | wc -c | tr -d ' '; }
+
+# ESC and newline in the exe, argv, the end reason, a phase name (a spike
+# in it makes a finding that names it) and two module paths (neither file
+# exists), one with a ';' for the collapsed format.  Lines are written
+# with put, not echo: dash's echo turns the JSON's \n into a newline.
+E='\u001b'
+N='\n'
+put() { printf '%s\n' "$1"; }
+{
+    put '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":7,"ppid":1,"exe":"/bin/evil'$E']0;pwned\u0007'$N'forged line","argv":["a'$E'[2Jb","c'$N'd"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1073741824,"stack_depth":64,"mmap":false,"memsim_version":"0.1.0","parent_trace":null}'
+    put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/lib'$E'[31mred'$N'.so","base":4096,"size":4096}'
+    put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/a;b.so","base":65536,"size":4096}'
+    put '{"ev":"stack","t":2,"tid":1,"id":1,"frames":[4200,65636]}'
+    put '{"ev":"alloc","t":3,"tid":1,"addr":100000,"size":100,"stack":1,"sim":null}'
+    i=0
+    while [ "$i" -lt 20 ]; do
+        i=$((i + 1))
+        t=$((i * 100000000))
+        g=$((20 * 1048576)); [ "$i" = 10 ] && g=$((400 * 1048576))
+        [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t - 1))',"tid":1,"op":"begin","name":"load'$E'[31m'$N'X"}'
+        put '{"ev":"sample","t":'$t',"tid":2,"rss":'$((104857600 + g))',"hwm":0,"vm_size":0,"vm_peak":0,"heap_live":100,"heap_blocks":1,"malloc_reserved":104857600,"malloc_in_use":104857600,"mmap_live":0,"device_total":'$GB',"tree_rss":0,"children":[]}'
+        [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t + 1))',"tid":1,"op":"end"}'
+    done
+    put '{"ev":"end","t":9000000000,"tid":1,"reason":"exit'$E'[2J","status":0,"signal":null,"records":0,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":1,"live_bytes":100,"stacks":1}'
+} >"$TMP/esc.jsonl"
+
+expect_status "a trace of hostile strings" 0 "$A" --no-replay "$TMP/esc.jsonl"
+expect_eq "no control bytes in the report" "$(control_bytes "$TMP/out")" 0
+expect_eq "none in the warnings" "$(control_bytes "$TMP/err")" 0
+expect_grep "the exe, escaped" '^== /bin/evil\\x1b\]0;pwned\\x07\\x0aforged line (pid 7)' "$TMP/out"
+expect_grep "the end reason" '^  ended:          exit\\x1b\[2J$' "$TMP/out"
+expect_grep "the phase of the finding" ', phase load\\x1b\[31m\\x0aX)$' "$TMP/out"
+expect_grep "a module's frame" '^        lib\\x1b\[31mred\\x0a.so+0x68$' "$TMP/out"
+expect_grep "the warning naming the module" \
+    '^memsim-analyze: module /nonexistent/lib\\x1b\[31mred\\x0a.so: cannot open it: No such file or directory; its frames print as lib\\x1b\[31mred\\x0a.so+0x…$' \
+    "$TMP/err"
+expect_eq "one warning per module" "$(wc -l <"$TMP/err" | tr -d ' ')" 2
+
+expect_status "JSON of the same trace" 0 "$A" --json --no-replay "$TMP/esc.jsonl"
+expect_eq "JSON keeps the exe as it is (jansson escapes it)" "$("$J" summary.exe <"$TMP/out")" \
+    "$(printf '/bin/evil\033]0;pwned\007\nforged line')"
+expect_eq "and no raw control byte" "$(control_bytes "$TMP/out")" 0
+
+cp "$TMP/esc.jsonl" "$TMP/esc2.jsonl"
+expect_status "--collapsed over two traces" 0 "$A" --collapsed "$TMP/esc.jsonl" "$TMP/esc2.jsonl"
+expect_eq "no control bytes in the stacks" "$(control_bytes "$TMP/out")" 0
+expect_grep "escaped frames; ';' in a name escaped too" \
+    '^evil\\x1b\]0\\x3bpwned\\x07\\x0aforged_line:7;a\\x3bb.so+0x64;lib\\x1b\[31mred\\x0a.so+0x68 100$' \
+    "$TMP/out"
+expect_eq "one line per stack" "$(wc -l <"$TMP/out" | tr -d ' ')" 2
+
+expect_status "the tree of two traces" 0 "$A" --no-replay "$TMP/esc.jsonl" "$TMP/esc2.jsonl"
+expect_eq "no control bytes in it" "$(control_bytes "$TMP/out")" 0
+expect_grep "its rows name the exe escaped" 'evil\\x1b\]0;pwned\\x07\\x0aforged line$' "$TMP/out"
+
+# A line that is no JSON, with a raw ESC: jansson's message quotes it.
+{ head -n 1 "$TMP/esc.jsonl"; printf '{"ev":\033[2J}\n'; tail -n 1 "$TMP/esc.jsonl"; } >"$TMP/raw.jsonl"
+expect_status "a raw ESC in a line" 0 "$A" --no-replay "$TMP/raw.jsonl"
+expect_grep "the reader's message quotes it escaped" \
+    "raw.jsonl:2: not a JSON object: invalid token near '\\\\x1b'$" "$TMP/err"
+expect_eq "no control bytes in the messages" "$(control_bytes "$TMP/err")" 0
+
+summary
