@@ -230,7 +230,7 @@ $(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c \
-	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c $(CORE_SRC)
+	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c $(CORE_SRC)
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \

@@ -10,12 +10,11 @@
 #include "analyzer/symbols.h"
 
 #include "analyzer/escape.h"
+#include "analyzer/modfile.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -156,15 +155,11 @@ static void warn(const symbols_t *s, const symbols_module_t *m, const char *fmt,
                 m->name);
 }
 
-/* The span [*lo, *hi) of path's loadable segments, as the preload measured
- * it in memory.  0, or -1 with the reason in why. */
-static int elf_span(const char *path, uint64_t *lo, uint64_t *hi, char *why, size_t len)
+/* The span [*lo, *hi) of the loadable segments of the file open on fd,
+ * as the preload measured it in memory.  0, or -1 with the reason in why.
+ * fd stays open. */
+static int elf_span(int fd, uint64_t *lo, uint64_t *hi, char *why, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, len, "cannot open it: %s", strerror(errno));
-        return -1;
-    }
     int rc = -1;
     size_t n = 0;
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -190,8 +185,33 @@ static int elf_span(const char *path, uint64_t *lo, uint64_t *hi, char *why, siz
 out:
     if (e)
         elf_end(e);
-    close(fd);
     return rc;
+}
+
+/* m's file reported to a Dwfl of its own; the Dwfl_Module, or NULL with a
+ * warning.  fd is the file, open; it is the Dwfl's once reported. */
+static Dwfl_Module *module_report(symbols_t *s, symbols_module_t *m, int fd, uint64_t lo)
+{
+    m->dwfl = dwfl_begin(&callbacks);
+    if (m->dwfl) {
+        dwfl_report_begin(m->dwfl);
+        /* The bias is the recorded base less the lowest segment's address
+         * (add_p_vaddr: elfutils adds the segments' own addresses).  The
+         * file is given as fd, never by name: libdwfl would open the path
+         * again, as it is now, blocking and whatever it is. */
+        m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, m->base - lo, true);
+        dwfl_report_end(m->dwfl, NULL, NULL);
+    }
+    if (!m->mod) {
+        /* On success dwfl_end closes fd; on failure it is still ours
+         * (libdwfl closes a descriptor it was given only after inflating
+         * a compressed file, and elf_span has just read this one as
+         * plain ELF). */
+        close(fd);
+        warn(s, m, "%s", m->dwfl ? dwfl_errmsg(-1) : "out of memory");
+        m->failed = true;
+    }
+    return m->mod;
 }
 
 /* The module's Dwfl_Module, opened on first use; NULL when it cannot be. */
@@ -206,34 +226,28 @@ static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
         return NULL;
     }
     /* A name without a slash is no file (linux-vdso.so.1): no warning. */
-    bool file = strchr(m->path, '/') != NULL;
+    if (!strchr(m->path, '/')) {
+        m->failed = true;
+        return NULL;
+    }
     char why[256];
     uint64_t lo, hi;
-    if (!file || elf_span(m->path, &lo, &hi, why, sizeof why)) {
-        if (file)
-            warn(s, m, "%s", why);
+    int fd = modfile_open(m->path, why, sizeof why);
+    if (fd < 0 || elf_span(fd, &lo, &hi, why, sizeof why)) {
+        warn(s, m, "%s", why);
         m->failed = true;
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
     if (hi - lo != m->size) {
         warn(s, m, "it spans %" PRIu64 " bytes, the traced one %" PRIu64
                    " (rebuilt since the trace?)", hi - lo, m->size);
         m->failed = true;
+        close(fd);
         return NULL;
     }
-    m->dwfl = dwfl_begin(&callbacks);
-    if (m->dwfl) {
-        dwfl_report_begin(m->dwfl);
-        /* The bias is the recorded base less the lowest segment's address
-         * (add_p_vaddr: elfutils adds the segments' own addresses). */
-        m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, -1, m->base - lo, true);
-        dwfl_report_end(m->dwfl, NULL, NULL);
-    }
-    if (!m->mod) {
-        warn(s, m, "%s", dwfl_errmsg(-1));
-        m->failed = true;
-    }
-    return m->mod;
+    return module_report(s, m, fd, lo);
 }
 
 /* ---- resolving --------------------------------------------------------------- */

@@ -30,9 +30,11 @@
  * its address (`0x7f3a12345678`) when no module covers it: a frame never
  * prints as nothing.
  *
- * A module file that cannot be opened, is not ELF, or whose loaded span
- * differs from the recorded one (rebuilt since the trace) gets one
- * warning per path; its frames fall back to module+offset.  Separate
+ * A module's file is opened only if it is a regular file, without
+ * blocking (analyzer/modfile.h: a trace may name a FIFO or a device).  One
+ * that cannot be opened, is not a regular file, is not ELF, or whose
+ * loaded span differs from the recorded one (rebuilt since the trace)
+ * gets one warning per path; its frames fall back to module+offset.  Separate
  * debug information is looked up the standard way (build id under
  * /usr/lib/debug, .gnu_debuglink; debuginfod when DEBUGINFOD_URLS is set).
  */

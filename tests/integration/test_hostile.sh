@@ -1,22 +1,64 @@
-# memsim-analyze on hostile traces: strings holding terminal escapes and
-# newlines print escaped, never raw.
+# memsim-analyze on hostile traces: module paths naming a FIFO, a device
+# or a directory are refused without blocking, and strings holding
+# terminal escapes and newlines print escaped, never raw.
 . tests/integration/lib.sh
 
 A=$BUILD/memsim-analyze
 J=$JSONQ
 GB=1073741824
 
+# Trace lines are written with put, not echo: dash's echo turns the \n of
+# a JSON string into a newline.
+put() { printf '%s\n' "$1"; }
+
 # control_bytes FILE: how many bytes of FILE are control characters other
 # than the newlines that end its lines.
 control_bytes() { LC_ALL=C tr -d '\n' <"$1" | LC_ALL=C tr -dc '\000-\037\177' | wc -c | tr -d ' '; }
 
+# modtrace NAME PATH: a trace whose one stack lies in a module at PATH.
+modtrace() {
+    {
+        put '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/known","argv":["known"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1048576,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}'
+        put '{"ev":"module","t":1,"tid":1,"op":"load","path":"'"$2"'","base":4096,"size":4096}'
+        put '{"ev":"stack","t":2,"tid":1,"id":1,"frames":[4200,4400]}'
+        put '{"ev":"alloc","t":3,"tid":1,"addr":100000,"size":100,"stack":1,"sim":null}'
+        put '{"ev":"end","t":4,"tid":1,"reason":"exit","status":0,"signal":null,"records":5,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":1,"live_bytes":100,"stacks":1}'
+    } >"$TMP/$1.jsonl"
+}
+
+# A FIFO nobody writes: opening it for reading would wait forever.  The
+# analyzer finishes (timeout would exit 124) with its report, the frames
+# unsymbolized, and one line naming the FIFO.
+mkfifo "$TMP/libfifo.so"
+modtrace fifo "$TMP/libfifo.so"
+expect_status "a module that is a FIFO: done in seconds" 0 timeout 10 "$A" --no-replay "$TMP/fifo.jsonl"
+expect_grep "the report" "#1  peak 100 B, 1 calls" "$TMP/out"
+expect_grep "its frames unsymbolized" "^        libfifo.so+0x68$" "$TMP/out"
+expect_grep "both of them" "^        libfifo.so+0x130$" "$TMP/out"
+expect_eq "one warning" "$(cat "$TMP/err")" \
+    "memsim-analyze: module $TMP/libfifo.so: a FIFO, not a regular file; its frames print as libfifo.so+0x…"
+expect_status "--json too" 0 timeout 10 "$A" --json --no-replay "$TMP/fifo.jsonl"
+expect_eq "the frame's module" "$("$J" sites.0.frames.0.module <"$TMP/out")" "$TMP/libfifo.so"
+expect_eq "no function" "$("$J" sites.0.frames.0.function <"$TMP/out")" null
+expect_status "--collapsed too" 0 timeout 10 "$A" --collapsed "$TMP/fifo.jsonl"
+expect_grep "its stack" "^libfifo.so+0x130;libfifo.so+0x68 100$" "$TMP/out"
+
+# A device: /dev/zero would read as zeros without end; it is not opened.
+modtrace zero /dev/zero
+expect_status "a module that is /dev/zero" 0 timeout 10 "$A" --no-replay "$TMP/zero.jsonl"
+expect_grep "its frames unsymbolized" "^        zero+0x68$" "$TMP/out"
+expect_eq "one warning" "$(cat "$TMP/err")" \
+    "memsim-analyze: module /dev/zero: a character device, not a regular file; its frames print as zero+0x…"
+modtrace dir "$TMP"
+expect_status "a module that is a directory" 0 timeout 10 "$A" --no-replay "$TMP/dir.jsonl"
+expect_grep "one warning" "a directory, not a regular file" "$TMP/err"
+expect_one_line "one line" "$TMP/err"
+
 # ESC and newline in the exe, argv, the end reason, a phase name (a spike
 # in it makes a finding that names it) and two module paths (neither file
-# exists), one with a ';' for the collapsed format.  Lines are written
-# with put, not echo: dash's echo turns the JSON's \n into a newline.
+# exists), one with a ';' for the collapsed format.
 E='\u001b'
 N='\n'
-put() { printf '%s\n' "$1"; }
 {
     put '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":7,"ppid":1,"exe":"/bin/evil'$E']0;pwned\u0007'$N'forged line","argv":["a'$E'[2Jb","c'$N'd"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1073741824,"stack_depth":64,"mmap":false,"memsim_version":"0.1.0","parent_trace":null}'
     put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/lib'$E'[31mred'$N'.so","base":4096,"size":4096}'

@@ -3,13 +3,17 @@
  * resolved over its own module map, as the preload records it from
  * dl_iterate_phdr: function, file and line; an inlined call; a C++ name
  * demangled; addresses in no module and in a module whose file is gone
- * or has changed; the address space's overlaps and unloads.
+ * or has changed; module paths naming a FIFO, a device or a directory
+ * (refused without blocking, nothing left open); the address space's
+ * overlaps and unloads.
  */
 #include <check.h>
+#include <dirent.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyzer/symbols.h"
@@ -197,8 +201,9 @@ START_TEST(no_module)
 }
 END_TEST
 
-/* The lines written on stderr while fn runs. */
-static int stderr_lines(void (*fn)(symbols_t *), symbols_t *s)
+/* What fn writes on stderr, into out (len bytes, NUL-terminated); the
+ * number of lines. */
+static int stderr_of(void (*fn)(symbols_t *), symbols_t *s, char *out, size_t len)
 {
     fflush(stderr);
     FILE *tmp = tmpfile();
@@ -211,10 +216,22 @@ static int stderr_lines(void (*fn)(symbols_t *), symbols_t *s)
     close(saved);
     rewind(tmp);
     int lines = 0, c;
-    while ((c = fgetc(tmp)) != EOF)
+    size_t n = 0;
+    while ((c = fgetc(tmp)) != EOF) {
         lines += c == '\n';
+        if (n + 1 < len)
+            out[n++] = (char)c;
+    }
+    out[n] = '\0';
     fclose(tmp);
     return lines;
+}
+
+/* The lines written on stderr while fn runs. */
+static int stderr_lines(void (*fn)(symbols_t *), symbols_t *s)
+{
+    char text[4096];
+    return stderr_of(fn, s, text, sizeof text);
 }
 
 static void resolve_gone(symbols_t *s)
@@ -346,6 +363,103 @@ START_TEST(space_overlaps_and_unloads)
 }
 END_TEST
 
+/* ---- paths that are no regular file ------------------------------------------ */
+
+static char refused_path[4096]; /* what resolve_refused loads */
+
+/* The frame of an address in a module at refused_path: module+offset. */
+static void resolve_refused(symbols_t *s)
+{
+    symbols_space_t sp;
+    symbols_space_init(&sp, s);
+    ck_assert_int_eq(symbols_space_load(&sp, refused_path, 0x7f0000000000, 0x10000), 0);
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, 0x7f0000000123), 0x7f0000000123,
+                                      &f), 1);
+    ck_assert_str_eq(f->module, refused_path);
+    ck_assert_ptr_null(f->function);
+    ck_assert_uint_eq(f->offset, 0x123);
+    char buf[sizeof refused_path + 32], want[sizeof refused_path + 32];
+    snprintf(want, sizeof want, "%s+0x123", base_name(refused_path));
+    ck_assert_str_eq(symbols_label(f, buf, sizeof buf), want);
+    symbols_space_fini(&sp);
+}
+
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A module at path is refused with one warning saying why, within the
+ * test's timeout (a FIFO opened for reading would wait for a writer
+ * forever), and leaves no descriptor open. */
+static void check_refused(const char *path, const char *why)
+{
+    snprintf(refused_path, sizeof refused_path, "%s", path);
+    int fds = open_fds();
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    char err[4096], want[4096 + 256];
+    ck_assert_int_eq(stderr_of(resolve_refused, &store, err, sizeof err), 1);
+    snprintf(want, sizeof want, "memsim-analyze: module %s: %s; its frames print as %s+0x…\n",
+             path, why, base_name(path));
+    ck_assert_str_eq(err, want);
+    symbols_fini(&store);
+    ck_assert_int_eq(open_fds(), fds);
+}
+
+START_TEST(module_fifo)
+{
+    char dir[] = "/tmp/memsim-symbols.XXXXXX", path[sizeof dir + 16];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/lib.fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    check_refused(path, "a FIFO, not a regular file");
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(module_device)
+{
+    /* Not even opened: /dev/zero would read as zeros without end. */
+    check_refused("/dev/zero", "a character device, not a regular file");
+    check_refused("/dev/null", "a character device, not a regular file");
+}
+END_TEST
+
+START_TEST(module_directory)
+{
+    check_refused("/tmp", "a directory, not a regular file");
+}
+END_TEST
+
+/* A module symbolized, then the store ended: the descriptor libdwfl was
+ * handed is closed with it. */
+START_TEST(module_descriptor_closed)
+{
+    int fds = open_fds();
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    uintptr_t ra = probe_call();
+    const symbols_frame_t *f;
+    ck_assert_uint_ge(symbols_resolve(&store, symbols_space_find(&sp, ra), ra, &f), 1);
+    ck_assert_str_eq(f->function, "probe_call");
+    ck_assert_int_gt(open_fds(), fds); /* the Dwfl holds it */
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+    ck_assert_int_eq(open_fds(), fds);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
     Suite *s = suite_create("symbols");
@@ -361,5 +475,13 @@ Suite *symbols_suite(void)
     tcase_add_test(tc, modules_are_keyed_by_path_base_and_size);
     tcase_add_test(tc, space_overlaps_and_unloads);
     suite_add_tcase(s, tc);
+    /* A blocked open fails the test in seconds, not the minute above. */
+    TCase *files = tcase_create("files a trace names");
+    tcase_set_timeout(files, 10);
+    tcase_add_test(files, module_fifo);
+    tcase_add_test(files, module_device);
+    tcase_add_test(files, module_directory);
+    tcase_add_test(files, module_descriptor_closed);
+    suite_add_tcase(s, files);
     return s;
 }
