@@ -51,7 +51,7 @@ typedef struct entry_s {
 static char *debuginfo_path; /* NULL: the standard places */
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = modfile_find_debuginfo, /* never blocks on a path the trace chose */
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };

@@ -35,8 +35,10 @@
  * that cannot be opened, is not a regular file, is not ELF, or whose
  * loaded span differs from the recorded one (rebuilt since the trace)
  * gets one warning per path; its frames fall back to module+offset.  Separate
- * debug information is looked up the standard way (build id under
- * /usr/lib/debug, .gnu_debuglink; debuginfod when DEBUGINFOD_URLS is set).
+ * debug information is looked up where elfutils looks (build id under
+ * /usr/lib/debug, .gnu_debuglink beside the module; debuginfod when
+ * DEBUGINFOD_URLS is set), by modfile_find_debuginfo, which opens what it
+ * finds by name the same careful way.
  */
 #ifndef MEMSIM_ANALYZER_SYMBOLS_H
 #define MEMSIM_ANALYZER_SYMBOLS_H

@@ -4,12 +4,14 @@
  * dl_iterate_phdr: function, file and line; an inlined call; a C++ name
  * demangled; addresses in no module and in a module whose file is gone
  * or has changed; module paths naming a FIFO, a device or a directory
- * (refused without blocking, nothing left open); the address space's
- * overlaps and unloads.
+ * (refused without blocking, nothing left open); separate debug files
+ * found by .gnu_debuglink, checked, and a FIFO in their place; the
+ * address space's overlaps and unloads.
  */
 #include <check.h>
 #include <dirent.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +462,150 @@ START_TEST(module_descriptor_closed)
 }
 END_TEST
 
+/* ---- separate debug files, by .gnu_debuglink -------------------------------- */
+
+/* A copy of this program at dir/name without its debug information,
+ * whose .gnu_debuglink names name.debug, and dir/name.debug holding that
+ * information, made by objcopy; extra: options for both.  False when
+ * there is no objcopy to make them (the test then checks nothing). */
+static bool split_debug(const char *dir, const char *name, const char *extra)
+{
+    if (system("command -v objcopy >/dev/null 2>&1")) {
+        fprintf(stderr, "# skip - .gnu_debuglink: no objcopy\n");
+        return false;
+    }
+    char cmd[3 * sizeof exe];
+    snprintf(cmd, sizeof cmd,
+             "objcopy %s --only-keep-debug '%s' '%s/%s.debug' && "
+             "objcopy %s --strip-debug --add-gnu-debuglink='%s/%s.debug' '%s' '%s/%s'",
+             extra, exe, dir, name, extra, dir, name, exe, dir, name);
+    ck_assert_int_eq(system(cmd), 0);
+    return true;
+}
+
+static char copy_path[4096]; /* what resolve_copy loads */
+static bool copy_has_lines;  /* and whether it expects file and line */
+
+/* probe_call's return address in the copy at copy_path, loaded where this
+ * program is: the name from the copy's symbol table in any case, the file
+ * and line only from debug information found. */
+static void resolve_copy(symbols_t *s)
+{
+    symbols_space_t self, sp;
+    symbols_space_init(&self, s);
+    dl_iterate_phdr(add_module, &self);
+    uintptr_t ra = probe_call();
+    const symbols_mapping_t *m = NULL;
+    for (size_t i = 0; i < self.n; i++)
+        if (ra >= self.v[i].base && ra < self.v[i].end)
+            m = &self.v[i];
+    ck_assert_ptr_nonnull(m);
+    symbols_space_init(&sp, s);
+    ck_assert_int_eq(symbols_space_load(&sp, copy_path, m->base, m->end - m->base), 0);
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(s, symbols_space_find(&sp, ra), ra, &f), 1);
+    ck_assert_str_eq(f->module, copy_path);
+    ck_assert_str_eq(f->function, "probe_call");
+    if (copy_has_lines) {
+        ck_assert_ptr_nonnull(f->file);
+        ck_assert_str_eq(base_name(f->file), "test_symbols.c");
+        ck_assert_int_eq(f->line, probe_line);
+    } else {
+        ck_assert_ptr_null(f->file);
+    }
+    symbols_space_fini(&sp);
+    symbols_space_fini(&self);
+}
+
+/* The copy dir/name resolved in a store of its own, without a warning. */
+static void check_copy(const char *dir, const char *name, bool lines)
+{
+    snprintf(copy_path, sizeof copy_path, "%s/%s", dir, name);
+    copy_has_lines = lines;
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    ck_assert_int_eq(stderr_lines(resolve_copy, &store), 0);
+    symbols_fini(&store);
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* In the copy's directory, f (a file name there) replaced by g. */
+static void replace(const char *dir, const char *f, const char *g)
+{
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s/%s", dir, g);
+    snprintf(b, sizeof b, "%s/%s", dir, f);
+    ck_assert_int_eq(rename(a, b), 0);
+}
+
+START_TEST(debuglink_found)
+{
+    ck_assert_int_gt(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+    char dir[] = "/tmp/memsim-symbols.XXXXXX", sub[sizeof dir + 8];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    if (!split_debug(dir, "t", "")) {
+        remove_dir(dir);
+        return;
+    }
+    check_copy(dir, "t", true); /* beside the module */
+    snprintf(sub, sizeof sub, "%s/.debug", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    replace(dir, ".debug/t.debug", "t.debug");
+    check_copy(dir, "t", true); /* in .debug beside it */
+    replace(dir, "t.debug", ".debug/t.debug");
+    /* Without a build id the CRC .gnu_debuglink records decides. */
+    ck_assert(split_debug(dir, "nb", "--remove-section=.note.gnu.build-id"));
+    check_copy(dir, "nb", true);
+    remove_dir(dir);
+}
+END_TEST
+
+/* A debug file of another build is not the module's: its lines would be
+ * wrong.  With a build id, the build ids differ; without, the CRCs. */
+START_TEST(debuglink_mismatch)
+{
+    ck_assert_int_gt(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+    char dir[] = "/tmp/memsim-symbols.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    if (!split_debug(dir, "t", "")) {
+        remove_dir(dir);
+        return;
+    }
+    ck_assert(split_debug(dir, "nb", "--remove-section=.note.gnu.build-id"));
+    replace(dir, "swap.debug", "t.debug");
+    replace(dir, "t.debug", "nb.debug");
+    replace(dir, "nb.debug", "swap.debug");
+    check_copy(dir, "t", false);
+    check_copy(dir, "nb", false);
+    remove_dir(dir);
+}
+END_TEST
+
+/* A FIFO where .gnu_debuglink points (beside the module, a directory the
+ * trace chose): libdwfl's own search would wait on it forever. */
+START_TEST(debuglink_fifo)
+{
+    ck_assert_int_gt(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+    char dir[] = "/tmp/memsim-symbols.XXXXXX", fifo[sizeof dir + 16];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    if (!split_debug(dir, "t", "")) {
+        remove_dir(dir);
+        return;
+    }
+    snprintf(fifo, sizeof fifo, "%s/t.debug", dir);
+    ck_assert_int_eq(unlink(fifo), 0);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    check_copy(dir, "t", false);
+    remove_dir(dir);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
     Suite *s = suite_create("symbols");
@@ -482,6 +628,9 @@ Suite *symbols_suite(void)
     tcase_add_test(files, module_device);
     tcase_add_test(files, module_directory);
     tcase_add_test(files, module_descriptor_closed);
+    tcase_add_test(files, debuglink_found);
+    tcase_add_test(files, debuglink_mismatch);
+    tcase_add_test(files, debuglink_fifo);
     suite_add_tcase(s, files);
     return s;
 }
