@@ -112,3 +112,36 @@ void escape_line(FILE *f, const char *fmt, ...)
     escape_vline(f, fmt, ap);
     va_end(ap);
 }
+
+json_t *escape_json(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s); /* NULL: not valid UTF-8 */
+    if (j)
+        return j;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    escape_put(f, s);
+    fclose(f);
+    j = json_stringn(text, len);
+    free(text);
+    return j;
+}
+
+void escape_copy(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= len) {
+        n = len - 1;
+        /* Back to the start of the character the cut falls in: at most
+         * three continuation bytes (10xxxxxx) precede a byte that is not. */
+        for (int k = 0; k < 3 && n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80; k++)
+            n--;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}

@@ -15,12 +15,18 @@
  *   - anything else (valid UTF-8) as it is.
  * The text of a well-behaved trace prints unchanged.
  *
- * JSON needs none of this: jansson writes control characters as \u
- * escapes.
+ * JSON needs none of this (jansson writes control characters as \u
+ * escapes) but takes only valid UTF-8: a name symbolization read, or a
+ * trace's path, need not be, and a string that is not makes json_pack
+ * fail, losing the whole object it was for.  escape_json gives such a
+ * string in its escaped form instead; escape_copy, which the fixed
+ * buffers of a trace's strings are filled with, never cuts a character
+ * in two.
  */
 #ifndef MEMSIM_ANALYZER_ESCAPE_H
 #define MEMSIM_ANALYZER_ESCAPE_H
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,5 +43,14 @@ void escape_put(FILE *f, const char *s);
 __attribute__((format(printf, 2, 3)))
 void escape_line(FILE *f, const char *fmt, ...);
 void escape_vline(FILE *f, const char *fmt, va_list ap);
+
+/* s as a JSON string: as it is when it is valid UTF-8, else escaped (as
+ * escape_put writes it); JSON null for NULL.  A new reference, NULL only
+ * when the host is out of memory. */
+json_t *escape_json(const char *s);
+
+/* src into dst (len bytes, len > 0), NUL-terminated, cut if it is too
+ * long at a character's start: a copy of valid UTF-8 stays valid. */
+void escape_copy(char *dst, size_t len, const char *src);
 
 #endif

@@ -483,12 +483,13 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* Names read from a module's file may be any bytes: escape_json. */
 static json_t *frame_json(const symbols_frame_t *f)
 {
-    return json_pack("{s:I, s:s?, s:o, s:s?, s:s?, s:o, s:b}", "address", (json_int_t)f->address,
-                     "module", f->module, "offset",
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "address", (json_int_t)f->address,
+                     "module", escape_json(f->module), "offset",
                      f->module ? json_integer((json_int_t)f->offset) : json_null(), "function",
-                     f->function, "file", f->file, "line",
+                     escape_json(f->function), "file", escape_json(f->file), "line",
                      f->line ? json_integer(f->line) : json_null(), "inlined", f->inlined);
 }
 
@@ -619,10 +620,11 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
         if (pr->r.by_type[t])
             json_object_set_new(by_type, event_type_name((event_type_t)t),
                                 json_integer(pr->r.by_type[t]));
+    /* The trace's path is the user's, any bytes: escape_json. */
     json_t *summary = json_pack(
-        "{s:s, s:I, s:s, s:s?, s:b, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I,"
+        "{s:o, s:I, s:s, s:s?, s:b, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I,"
         " s:I, s:I, s:I, s:I, s:I}",
-        "trace", pr->path, "pid", (json_int_t)s->pid, "exe", s->exe,
+        "trace", escape_json(pr->path), "pid", (json_int_t)s->pid, "exe", s->exe,
         "end_reason", s->end_reason[0] ? s->end_reason : NULL, "truncated", pr->r.truncated,
         "duration_s", (double)(s->last_t - s->first_t) / 1e9, "records_by_type", by_type,
         "allocations", (json_int_t)s->allocations, "frees", (json_int_t)s->frees,

@@ -3,6 +3,8 @@
  */
 #include "analyzer/summary.h"
 
+#include "analyzer/escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +119,7 @@ void summary_add(summary_t *s, const event_t *e)
         const char *exe = json_string_value(json_object_get(o, "exe"));
         s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
         s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
-        snprintf(s->exe, sizeof s->exe, "%s", exe ? exe : "");
+        escape_copy(s->exe, sizeof s->exe, exe ? exe : "");
         const json_t *ppid = json_object_get(o, "ppid"), *start = json_object_get(o, "start_unix_ns");
         const char *parent = json_string_value(json_object_get(o, "parent_trace"));
         s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
@@ -171,7 +173,7 @@ void summary_add(summary_t *s, const event_t *e)
     case EV_END: {
         const char *r = json_string_value(json_object_get(o, "reason"));
         const json_t *st = json_object_get(o, "status");
-        snprintf(s->end_reason, sizeof s->end_reason, "%s", r ? r : "?");
+        escape_copy(s->end_reason, sizeof s->end_reason, r ? r : "?");
         s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
         break;
     }
@@ -181,7 +183,7 @@ void summary_add(summary_t *s, const event_t *e)
             if (room((void **)&s->phases, &s->phases_cap, s->nphases, sizeof *s->phases)) {
                 summary_phase_t *p = &s->phases[s->nphases++];
                 const char *name = json_string_value(json_object_get(o, "name"));
-                snprintf(p->name, sizeof p->name, "%s", name ? name : "");
+                escape_copy(p->name, sizeof p->name, name ? name : "");
                 p->begin = e->t;
                 p->end = UINT64_MAX;
             }

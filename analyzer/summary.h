@@ -32,7 +32,7 @@ typedef struct summary_point_s {
 
 /* A phase the program marked. */
 typedef struct summary_phase_s {
-    char name[64];
+    char name[64];       /* cut at a character's start when longer (escape_copy) */
     uint64_t begin, end; /* end: UINT64_MAX while open */
 } summary_phase_t;
 
@@ -48,7 +48,7 @@ typedef struct summary_s {
     int64_t pid, ppid;       /* from meta; 0 when unknown */
     uint64_t start_unix_ns;  /* from meta: wall clock at the trace's start */
     bool forked;             /* meta names a parent trace: a fork child */
-    char exe[512];
+    char exe[512];           /* from meta; cut like phase names */
     char end_reason[32];     /* "" when the trace is truncated */
     int64_t end_status;      /* -1 when unknown */
     uint64_t device_size;    /* from meta, for replay */

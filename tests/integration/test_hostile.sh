@@ -54,28 +54,33 @@ expect_status "a module that is a directory" 0 timeout 10 "$A" --no-replay "$TMP
 expect_grep "one warning" "a directory, not a regular file" "$TMP/err"
 expect_one_line "one line" "$TMP/err"
 
-# ESC and newline in the exe, argv, the end reason, a phase name (a spike
-# in it makes a finding that names it) and two module paths (neither file
-# exists), one with a ';' for the collapsed format.
+# ESC and newline in the exe, argv, the end reason, a phase name and two
+# module paths (neither file exists), one with a ';' for the collapsed
+# format.
 E='\u001b'
 N='\n'
-{
-    put '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":7,"ppid":1,"exe":"/bin/evil'$E']0;pwned\u0007'$N'forged line","argv":["a'$E'[2Jb","c'$N'd"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1073741824,"stack_depth":64,"mmap":false,"memsim_version":"0.1.0","parent_trace":null}'
-    put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/lib'$E'[31mred'$N'.so","base":4096,"size":4096}'
-    put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/a;b.so","base":65536,"size":4096}'
-    put '{"ev":"stack","t":2,"tid":1,"id":1,"frames":[4200,65636]}'
-    put '{"ev":"alloc","t":3,"tid":1,"addr":100000,"size":100,"stack":1,"sim":null}'
-    i=0
-    while [ "$i" -lt 20 ]; do
-        i=$((i + 1))
-        t=$((i * 100000000))
-        g=$((20 * 1048576)); [ "$i" = 10 ] && g=$((400 * 1048576))
-        [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t - 1))',"tid":1,"op":"begin","name":"load'$E'[31m'$N'X"}'
-        put '{"ev":"sample","t":'$t',"tid":2,"rss":'$((104857600 + g))',"hwm":0,"vm_size":0,"vm_peak":0,"heap_live":100,"heap_blocks":1,"malloc_reserved":104857600,"malloc_in_use":104857600,"mmap_live":0,"device_total":'$GB',"tree_rss":0,"children":[]}'
-        [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t + 1))',"tid":1,"op":"end"}'
-    done
-    put '{"ev":"end","t":9000000000,"tid":1,"reason":"exit'$E'[2J","status":0,"signal":null,"records":0,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":1,"live_bytes":100,"stacks":1}'
-} >"$TMP/esc.jsonl"
+# spiketrace FILE EXE PHASE: a trace of EXE with a spike in the phase
+# PHASE (a finding that names it) and a stack in two modules.
+spiketrace() {
+    {
+        put '{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":7,"ppid":1,"exe":"'"$2"'","argv":["a'$E'[2Jb","c'$N'd"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1073741824,"stack_depth":64,"mmap":false,"memsim_version":"0.1.0","parent_trace":null}'
+        put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/lib'$E'[31mred'$N'.so","base":4096,"size":4096}'
+        put '{"ev":"module","t":1,"tid":1,"op":"load","path":"/nonexistent/a;b.so","base":65536,"size":4096}'
+        put '{"ev":"stack","t":2,"tid":1,"id":1,"frames":[4200,65636]}'
+        put '{"ev":"alloc","t":3,"tid":1,"addr":100000,"size":100,"stack":1,"sim":null}'
+        i=0
+        while [ "$i" -lt 20 ]; do
+            i=$((i + 1))
+            t=$((i * 100000000))
+            g=$((20 * 1048576)); [ "$i" = 10 ] && g=$((400 * 1048576))
+            [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t - 1))',"tid":1,"op":"begin","name":"'"$3"'"}'
+            put '{"ev":"sample","t":'$t',"tid":2,"rss":'$((104857600 + g))',"hwm":0,"vm_size":0,"vm_peak":0,"heap_live":100,"heap_blocks":1,"malloc_reserved":104857600,"malloc_in_use":104857600,"mmap_live":0,"device_total":'$GB',"tree_rss":0,"children":[]}'
+            [ "$i" = 10 ] && put '{"ev":"phase","t":'$((t + 1))',"tid":1,"op":"end"}'
+        done
+        put '{"ev":"end","t":9000000000,"tid":1,"reason":"exit'$E'[2J","status":0,"signal":null,"records":0,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":1,"live_bytes":100,"stacks":1}'
+    } >"$1"
+}
+spiketrace "$TMP/esc.jsonl" "/bin/evil$E]0;pwned\u0007${N}forged line" "load$E[31m${N}X"
 
 expect_status "a trace of hostile strings" 0 "$A" --no-replay "$TMP/esc.jsonl"
 expect_eq "no control bytes in the report" "$(control_bytes "$TMP/out")" 0
@@ -112,5 +117,24 @@ expect_status "a raw ESC in a line" 0 "$A" --no-replay "$TMP/raw.jsonl"
 expect_grep "the reader's message quotes it escaped" \
     "raw.jsonl:2: not a JSON object: invalid token near '\\\\x1b'$" "$TMP/err"
 expect_eq "no control bytes in the messages" "$(control_bytes "$TMP/err")" 0
+
+# Strings JSON takes only as valid UTF-8.  An exe and a phase name too long
+# for the analyzer's buffers (511 and 63 bytes), a two-byte character
+# across the cut: cut before it, or json_pack would fail and the summary,
+# or the finding, be lost.
+a50=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+a500=$a50$a50$a50$a50$a50$a50$a50$a50$a50$a50
+spiketrace "$TMP/long.jsonl" "/${a500}aaaaaaaaaé" "${a50}aaaaaaaaaaaaé"
+expect_status "long strings" 0 "$A" --json --no-replay "$TMP/long.jsonl"
+expect_eq "the exe cut before the character" "$("$J" summary.exe <"$TMP/out")" "/${a500}aaaaaaaaa"
+expect_eq "the finding kept" "$("$J" findings.# <"$TMP/out")" 1
+expect_eq "its phase cut before the character" "$("$J" findings.0.phase <"$TMP/out")" \
+    "${a50}aaaaaaaaaaaa"
+# A trace's own path is bytes: one that is not UTF-8 is given escaped.
+cp "$TMP/fifo.jsonl" "$TMP/bad$(printf '\377').jsonl"
+expect_status "a trace path that is not UTF-8" 0 "$A" --json --no-replay "$TMP"/bad?.jsonl
+expect_eq "the trace's path, escaped" "$("$J" summary.trace <"$TMP/out")" "$TMP/bad\\xff.jsonl"
+expect_status "and in text" 0 "$A" --no-replay "$TMP"/bad?.jsonl
+expect_grep "the header" "^== /bin/known (pid 42) — $TMP/bad\\\\xff.jsonl$" "$TMP/out"
 
 summary

@@ -1,6 +1,7 @@
 /*
  * escape: control characters, invalid UTF-8 and backslashes come out as
- * escapes; valid UTF-8 comes out as it is.
+ * escapes; valid UTF-8 comes out as it is.  JSON strings of invalid UTF-8,
+ * and copies cut short that stay valid.
  */
 #include <check.h>
 #include <stdio.h>
@@ -116,6 +117,40 @@ START_TEST(line)
 }
 END_TEST
 
+START_TEST(json)
+{
+    json_t *j = escape_json("a\x1b\n\\b é");
+    ck_assert_str_eq(json_string_value(j), "a\x1b\n\\b é"); /* valid: jansson's to escape */
+    json_decref(j);
+    j = escape_json("bad\xff\x1b");
+    ck_assert_str_eq(json_string_value(j), "bad\\xff\\x1b"); /* invalid: escaped */
+    json_decref(j);
+    j = escape_json(NULL);
+    ck_assert(json_is_null(j));
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(copy_cut_at_a_character)
+{
+    char buf[5];
+    escape_copy(buf, sizeof buf, "abc");
+    ck_assert_str_eq(buf, "abc");
+    escape_copy(buf, sizeof buf, "abcdef");
+    ck_assert_str_eq(buf, "abcd");
+    escape_copy(buf, sizeof buf, "abcé"); /* 5 bytes: é would be cut */
+    ck_assert_str_eq(buf, "abc");
+    escape_copy(buf, sizeof buf, "aé€");  /* a, é, then € cut after 1 byte */
+    ck_assert_str_eq(buf, "aé");
+    escape_copy(buf, sizeof buf, "\xf0\x9f\x98\x80x"); /* a 4-byte character fits */
+    ck_assert_str_eq(buf, "\xf0\x9f\x98\x80");
+    escape_copy(buf, sizeof buf, "a\xf0\x9f\x98\x80"); /* and is cut whole */
+    ck_assert_str_eq(buf, "a");
+    escape_copy(buf, 1, "abc");
+    ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 Suite *escape_suite(void)
 {
     Suite *s = suite_create("escape");
@@ -126,6 +161,8 @@ Suite *escape_suite(void)
     tcase_add_test(tc, invalid_utf8);
     tcase_add_test(tc, also_and_length);
     tcase_add_test(tc, line);
+    tcase_add_test(tc, json);
+    tcase_add_test(tc, copy_cut_at_a_character);
     suite_add_tcase(s, tc);
     return s;
 }
