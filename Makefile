@@ -3,6 +3,7 @@
 #   make                 build everything
 #   make test            unit and integration tests
 #   make test SANITIZE=1 the same under AddressSanitizer and UBSan
+#   make test CHECKS=1   the same with every invariant walker after every operation
 #   make bench           benchmarks (build/bench-core), ratios against glibc
 #   make demo            build, then show memsim on a bundled workload
 #   make install PREFIX=/usr/local
@@ -23,6 +24,13 @@ V       ?=
 # TLS avoids it; every other leak check stays.
 SAN_ENV = ASAN_OPTIONS=intercept_tls_get_addr=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}
 
+# make CHECKS=1: every invariant walker after every operation, and the
+# _locked functions assert their lock (core/check.h), in build/checks/.
+ifeq ($(CHECKS),1)
+BUILD   ?= build/checks
+CHECKFLAGS = -DMEMSIM_CHECKS
+endif
+
 ifeq ($(SANITIZE),1)
 BUILD   ?= build/san
 OPT     ?= -O1
@@ -36,7 +44,7 @@ endif
 WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith
 DEBUG   = -g
 STD     = -std=c11 -D_GNU_SOURCE
-ALL_CFLAGS  = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) -fPIC -fvisibility=hidden -I. -MMD -MP \
+ALL_CFLAGS  = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) $(CHECKFLAGS) -fPIC -fvisibility=hidden -I. -MMD -MP \
 	$(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 

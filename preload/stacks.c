@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "core/check.h"
 #include "preload/sysmem.h"
 
 /* ---- the table --------------------------------------------------------------- */
@@ -22,6 +25,22 @@ typedef struct entry_s {
 #define TLS_CACHE 256
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic long lock_owner __attribute__((unused)); /* checked builds: the thread holding lock */
+
+static void table_lock(void)
+{
+    pthread_mutex_lock(&lock);
+    CHECK_EXPENSIVE(atomic_store(&lock_owner, syscall(SYS_gettid)));
+}
+
+static void table_unlock(void)
+{
+    CHECK_EXPENSIVE(atomic_store(&lock_owner, 0));
+    pthread_mutex_unlock(&lock);
+}
+
+/* In a _locked function: the caller holds lock. */
+#define CHECK_LOCKED() CHECK(atomic_load(&lock_owner) == syscall(SYS_gettid))
 static entry_t *table;       /* open addressing, hash 0 marks empty */
 static uint64_t table_mask;
 static _Atomic uint64_t nstacks;
@@ -64,6 +83,7 @@ static const uintptr_t *arena_copy(const uintptr_t *f, unsigned n)
 
 static bool grow_locked(void)
 {
+    CHECK_LOCKED();
     uint64_t cap = table ? (table_mask + 1) * 2 : 4096;
     entry_t *t = sysmem_alloc(cap * sizeof *t);
     if (!t)
@@ -104,7 +124,7 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
     if (cache[slot].gen == gen && cache[slot].hash == h && same(cache[slot].e, h, frames, n))
         return cache[slot].e->id;
 
-    pthread_mutex_lock(&lock);
+    table_lock();
     const entry_t *found = NULL;
     if (table) {
         for (uint64_t i = h & table_mask; table[i].hash; i = (i + 1) & table_mask)
@@ -118,7 +138,7 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
         const uintptr_t *copy;
         if (((!table || (count + 1) * 2 > table_mask + 1) && !grow_locked()) ||
             !(copy = arena_copy(frames, n))) {
-            pthread_mutex_unlock(&lock);
+            table_unlock();
             return 0;
         }
         uint64_t i = h & table_mask;
@@ -130,7 +150,7 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
         write(found->id, copy, n, ctx);
         *is_new = true;
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
     /* Entries never move once placed except by growth, which copies them:
      * cache the pointer only when it cannot go stale (same generation and
      * the table did not grow — checked next time through `same`). */

@@ -1,180 +1,121 @@
 /*
- * livemap: sharded open-addressing tables.  See livemap.h.
+ * livemap: the recorder's table of live blocks.  See livemap.h.
  */
 #include "recorder/livemap.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "preload/sysmem.h"
-
-#define SHARDS LIVEMAP_SHARDS
-#define MIN_SLOTS 64
-
-typedef livemap_shard_t shard_t;
+#define MIN_SLOTS 1024
 
 livemap_t livemap_program = LIVEMAP_INITIALIZER;
 livemap_t livemap_quiet = LIVEMAP_INITIALIZER;
 
-static inline uint64_t mix(uint64_t a) { return (a >> 4) * 0x9E3779B97F4A7C15ull; }
-static inline shard_t *shard_of(livemap_t *m, uint64_t a) { return &m->shards[mix(a) >> 58]; }
-static inline uint64_t home(const shard_t *s, uint64_t a) { return (mix(a) >> 20) & s->mask; }
-
-static void put_fresh_locked(shard_t *s, const livemap_entry_t *e)
+static inline uint64_t home(const livemap_t *m, uint64_t a)
 {
-    uint64_t i = home(s, e->addr);
-    while (s->slots[i].addr)
-        i = (i + 1) & s->mask;
-    s->slots[i] = *e;
-    s->count++;
+    return ((a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & m->mask;
 }
 
-static bool grow_locked(shard_t *s)
+static void put_fresh(livemap_t *m, const livemap_entry_t *e)
 {
-    uint64_t cap = s->slots ? (s->mask + 1) * 2 : MIN_SLOTS;
-    livemap_entry_t *slots = sysmem_alloc(cap * sizeof *slots);
+    uint64_t i = home(m, e->addr);
+    while (m->slots[i].addr)
+        i = (i + 1) & m->mask;
+    m->slots[i] = *e;
+}
+
+static bool grow(livemap_t *m)
+{
+    uint64_t cap = m->slots ? (m->mask + 1) * 2 : MIN_SLOTS;
+    livemap_entry_t *slots = calloc(cap, sizeof *slots), *old = m->slots;
     if (!slots)
         return false;
-    livemap_entry_t *old = s->slots;
-    uint64_t old_cap = old ? s->mask + 1 : 0;
-    s->slots = slots;
-    s->mask = cap - 1;
-    s->count = 0;
+    uint64_t old_cap = old ? m->mask + 1 : 0;
+    m->slots = slots;
+    m->mask = cap - 1;
     for (uint64_t i = 0; i < old_cap; i++)
         if (old[i].addr)
-            put_fresh_locked(s, &old[i]);
-    sysmem_free(old, old_cap * sizeof *old);
-    return true;
-}
-
-/* Insert or replace in shard s, whose lock (if any) the caller holds;
- * returns the change in entries (0 or 1), or -1 without memory. */
-static int put_in(shard_t *s, const livemap_entry_t *e, uint64_t *old_size)
-{
-    *old_size = 0;
-    if (s->slots) {
-        for (uint64_t i = home(s, e->addr); s->slots[i].addr; i = (i + 1) & s->mask) {
-            if (s->slots[i].addr == e->addr) {
-                *old_size = s->slots[i].size;
-                s->slots[i] = *e;
-                return 0;
-            }
-        }
-    }
-    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s))
-        return -1;
-    put_fresh_locked(s, e);
-    return 1;
-}
-
-/* Remove addr from shard s (its lock held); true when it was there. */
-static bool take_in(shard_t *s, uint64_t addr, livemap_entry_t *out)
-{
-    if (!s->slots)
-        return false;
-    uint64_t i = home(s, addr);
-    for (;; i = (i + 1) & s->mask) {
-        if (!s->slots[i].addr)
-            return false;
-        if (s->slots[i].addr == addr)
-            break;
-    }
-    *out = s->slots[i];
-    /* Backward shift deletion: no tombstones. */
-    uint64_t hole = i;
-    for (uint64_t j = (i + 1) & s->mask; s->slots[j].addr; j = (j + 1) & s->mask) {
-        uint64_t h = home(s, s->slots[j].addr);
-        if (((j - h) & s->mask) >= ((j - hole) & s->mask)) {
-            s->slots[hole] = s->slots[j];
-            hole = j;
-        }
-    }
-    s->slots[hole].addr = 0;
-    s->count--;
+            put_fresh(m, &old[i]);
+    free(old);
     return true;
 }
 
 bool livemap_put(livemap_t *m, const livemap_entry_t *e)
 {
-    shard_t *s = shard_of(m, e->addr);
-    uint64_t old;
-    pthread_mutex_lock(&s->lock);
-    int added = put_in(s, e, &old);
-    pthread_mutex_unlock(&s->lock);
-    if (added < 0)
+    if (m->slots) {
+        for (uint64_t i = home(m, e->addr); m->slots[i].addr; i = (i + 1) & m->mask)
+            if (m->slots[i].addr == e->addr) {
+                m->bytes += e->size - m->slots[i].size;
+                m->slots[i] = *e;
+                return true;
+            }
+    }
+    if ((!m->slots || (m->count + 1) * 2 > m->mask + 1) && !grow(m))
         return false;
-    m->count += (uint64_t)added;
-    m->bytes += e->size - old;
+    put_fresh(m, e);
+    m->count++;
+    m->bytes += e->size;
     return true;
 }
 
 bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
 {
-    shard_t *s = shard_of(m, addr);
-    pthread_mutex_lock(&s->lock);
-    bool found = take_in(s, addr, out);
-    pthread_mutex_unlock(&s->lock);
-    if (found) {
-        m->count--;
-        m->bytes -= out->size;
+    if (!m->slots || !m->count)
+        return false;
+    uint64_t i = home(m, addr);
+    for (;; i = (i + 1) & m->mask) {
+        if (!m->slots[i].addr)
+            return false;
+        if (m->slots[i].addr == addr)
+            break;
     }
-    return found;
-}
-
-/* The totals change by plain stores: one writer, readers see whole values. */
-static inline void add_relaxed(_Atomic uint64_t *v, uint64_t d)
-{
-    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d,
-                          memory_order_relaxed);
-}
-
-bool livemap_put_locked(livemap_t *m, const livemap_entry_t *e)
-{
-    uint64_t old;
-    int added = put_in(shard_of(m, e->addr), e, &old);
-    if (added < 0)
-        return false;
-    add_relaxed(&m->count, (uint64_t)added);
-    add_relaxed(&m->bytes, e->size - old);
-    return true;
-}
-
-bool livemap_take_locked(livemap_t *m, uint64_t addr, livemap_entry_t *out)
-{
-    if (!take_in(shard_of(m, addr), addr, out))
-        return false;
-    add_relaxed(&m->count, (uint64_t)-1);
-    add_relaxed(&m->bytes, -out->size);
+    *out = m->slots[i];
+    /* Backward shift deletion: no tombstones. */
+    uint64_t hole = i;
+    for (uint64_t j = (i + 1) & m->mask; m->slots[j].addr; j = (j + 1) & m->mask) {
+        uint64_t h = home(m, m->slots[j].addr);
+        if (((j - h) & m->mask) >= ((j - hole) & m->mask)) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole].addr = 0;
+    m->count--;
+    m->bytes -= out->size;
     return true;
 }
 
 uint64_t livemap_count(const livemap_t *m) { return m->count; }
 uint64_t livemap_bytes(const livemap_t *m) { return m->bytes; }
 
-void livemap_lock_all(livemap_t *m)
-{
-    for (int i = 0; i < SHARDS; i++)
-        pthread_mutex_lock(&m->shards[i].lock);
-}
-
-void livemap_unlock_all(livemap_t *m)
-{
-    for (int i = 0; i < SHARDS; i++)
-        pthread_mutex_unlock(&m->shards[i].lock);
-}
-
 void livemap_clear(livemap_t *m)
 {
-    for (int i = 0; i < SHARDS; i++) {
-        shard_t *s = &m->shards[i];
-        pthread_mutex_lock(&s->lock);
-        sysmem_free(s->slots, s->slots ? (s->mask + 1) * sizeof *s->slots : 0);
-        s->slots = NULL;
-        s->mask = 0;
-        s->count = 0;
-        pthread_mutex_unlock(&s->lock);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+int livemap_check(const livemap_t *m, const char **why)
+{
+    uint64_t n = 0, bytes = 0, cap = m->slots ? m->mask + 1 : 0;
+    for (uint64_t i = 0; i < cap; i++) {
+        const livemap_entry_t *e = &m->slots[i];
+        if (!e->addr)
+            continue;
+        n++;
+        bytes += e->size;
+        for (uint64_t j = home(m, e->addr); j != i; j = (j + 1) & m->mask)
+            if (!m->slots[j].addr) {
+                *why = "an entry lies past an empty slot of its probe run";
+                return -1;
+            }
     }
-    m->count = 0;
-    m->bytes = 0;
+    if (n != m->count || bytes != m->bytes) {
+        *why = "count or bytes disagree with the entries";
+        return -1;
+    }
+    if (cap && n * 2 > cap) {
+        *why = "more than half full";
+        return -1;
+    }
+    return 0;
 }

@@ -3,8 +3,11 @@
  */
 #include "recorder/state.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "recorder/livemap.h"
 
 static struct {
@@ -71,7 +74,7 @@ static void sim_free(void *block)
 uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack)
 {
     livemap_entry_t e;
-    if (livemap_take_locked(&livemap_quiet, addr, &e)) {
+    if (livemap_take(&livemap_quiet, addr, &e)) {
         /* memsim's own block was freed unseen (inside memsim); its address
          * is the program's now */
     }
@@ -79,7 +82,7 @@ uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stac
     uint64_t sim = sim_alloc(size, align, &block);
     e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
                           .owner = S.pid};
-    livemap_put_locked(&livemap_program, &e);
+    livemap_put(&livemap_program, &e);
     S.chunks += chunk_of(size);
     if (S.chunks > S.chunks_peak)
         S.chunks_peak = S.chunks;
@@ -96,11 +99,11 @@ state_found_t state_free(uint64_t addr)
 {
     livemap_entry_t e;
     state_found_t f = {0};
-    if (livemap_take_locked(&livemap_program, addr, &e)) {
+    if (livemap_take(&livemap_program, addr, &e)) {
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
-    } else if (livemap_take_locked(&livemap_quiet, addr, &e)) {
+    } else if (livemap_take(&livemap_quiet, addr, &e)) {
         f.quiet = true;
     } else {
         S.unknown_frees++;
@@ -114,7 +117,7 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
 {
     livemap_entry_t e;
     state_found_t f = {0};
-    if (livemap_take_locked(&livemap_program, old, &e)) {
+    if (livemap_take(&livemap_program, old, &e)) {
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
@@ -125,7 +128,7 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
     *sim = sim_alloc(size, 16, &block);
     e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
                           .owner = S.pid};
-    livemap_put_locked(&livemap_program, &e);
+    livemap_put(&livemap_program, &e);
     S.chunks += chunk_of(size);
     if (S.chunks > S.chunks_peak)
         S.chunks_peak = S.chunks;
@@ -136,7 +139,7 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
 void state_quiet(uint64_t addr)
 {
     livemap_entry_t e = {.addr = addr, .size = 0};
-    livemap_put_locked(&livemap_quiet, &e);
+    livemap_put(&livemap_quiet, &e);
 }
 
 void state_mapped(uint64_t len) { S.mmap_live += len; }
@@ -157,14 +160,15 @@ void state_metrics(device_metrics_t *m)
         device_metrics(S.sim, m);
 }
 
-void state_check(void)
+/* Every invariant walker; a broken one aborts with its reason. */
+static __attribute__((unused)) void walk(void)
 {
-#ifdef MEMSIM_DEBUG
     const char *why = NULL;
-    if (S.sim && device_check(S.sim, &why)) {
-        fprintf(stderr, "memsim-recorder: shadow device broken: %s\n", why);
+    if ((S.sim && device_check(S.sim, &why)) || livemap_check(&livemap_program, &why) ||
+        livemap_check(&livemap_quiet, &why)) {
+        fprintf(stderr, "memsim-recorder: an invariant is broken: %s\n", why);
         abort();
     }
-    livemap_check(&livemap_program);
-#endif
 }
+
+void state_check(void) { CHECK_EXPENSIVE(walk()); }

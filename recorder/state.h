@@ -56,8 +56,9 @@ uint64_t state_chunk_peak(void);
 void state_chunk_mark(void);
 void state_metrics(device_metrics_t *m);
 
-/* Debug builds (-DMEMSIM_DEBUG): every invariant walker after every
- * operation. */
+/* Checked builds (make CHECKS=1, -DMEMSIM_CHECKS): the device's and the
+ * live maps' invariant walkers, after every operation; a broken one
+ * aborts the recorder with its reason. */
 void state_check(void);
 
 #endif

@@ -1,6 +1,5 @@
 /* livemap: the live allocations, shared by threads. */
 #include <check.h>
-#include <pthread.h>
 #include <stdint.h>
 
 #include "recorder/livemap.h"
@@ -33,7 +32,7 @@ START_TEST(put_take_and_totals)
 }
 END_TEST
 
-START_TEST(many_entries_grow_the_shards)
+START_TEST(many_entries_grow_the_table)
 {
     for (uint64_t i = 1; i <= 300000; i++) {
         livemap_entry_t e = {.addr = i * 16, .size = i};
@@ -50,35 +49,40 @@ START_TEST(many_entries_grow_the_shards)
 }
 END_TEST
 
-static void *churn(void *arg)
+/* Random puts and takes, every invariant checked after each one, and
+ * the table agreeing with a plain array of what should be there. */
+START_TEST(invariants_hold_after_every_operation)
 {
-    uint64_t base = (uintptr_t)arg << 40;
-    livemap_entry_t out;
-    for (uint64_t round = 0; round < 20; round++) {
-        for (uint64_t i = 1; i <= 5000; i++) {
-            livemap_entry_t e = {.addr = base + i * 32, .size = 1};
-            if (!livemap_put(&m, &e))
-                return (void *)1;
+    enum { KEYS = 5000, OPS = 200000 };
+    static uint64_t size_of[KEYS + 1]; /* 0: absent */
+    uint64_t x = 88172645463325252ull, live = 0, bytes = 0;
+    for (int op = 0; op < OPS; op++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t k = 1 + x % KEYS, addr = k * 48;
+        livemap_entry_t out;
+        if (x & (1u << 20)) {
+            livemap_entry_t e = {.addr = addr, .size = 1 + (x >> 40) % 4096};
+            REQUIRE(livemap_put(&m, &e), "put %d", op);
+            if (!size_of[k])
+                live++;
+            bytes += e.size - size_of[k];
+            size_of[k] = e.size;
+        } else {
+            bool was = size_of[k] != 0;
+            REQUIRE(livemap_take(&m, addr, &out) == was, "take %d", op);
+            if (was) {
+                REQUIRE(out.size == size_of[k], "take %d: size", op);
+                live--;
+                bytes -= size_of[k];
+                size_of[k] = 0;
+            }
         }
-        for (uint64_t i = 1; i <= 5000; i++)
-            if (!livemap_take(&m, base + i * 32, &out))
-                return (void *)2;
+        const char *why = NULL;
+        REQUIRE(livemap_check(&m, &why) == 0, "op %d: %s", op, why);
+        REQUIRE(livemap_count(&m) == live && livemap_bytes(&m) == bytes, "op %d: totals", op);
     }
-    return NULL;
-}
-
-START_TEST(threads_share_it)
-{
-    pthread_t th[4];
-    for (uintptr_t i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, churn, (void *)(i + 1));
-    for (int i = 0; i < 4; i++) {
-        void *r;
-        pthread_join(th[i], &r);
-        ck_assert_ptr_null(r);
-    }
-    ck_assert_uint_eq(livemap_count(&m), 0);
-    ck_assert_uint_eq(livemap_bytes(&m), 0);
 }
 END_TEST
 
@@ -89,8 +93,8 @@ Suite *livemap_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, put_take_and_totals);
-    tcase_add_test(tc, many_entries_grow_the_shards);
-    tcase_add_test(tc, threads_share_it);
+    tcase_add_test(tc, many_entries_grow_the_table);
+    tcase_add_test(tc, invariants_hold_after_every_operation);
     suite_add_tcase(s, tc);
     return s;
 }
