@@ -1,7 +1,7 @@
 /*
  * procfs: what the operating system charges a process, read from /proc.
  *
- * Used inside the traced process (the poller thread of libmemsim.so) and
+ * Used by memsim-recorder, which samples the traced process from outside, and
  * by `memsim run` from the parent side, so every reader uses open/read
  * on a caller's stack buffer — never stdio, never malloc — and is safe
  * to call from any thread.  Sizes are in bytes.  A reader returns 0, or

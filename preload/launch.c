@@ -90,8 +90,9 @@ static void become_recorder(region_t *r0)
         sys(SYS_execve, (long)paths[i], (long)argv, (long)envp, 0, 0, 0);
     int e = errno;
     const char *why = e == ENOENT ? "not found" : strerror(e);
-    snprintf(r0->error, sizeof r0->error, "memsim: cannot run %.400s: %s; tracing is off", paths[0],
-             why);
+    snprintf(r0->error, sizeof r0->error,
+             "memsim: cannot run %s (looked for %.200s and %.200s): %s; tracing is off",
+             RECORDER_NAME, paths[0], paths[1], why);
     atomic_store(&r0->rec_state, REC_FAILED);
     region_wake(&r0->rec_futex);
     sys(SYS_exit_group, 127, 0, 0, 0, 0, 0);
@@ -112,7 +113,7 @@ static int helper(void *arg)
     l->tsc = clock_kernel_tsc();
     if (l->load_unwinder)
         l->unwind_rc = unwind_init(l->stack_depth, &l->unwind_why);
-    int mfd = (int)sys(SYS_memfd_create, (long)"memsim", 0, 0, 0, 0, 0);
+    int mfd = (int)sys(SYS_memfd_create, (long)"memsim", 0, 0, 0, 0, 0); /* -1 and errno */
     if (mfd < 0 || (mfd != ARENA_FD && dup2(mfd, ARENA_FD) != ARENA_FD)) {
         h->rc = -errno;
         h->what = "create its memfd";
@@ -151,9 +152,12 @@ static int helper(void *arg)
         return 0;
     }
     long m = sys(SYS_mmap, 0, (long)ARENA_SIZE(n, slots), PROT_READ | PROT_WRITE, MAP_SHARED, ARENA_FD, 0);
-    if (m < 0 && m > -4096) {
-        h->rc = (int)m;
-        h->what = "map its arena";
+    if (m == -1) {
+        struct rlimit as;
+        h->rc = -errno;
+        h->what = errno == ENOMEM && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
+                      ? "map its 65 MiB arena under the address-space limit (ulimit -v)"
+                      : "map its arena";
         return 0;
     }
     arena_format((void *)m, n, slots);
@@ -162,8 +166,8 @@ static int helper(void *arg)
     long pid = sys(SYS_clone, 0, 0, 0, 0, 0, 0);
     if (pid == 0)
         become_recorder(arena_region((void *)m, 0));
-    if (pid < 0) {
-        h->rc = (int)pid;
+    if (pid == -1) {
+        h->rc = -errno;
         h->what = "start memsim-recorder";
         sys(SYS_munmap, m, (long)ARENA_SIZE(n, slots), 0, 0, 0, 0);
         l->arena = NULL;

@@ -39,7 +39,6 @@ typedef enum msg_kind_e {
                           bytes: path NUL, then each arg NUL (before the real exec) */
     MSG_EXEC_FAILED,   /* a errno */
     MSG_END,           /* a reason (msg_end_t), b status or -1, c signal or 0 */
-    MSG_NOTE,          /* bytes: a remark for the trace (a "note" record) */
     MSG_KINDS
 } msg_kind_t;
 

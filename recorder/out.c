@@ -49,35 +49,35 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
     return 0;
 }
 
-/* Keep OUT_RESERVE allocated past what will be written; false when the
- * file cannot take `more` bytes while keeping it (the disk, the limit). */
-static bool room_for(out_t *o, uint64_t more)
+/* How many of the next `more` bytes the file takes while keeping
+ * OUT_RESERVE allocated past them for the end record: all of them, or
+ * fewer at the file size limit or when the disk is full (o->err says
+ * which). */
+static uint64_t room_for(out_t *o, uint64_t more)
 {
     uint64_t want = o->written + more + OUT_RESERVE;
     if (o->limit != UINT64_MAX && want > o->limit) {
         o->err = EFBIG;
-        return false;
+        want = o->limit;
     }
-    if (want <= o->allocated)
-        return true;
-    uint64_t to = (want + ALLOC_STEP - 1) / ALLOC_STEP * ALLOC_STEP;
-    if (o->limit != UINT64_MAX && to > o->limit)
-        to = o->limit;
-    int rc;
-    do
-        rc = fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->allocated,
-                       (off_t)(to - o->allocated));
-    while (rc && errno == EINTR);
-    if (rc == 0) {
-        o->allocated = to;
-        return true;
+    if (want > o->allocated) {
+        uint64_t to = (want + ALLOC_STEP - 1) / ALLOC_STEP * ALLOC_STEP;
+        if (o->limit != UINT64_MAX && to > o->limit)
+            to = o->limit;
+        int rc;
+        do
+            rc = fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->allocated,
+                           (off_t)(to - o->allocated));
+        while (rc && errno == EINTR);
+        if (rc == 0)
+            o->allocated = to;
+        else if (errno == EOPNOTSUPP || errno == ENOSYS) /* no fallocate here: hope */
+            o->allocated = UINT64_MAX;
+        else
+            o->err = errno;
     }
-    if (errno == EOPNOTSUPP || errno == ENOSYS) { /* no fallocate here: hope */
-        o->allocated = UINT64_MAX;
-        return true;
-    }
-    o->err = errno;
-    return false;
+    uint64_t top = want < o->allocated ? want : o->allocated;
+    return top > o->written + OUT_RESERVE ? top - o->written - OUT_RESERVE : 0;
 }
 
 static bool write_all(out_t *o, const char *p, size_t n)
@@ -97,13 +97,30 @@ static bool write_all(out_t *o, const char *p, size_t n)
     return true;
 }
 
+/* Records (lines) in n bytes of p. */
+static uint64_t lines(const char *p, size_t n)
+{
+    uint64_t k = 0;
+    for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + n - q))); q++)
+        k++;
+    return k;
+}
+
 void out_flush(out_t *o)
 {
     if (o->fd < 0 || !o->len)
         return;
-    if (o->full || !room_for(o, o->len) || !write_all(o, o->buf, o->len)) {
+    /* Whole records only: as many as the file takes, the rest dropped. */
+    size_t fit = o->full ? 0 : (size_t)room_for(o, o->len);
+    if (fit < o->len) {
+        while (fit && o->buf[fit - 1] != '\n')
+            fit--;
+        o->dropped += lines(o->buf + fit, o->len - fit);
         o->full = true;
-        o->dropped += o->pending;
+    }
+    if (fit && !write_all(o, o->buf, fit)) {
+        o->dropped += lines(o->buf, fit);
+        o->full = true;
     }
     o->len = 0;
     o->pending = 0;

@@ -21,7 +21,7 @@
 #include "preload/config.h"
 
 #define OUT_BUF (1u << 20)      /* bytes buffered before a write */
-#define OUT_RESERVE (64u << 10) /* bytes kept allocated ahead for the end */
+#define OUT_RESERVE 4096u      /* bytes kept allocated ahead for the end record */
 #define OUT_RECORD_MAX 4096     /* the largest record reserve_line hands out at once */
 
 typedef struct out_s {

@@ -185,15 +185,15 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     for (size_t i = 0; inherited && i < rc->nmods; i++)
         records_module_load(&rc->out, 0, rc->pid, rc->mods[i].path, strlen(rc->mods[i].path),
                             rc->mods[i].base, rc->mods[i].size);
-    /* The first sample now, while the process waits for this recorder:
-     * what it started with. */
+    atomic_store(&r->rec_state, REC_RUNNING);
+    region_wake(&r->rec_futex);
+    /* The first sample at once: what the process started with (it has
+     * just been let go, and runs its constructors still). */
     uint64_t now = clock_ns();
     rc->next_sample = now;
     sample_tick(rc, now);
     out_flush(&rc->out);
     rc->last_flush = now;
-    atomic_store(&r->rec_state, REC_RUNNING);
-    region_wake(&r->rec_futex);
     return 0;
 }
 
@@ -480,10 +480,6 @@ static void take(rec_t *rc, const ring_slot_t *m)
     case MSG_EXEC_FAILED:
         records_exec_failed(o, t, m->tid, (int)m->a);
         rc->exec_pending = false;
-        break;
-    case MSG_NOTE:
-        bytes_of(rc, m);
-        records_note(o, t, m->tid, rc->bytes ? rc->bytes : "");
         break;
     case MSG_END:
         sample(rc, false); /* everything before the end is taken already */

@@ -289,14 +289,6 @@ void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err)
     finish(o, &w);
 }
 
-void records_note(out_t *o, uint64_t t, pid_t tid, const char *text)
-{
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX + 6 * strlen(text), "note", t, tid);
-    jsonw_key_str(&w, "text", text);
-    finish(o, &w);
-}
-
 static void key_rollup(jsonw_t *w, const procfs_rollup_t *r)
 {
     jsonw_key(w, "rollup");

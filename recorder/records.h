@@ -71,7 +71,6 @@ void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child);
 void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child,
                     const char *bytes, size_t n, bool traced);
 void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err);
-void records_note(out_t *o, uint64_t t, pid_t tid, const char *text);
 
 typedef struct records_sample_s {
     procfs_status_t st;
