@@ -78,12 +78,19 @@ static void *quiet(void *p)
 /* While the table of real functions is filled, dlsym's allocations. */
 static inline bool bootstrapping(void) { return __builtin_expect(real_resolving(), 0); }
 
+/* process.c's probe: whether a call to the program's malloc reaches
+ * this one (the probe runs with the guard held). */
+bool memsim_malloc_probe, memsim_malloc_reached;
+
 EXPORT void *malloc(size_t n)
 {
     if (!real.malloc && bootstrapping())
         return real_bootstrap_alloc(n, 16);
-    if (guard_held())
+    if (guard_held()) {
+        if (__builtin_expect(memsim_malloc_probe, 0))
+            memsim_malloc_reached = true;
         return quiet(REAL(malloc)(n));
+    }
     if (!traced())
         return REAL(malloc)(n);
     GUARD_SCOPE;
@@ -92,11 +99,6 @@ EXPORT void *malloc(size_t n)
         events_alloc(FN_MALLOC, p, n, 16);
     return p;
 }
-
-/* The hidden name of memsim's malloc, to tell whether the program's
- * malloc is this one (preload/process.c). */
-extern __typeof__(malloc) memsim_own_malloc
-    __attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
 
 EXPORT void free(void *p)
 {

@@ -92,15 +92,24 @@ static bool below_root(void)
     return false;
 }
 
-extern void *memsim_own_malloc(size_t n);
+extern bool memsim_malloc_probe, memsim_malloc_reached;
 
 /* Whether the program's malloc is memsim's: another allocator preloaded
  * ahead of it (or the executable's own) gets the calls, and memsim sees
- * none of them. */
+ * none of them.  Asked by calling it: the address alone misleads (an
+ * executable that takes malloc's address has a stub of its own that
+ * leads to memsim's). */
 static void check_interposed(void)
 {
-    void *m = dlsym(RTLD_DEFAULT, "malloc");
-    if (!m || m == (void *)memsim_own_malloc)
+    void *(*m)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+    void (*f)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "free");
+    if (!m || !f)
+        return;
+    memsim_malloc_probe = true;
+    memsim_malloc_reached = false;
+    f(m(1));
+    memsim_malloc_probe = false;
+    if (memsim_malloc_reached)
         return;
     Dl_info info;
     const char *who = dladdr(m, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname
