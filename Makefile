@@ -56,6 +56,7 @@ CHECK_LIBS     = $(shell pkg-config --libs check)
 # The analyzer's symbolizer: elfutils' libdw, and libstdc++'s C++ demangler
 # (named by soname: the runtime is on every Debian system, no -dev needed).
 DW_LIBS        = $(shell pkg-config --libs libdw) -l:libstdc++.so.6
+ZSTD_LIBS      = $(shell pkg-config --libs libzstd)
 
 ifeq ($(V),)
 Q = @
@@ -151,11 +152,11 @@ $(LIBCORE): $(CORE_OBJ)
 
 $(MEMSIM): $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
 
 $(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
@@ -164,13 +165,13 @@ $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 # The recorder process libmemsim.so starts beside every traced process.
 $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) -lpthread -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
 $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
 		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
-		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) \
+		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
 		-ldl -lpthread -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o
@@ -179,7 +180,7 @@ $(JSONQ): $(BUILD)/tests/tools/jsonq.o
 
 $(TRACECHECK): $(BUILD)/tests/tools/tracecheck.o $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBCORE) $(JANSSON_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS)
 
 $(BUILD)/programs/%: tests/programs/%.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
@@ -244,7 +245,7 @@ fuzz: | $(DEPS_OK)
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \
 	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ && \
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) $(DW_LIBS) -lm && \
+		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm && \
 	$(SAN_ENV) $(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
 

@@ -280,9 +280,24 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A directory contributes its memsim.*.jsonl files, in name order. */
+static bool ends_with(const char *s, size_t len, const char *tail)
+{
+    size_t n = strlen(tail);
+    return len >= n && strcmp(s + len - n, tail) == 0;
+}
+
+/* A directory contributes its memsim.*.jsonl and memsim.*.jsonl.zst
+ * files, in name order. */
 static int collect(const char *arg, paths_t *p)
 {
+    if (strcmp(arg, "-") == 0) { /* standard input */
+        for (size_t i = 0; i < p->n; i++)
+            if (strcmp(p->v[i], "-") == 0) {
+                escape_line(stderr, "%s: standard input (-) is given twice", CMD);
+                return -1;
+            }
+        return add_path(p, arg);
+    }
     struct stat st;
     if (stat(arg, &st)) {
         escape_line(stderr, "%s: cannot read %s: %s", CMD, arg, strerror(errno));
@@ -299,7 +314,8 @@ static int collect(const char *arg, paths_t *p)
     char path[4096];
     for (struct dirent *e; (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "memsim.", 7) || len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
+        if (strncmp(e->d_name, "memsim.", 7) ||
+            !(ends_with(e->d_name, len, ".jsonl") || ends_with(e->d_name, len, ".jsonl.zst")))
             continue;
         snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
         if (add_path(p, path)) {
@@ -309,7 +325,7 @@ static int collect(const char *arg, paths_t *p)
     }
     closedir(d);
     if (p->n == first) {
-        escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl)", CMD, arg);
+        escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl[.zst])", CMD, arg);
         return -1;
     }
     qsort(p->v + first, p->n - first, sizeof *p->v, by_name);
@@ -378,12 +394,14 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
     bool started = false;
     struct stat st;
     progress_t prog;
+    FILE *under = tracein_file(pr->r.in);
     progress_begin(&prog, o->progress, pr->path,
-                   fstat(fileno(pr->r.f), &st) == 0 ? (uint64_t)st.st_size : 0);
+                   under && fstat(fileno(under), &st) == 0 && S_ISREG(st.st_mode)
+                       ? (uint64_t)st.st_size : 0);
     uint64_t records = 0;
     while (reader_next(&pr->r, &e)) {
         if ((++records & 0xffff) == 0) {
-            off_t at = pr->r.f ? ftello(pr->r.f) : 0;
+            off_t at = under ? ftello(under) : 0;
             progress_update(&prog, at > 0 ? (uint64_t)at : 0, records);
         }
         summary_add(&pr->s, &e);
@@ -424,10 +442,8 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
         replay_close(&replays[i]);
     }
     pr->nresults = nreplays;
-    if (!pr->r.lineno) {
-        escape_line(stderr, "%s: %s: empty trace", CMD, pr->path);
-        return -1;
-    }
+    if (!pr->r.lineno)
+        return -1; /* the reader said why: empty, or not a trace */
     if (!pr->r.by_type[EV_META])
         escape_line(stderr, "%s: %s: no meta record; not a memsim trace?", CMD, pr->path);
     return 0;

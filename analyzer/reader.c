@@ -67,23 +67,33 @@ int reader_open(reader_t *r, const char *path)
 {
     memset(r, 0, sizeof *r);
     r->path = path;
-    r->f = fopen(path, "r");
-    if (!r->f) {
-        escape_line(stderr, "memsim-analyze: cannot open %s: %s", path, strerror(errno));
+    r->in = tracein_open(path);
+    if (!r->in) {
+        escape_line(stderr, "memsim-analyze: cannot open %s: %s",
+                    strcmp(path, "-") ? path : "standard input", strerror(errno));
         return -1;
     }
     return 0;
 }
 
+int reader_from(reader_t *r, FILE *f, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    r->path = name;
+    r->in = tracein_from(f);
+    return r->in ? 0 : -1;
+}
+
 void reader_close(reader_t *r)
 {
-    if (r->f)
-        fclose(r->f);
+    tracein_close(r->in);
     json_decref(r->obj);
     free(r->buf);
-    r->f = NULL;
+    free(r->tids);
+    r->in = NULL;
     r->obj = NULL;
     r->buf = NULL;
+    r->tids = NULL;
     r->cap = r->pos = r->end = 0;
 }
 
@@ -397,6 +407,238 @@ static size_t fast(const char *line, size_t len, event_t *e)
     return (size_t)(s.p - line);
 }
 
+/* ---- the compact records of version 3 ---------------------------------------------- */
+
+/* ,"hex" (lower-case, no 0x, at most 16 digits) */
+SCAN bool hex_str(scan_t *s, uint64_t *v)
+{
+    if (!lit(s, ",\""))
+        return false;
+    uint64_t x = 0;
+    unsigned n = 0;
+    for (; s->p < s->end; s->p++, n++) {
+        unsigned c = (unsigned char)*s->p, d;
+        if (c - '0' < 10)
+            d = c - '0';
+        else if (c - 'a' < 6)
+            d = c - 'a' + 10;
+        else
+            break;
+        if (n == 16)
+            return false;
+        x = x << 4 | d;
+    }
+    if (!n || !lit(s, "\""))
+        return false;
+    *v = x;
+    return true;
+}
+
+SCAN bool comma_u64(scan_t *s, uint64_t *v) { return lit(s, ",") && u64(s, v); }
+
+/* ,"name": a function's name, skipped (letters, digits, underscore). */
+SCAN bool fn_str(scan_t *s)
+{
+    if (!lit(s, ",\""))
+        return false;
+    while (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || digit(*s->p) || *s->p == '_'))
+        s->p++;
+    return lit(s, "\"");
+}
+
+/* Optional trailing elements: ,flags[,"fn"] (free, realloc). */
+SCAN bool opt_flags_fn(scan_t *s, uint64_t *flags)
+{
+    *flags = 0;
+    if (!comma_u64(s, flags))
+        return true;
+    return s->p >= s->end || *s->p != ',' || fn_str(s);
+}
+
+/* The length of the compact record at line (up to its '\n'), or 0 when it
+ * is not exactly one (the slow path then reads, or reports, it).  The
+ * reader's clock does not move: *now is its time, for the caller to
+ * commit once the record is taken. */
+static size_t fast3(const reader_t *r, const char *line, size_t len, event_t *e, int64_t *now)
+{
+    scan_t s = {line, line + len};
+    if (!lit(&s, "[\"") || s.end - s.p < 3)
+        return 0;
+    char tag = *s.p++;
+    int64_t dt;
+    uint64_t ti, flags = 0;
+    if (!lit(&s, "\",") || !i64(&s, &dt) || !comma_u64(&s, &ti) || ti >= r->ntids)
+        return 0;
+    static const event_t zero;
+    *e = zero;
+    switch (tag) {
+    case TRACEFMT_TAG_ALLOC:
+        e->type = EV_ALLOC;
+        e->align = READER_DEFAULT_ALIGN;
+        if (!hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) || !comma_u64(&s, &e->stack))
+            return 0;
+        if (s.p < s.end && *s.p == ',' && (!fn_str(&s) || (s.p < s.end && *s.p == ',' &&
+                                                             !comma_u64(&s, &e->align))))
+            return 0;
+        break;
+    case TRACEFMT_TAG_FREE:
+        e->type = EV_FREE;
+        if (!hex_str(&s, &e->addr) || !opt_flags_fn(&s, &flags))
+            return 0;
+        break;
+    case TRACEFMT_TAG_REALLOC:
+        e->type = EV_REALLOC;
+        if (!hex_str(&s, &e->old_addr) || !hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) ||
+            !comma_u64(&s, &e->stack) || !opt_flags_fn(&s, &flags))
+            return 0;
+        e->has_old_size = !(flags & TRACEFMT_F_OLD_UNKNOWN);
+        break;
+    case TRACEFMT_TAG_REALLOC_FAILED:
+        e->type = EV_REALLOC_FAILED;
+        if (!hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) || !comma_u64(&s, &e->stack) ||
+            (s.p < s.end && *s.p == ',' && !fn_str(&s)))
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    if (!lit(&s, "]"))
+        return 0;
+    while (s.p < s.end && (*s.p == ' ' || *s.p == '\r' || *s.p == '\t'))
+        s.p++;
+    if (s.p < s.end && *s.p == '\n')
+        s.p++;
+    e->inherited = flags & TRACEFMT_F_INHERITED;
+    e->tid = r->tids[ti];
+    *now = r->last_us + dt;
+    if (*now < 0)
+        *now = 0;
+    e->t = (uint64_t)*now * 1000;
+    return (size_t)(s.p - line);
+}
+
+/* An address element: 1 to 16 lower-case hex digits, as fast3 reads them. */
+static bool hex_value(const char *h, uint64_t *v)
+{
+    size_t n = h ? strlen(h) : 0;
+    if (!n || n > 16 || strspn(h, "0123456789abcdef") != n)
+        return false;
+    *v = strtoull(h, NULL, 16);
+    return true;
+}
+
+/* A compact record jansson parsed (the fast path refused it): its
+ * fields checked one by one, so that the problem can be named. */
+static bool fill_array(reader_t *r, const json_t *a, event_t *e)
+{
+    size_t n = json_array_size(a);
+    const char *tag = json_string_value(json_array_get(a, 0));
+    static const struct {
+        char tag;
+        event_type_t type;
+        size_t min;
+        const char *optional; /* the trailing elements: 's' a string, 'n' a number */
+    } kinds[] = {{TRACEFMT_TAG_ALLOC, EV_ALLOC, 6, "sn"},
+                 {TRACEFMT_TAG_FREE, EV_FREE, 4, "ns"},
+                 {TRACEFMT_TAG_REALLOC, EV_REALLOC, 7, "ns"},
+                 {TRACEFMT_TAG_REALLOC_FAILED, EV_REALLOC_FAILED, 6, "s"}};
+    size_t k = 0;
+    while (tag && k < sizeof kinds / sizeof kinds[0] && (tag[0] != kinds[k].tag || tag[1]))
+        k++;
+    if (!tag || k == sizeof kinds / sizeof kinds[0]) {
+        problem(r, "an array record of no known kind");
+        return false;
+    }
+    size_t max = kinds[k].min + strlen(kinds[k].optional);
+    if (n < kinds[k].min || n > max) {
+        problem(r, "a %s record with %zu elements (%zu to %zu)", names[kinds[k].type], n,
+                kinds[k].min, max);
+        return false;
+    }
+    for (size_t i = kinds[k].min; i < n; i++) {
+        const json_t *x = json_array_get(a, i);
+        if (kinds[k].optional[i - kinds[k].min] == 's' ? !json_is_string(x)
+                                                       : !json_is_integer(x) ||
+                                                             json_integer_value(x) < 0) {
+            problem(r, "a %s record with a mistyped element %zu", names[kinds[k].type], i + 1);
+            return false;
+        }
+    }
+    memset(e, 0, sizeof *e);
+    e->type = kinds[k].type;
+    const json_t *dt = json_array_get(a, 1), *ti = json_array_get(a, 2);
+    if (!json_is_integer(dt) || !json_is_integer(ti) || json_integer_value(ti) < 0 ||
+        (size_t)json_integer_value(ti) >= r->ntids) {
+        problem(r, "a %s record without its time or with a thread no thread record named",
+                names[e->type]);
+        return false;
+    }
+    /* The addresses (hex strings) and numbers after them. */
+    uint64_t v[4] = {0};
+    size_t nhex = e->type == EV_REALLOC ? 2 : 1, nnum = e->type == EV_FREE ? 0 : 2;
+    for (size_t i = 0; i < nhex + nnum; i++) {
+        const json_t *x = json_array_get(a, 3 + i);
+        if (i < nhex ? !hex_value(json_string_value(x), &v[i])
+                     : !json_is_integer(x) || json_integer_value(x) < 0) {
+            problem(r, "a %s record with a mistyped element %zu", names[e->type], 4 + i);
+            return false;
+        }
+        if (i >= nhex)
+            v[i] = (uint64_t)json_integer_value(x);
+    }
+    uint64_t flags = 0;
+    const json_t *extra = json_array_get(a, 3 + nhex + nnum);
+    if (e->type == EV_ALLOC) {
+        e->addr = v[0], e->size = v[1], e->stack = v[2];
+        const json_t *al = json_array_get(a, 7);
+        e->align = json_is_integer(al) ? (uint64_t)json_integer_value(al) : READER_DEFAULT_ALIGN;
+    } else if (e->type == EV_FREE) {
+        e->addr = v[0];
+        flags = json_is_integer(extra) ? (uint64_t)json_integer_value(extra) : 0;
+    } else if (e->type == EV_REALLOC) {
+        e->old_addr = v[0], e->addr = v[1], e->size = v[2], e->stack = v[3];
+        flags = json_is_integer(extra) ? (uint64_t)json_integer_value(extra) : 0;
+        e->has_old_size = !(flags & TRACEFMT_F_OLD_UNKNOWN);
+    } else {
+        e->addr = v[0], e->size = v[1], e->stack = v[2];
+    }
+    e->inherited = flags & TRACEFMT_F_INHERITED;
+    e->tid = r->tids[json_integer_value(ti)];
+    r->last_us += json_integer_value(dt);
+    if (r->last_us < 0)
+        r->last_us = 0;
+    e->t = (uint64_t)r->last_us * 1000;
+    return true;
+}
+
+/* A thread record (version 3): index -> tid. */
+static void thread_record(reader_t *r, const json_t *o)
+{
+    const json_t *index = json_object_get(o, "index"), *tid = json_object_get(o, "tid");
+    if (!json_is_integer(index) || json_integer_value(index) < 0 ||
+        json_integer_value(index) > (1 << 24) || !json_is_integer(tid)) {
+        r->bad_lines++;
+        problem(r, "a thread record without its index or tid");
+        return;
+    }
+    size_t i = (size_t)json_integer_value(index);
+    if (i >= r->cap_tids) {
+        size_t cap = r->cap_tids ? r->cap_tids : 16;
+        while (cap <= i)
+            cap *= 2;
+        int64_t *t = realloc(r->tids, cap * sizeof *t);
+        if (!t)
+            return;
+        r->tids = t;
+        r->cap_tids = cap;
+    }
+    for (; r->ntids < i; r->ntids++)
+        r->tids[r->ntids] = 0; /* indexes given out of order: the gaps say tid 0 */
+    r->tids[i] = json_integer_value(tid);
+    if (i >= r->ntids)
+        r->ntids = i + 1;
+}
+
 /* ---- lines ----------------------------------------------------------------- */
 
 /* Move the unreturned bytes to the front of the buffer (growing it when
@@ -424,9 +666,9 @@ static bool refill(reader_t *r)
         r->buf = buf;
         r->cap = cap;
     }
-    size_t got = fread(r->buf + r->end, 1, chunk, r->f);
+    size_t got = tracein_read(r->in, r->buf + r->end, chunk);
     r->end += got;
-    if (got < chunk && (feof(r->f) || ferror(r->f)))
+    if (got < chunk)
         r->eof = true;
     return got > 0;
 }
@@ -443,6 +685,11 @@ static int next_line(reader_t *r, char **line, size_t *len)
         size_t have = r->end - r->pos;
         char *start = have ? r->buf + r->pos : NULL; /* buf is NULL before the first read */
         char *nl = have > scanned ? memchr(start + scanned, '\n', have - scanned) : NULL;
+        if (!nl && have && r->eof && start[0] != '\0' &&
+            (tracein_cut(r->in) || tracein_error(r->in))) {
+            r->pos = r->end; /* cut short by the data's end: end_of_input says so */
+            return 0;
+        }
         if (nl || (have && (start[0] == '\0' || r->eof))) {
             *line = start;
             *len = nl ? (size_t)(nl - start) + 1 : have;
@@ -458,20 +705,53 @@ static int next_line(reader_t *r, char **line, size_t *len)
     }
 }
 
+/* The input is over: one line says how, when it is not an end record's
+ * clean end.  A line cut short by the end of the data (a frame cut off,
+ * damaged) is part of that one message, not a bad line of its own. */
+static void end_of_input(reader_t *r)
+{
+    if (r->truncated)
+        return;
+    r->truncated = !r->ended;
+    const char *err = tracein_error(r->in);
+    bool cut = tracein_cut(r->in);
+    if (!r->lineno) {
+        r->truncated = true;
+        if (err)
+            say(r, "%s: not a trace: %s before its first record", r->path, err);
+        else if (cut)
+            say(r, "%s: not a trace: compressed data cut off before its first record", r->path);
+        else
+            say(r, "%s: empty trace", r->path);
+    } else if (err) {
+        r->truncated = true;
+        say(r, "%s: cannot read past line %ld: %s", r->path, r->lineno, err);
+    } else if (cut) {
+        r->truncated = true;
+        say(r, "%s: the compressed trace stops inside a frame (cut off, e.g. its recorder was "
+               "killed): analyzed up to line %ld", r->path, r->lineno);
+    } else if (!r->ended) {
+        say(r, "%s: no end record: the trace is truncated (analyzed up to line %ld)", r->path,
+            r->lineno);
+    }
+}
+
 int reader_next(reader_t *r, event_t *e)
 {
     for (;;) {
         json_decref(r->obj);
         r->obj = NULL;
-        if (!r->f)
+        if (!r->in)
             return 0;
         /* The common case first: a hot record whole in the buffer, read
          * where it lies, its end found by the parse (no memchr). */
         size_t have = r->end - r->pos;
         if (!r->no_fast && have) {
             const char *text = r->buf + r->pos;
-            size_t used = fast(text, have, e);
+            int64_t now = r->last_us;
+            size_t used = text[0] == '[' ? fast3(r, text, have, e, &now) : fast(text, have, e);
             if (used && text[used - 1] == '\n') {
+                r->last_us = now;
                 r->pos += used;
                 r->lineno++;
                 r->fast++;
@@ -482,11 +762,7 @@ int reader_next(reader_t *r, event_t *e)
         char *line;
         size_t len;
         if (!next_line(r, &line, &len)) {
-            if (!r->ended && !r->truncated) {
-                r->truncated = true;
-                say(r, "%s: no end record: the trace is truncated (analyzed up to line %ld)",
-                    r->path, r->lineno);
-            }
+            end_of_input(r);
             return 0;
         }
         r->lineno++;
@@ -494,17 +770,28 @@ int reader_next(reader_t *r, event_t *e)
             r->truncated = true;
             say(r, "%s:%ld: the trace stops here (NUL bytes: cut off, e.g. by SIGKILL)", r->path,
                 r->lineno);
-            fclose(r->f);
-            r->f = NULL;
+            tracein_close(r->in);
+            r->in = NULL;
             return 0;
         }
-        if (!r->no_fast && fast(line, len, e) == len) {
+        int64_t now = r->last_us;
+        if (!r->no_fast &&
+            (line[0] == '[' ? fast3(r, line, len, e, &now) : fast(line, len, e)) == len) {
+            r->last_us = now;
             r->fast++;
             r->by_type[e->type]++;
             return 1;
         }
         json_error_t err;
         r->obj = json_loadb(line, len, 0, &err);
+        if (json_is_array(r->obj)) {
+            if (!fill_array(r, r->obj, e)) {
+                r->bad_lines++;
+                continue;
+            }
+            r->by_type[e->type]++;
+            return 1; /* json stays NULL: a hot record, as from the fast path */
+        }
         if (!json_is_object(r->obj)) {
             r->bad_lines++;
             if (line[len - 1] != '\n' && !r->obj)
@@ -519,6 +806,12 @@ int reader_next(reader_t *r, event_t *e)
             problem(r, "no \"ev\" field");
             continue;
         }
+        if (strcmp(ev, "thread") == 0) {
+            thread_record(r, r->obj);
+            if (json_is_integer(json_object_get(r->obj, "t")))
+                r->last_us = json_integer_value(json_object_get(r->obj, "t"));
+            continue;
+        }
         memset(e, 0, sizeof *e);
         e->type = type_of(ev);
         if (e->type == EV_COUNT) {
@@ -526,6 +819,11 @@ int reader_next(reader_t *r, event_t *e)
             continue;
         }
         opt_u64(r->obj, "t", &e->t);
+        if (r->version >= 3 || (e->type == EV_META && json_integer_value(json_object_get(
+                                                          r->obj, "version")) >= 3)) {
+            r->last_us = (int64_t)e->t; /* version 3: microseconds */
+            e->t *= 1000;
+        }
         const json_t *tid = json_object_get(r->obj, "tid");
         e->tid = json_is_integer(tid) ? json_integer_value(tid) : 0;
         if (!fill(r, r->obj, e)) {

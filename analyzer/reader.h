@@ -1,11 +1,13 @@
 /*
  * reader: a memsim trace, one record at a time (streaming: memory does
- * not grow with the trace).
+ * not grow with the trace), plain or zstd-compressed, from a file or
+ * standard input ("-"): core/tracein.h.  It reads format versions 1 to
+ * 3 (docs/trace-format.md).
  *
- * The lines memsim writes most (alloc, free, realloc) are read by a fast
- * path that knows their exact shape (docs/trace-format.md: keys in a fixed
- * order); any line it does not recognize exactly goes to jansson, which
- * parses everything else.  Those events have json == NULL.  For every
+ * The lines memsim writes most (alloc, free, realloc: the compact
+ * arrays of version 3, the objects of versions 1 and 2) are read by a
+ * fast path that knows their exact shape; any line it does not
+ * recognize exactly goes to jansson, which parses everything else.  Those events have json == NULL.  For every
  * other line the parsed object stays available (json) until the next
  * call.  Bad input never stops the
  * reader: a line that is not a JSON object, misses a field its record
@@ -23,8 +25,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define READER_FORMAT_VERSION 2
-#define READER_DEFAULT_ALIGN 16 /* an alloc record without "align" */
+#include "core/tracefmt.h"
+#include "core/tracein.h"
+
+#define READER_FORMAT_VERSION TRACEFMT_VERSION_MAX
+#define READER_DEFAULT_ALIGN TRACEFMT_DEFAULT_ALIGN /* an alloc record without "align" */
 
 typedef enum event_type_e {
     EV_META,
@@ -71,7 +76,7 @@ typedef struct event_s {
 #define READER_CHUNK (256 * 1024)
 
 typedef struct reader_s {
-    FILE *f;
+    tracein_t *in;
     const char *path;
     char *buf;                /* the input, buf[pos, end) not yet returned */
     size_t cap, pos, end;
@@ -89,10 +94,16 @@ typedef struct reader_s {
     bool no_fast;             /* parse every line with jansson (tests compare both ways) */
     bool quiet;               /* count problems, print none (the fuzzer) */
     long fast;                /* lines the fast path read */
+    int64_t last_us;          /* version 3: the time of the record before */
+    int64_t *tids;            /* version 3: the tid of each thread index */
+    size_t ntids, cap_tids;
 } reader_t;
 
-/* Open path; 0, or -1 with a one-line message on stderr. */
+/* Open path ("-": standard input); 0, or -1 with a one-line message on
+ * stderr. */
 int reader_open(reader_t *r, const char *path);
+/* The same over a stream the caller owns and closes (the fuzzer, tests). */
+int reader_from(reader_t *r, FILE *f, const char *name);
 void reader_close(reader_t *r);
 
 /* The next record into *e: 1, or 0 at the end of the trace. */

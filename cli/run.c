@@ -10,7 +10,7 @@
  * made or started, so bad input leaves nothing behind.
  *
  * Output directory DIR:
- *   memsim.<exe>.<pid>.<n>.jsonl   the traces (written by the preload)
+ *   memsim.<exe>.<pid>.<n>.jsonl.zst   the traces (written by memsim-recorder; .jsonl with --no-compress)
  *   rss.jsonl                      one poll a line: elapsed_s, tree_rss_bytes, processes
  *   resources.json                 the run's record (write_resources)
  */
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -40,6 +41,7 @@
 
 #include "cli/args.h"
 #include "core/procfs.h"
+#include "core/tracefmt.h"
 #include "core/strategy.h"
 #include "preload/childenv.h"
 
@@ -71,6 +73,7 @@ typedef struct run_opts_s {
     double wall_s;        /* --wall-s; 0: no budget */
     double rss_mb;        /* --rss-mb in MiB; 0: no budget */
     bool no_children;     /* --no-children */
+    bool no_compress;     /* --no-compress */
     bool analyze;         /* --analyze */
     char **argv;          /* the command, NULL-terminated, argv[0] non-empty */
 } run_opts_t;
@@ -118,6 +121,7 @@ static void usage(FILE *f)
             "      --wall-s S         wall time budget in seconds\n"
             "      --rss-mb M         process tree RSS budget in MiB\n"
             "      --no-children      trace only CMD itself (RSS still counts the whole tree)\n"
+            "      --no-compress      write plain JSON-lines traces (default: zstd, .jsonl.zst)\n"
             "      --analyze          run memsim-analyze on the directory afterwards\n"
             "  -h, --help             this text\n"
             "\n"
@@ -161,7 +165,7 @@ static int parse_strategy(const char *s, run_opts_t *o)
 
 static int parse(int argc, char **argv, run_opts_t *o)
 {
-    enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_ANALYZE };
+    enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_NO_COMPRESS, OPT_ANALYZE };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, 'o'},
         {"strategy", required_argument, NULL, 's'},
@@ -170,6 +174,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
         {"wall-s", required_argument, NULL, OPT_WALL},
         {"rss-mb", required_argument, NULL, OPT_RSS},
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+        {"no-compress", no_argument, NULL, OPT_NO_COMPRESS},
         {"analyze", no_argument, NULL, OPT_ANALYZE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -214,6 +219,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
                 return -1;
             break;
         case OPT_NO_CHILDREN: o->no_children = true; break;
+        case OPT_NO_COMPRESS: o->no_compress = true; break;
         case OPT_ANALYZE: o->analyze = true; break;
         case 'h': usage(stdout); exit(0);
         case ':':
@@ -464,7 +470,7 @@ static char *env_output(const char *dir)
 
 /* The variables memsim run sets, "NAME=value" each on the heap, into
  * mine; how many, or 0 when out of memory (nothing left allocated). */
-static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[6])
+static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[7])
 {
     const char *old = getenv("LD_PRELOAD");
     char num[2][32];
@@ -492,6 +498,8 @@ static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[6])
     }
     if (o->no_children)
         mine[m++] = env_entry("MEMSIM_TRACE_CHILDREN", "0");
+    if (o->no_compress)
+        mine[m++] = env_entry("MEMSIM_COMPRESS", "0");
     bool ok = true;
     for (size_t i = 0; i < m; i++)
         ok = ok && mine[i];
@@ -512,8 +520,9 @@ static char **child_env(const run_opts_t *o, const run_paths_t *p, size_t *own)
                           o->strategy ? "MEMSIM_STRATEGY" : NULL,
                           o->device_size ? "MEMSIM_DEVICE_SIZE" : NULL,
                           o->sample_ms ? "MEMSIM_SAMPLE_MS" : NULL,
-                          o->no_children ? "MEMSIM_TRACE_CHILDREN" : NULL};
-    char *mine[6];
+                          o->no_children ? "MEMSIM_TRACE_CHILDREN" : NULL,
+                          o->no_compress ? "MEMSIM_COMPRESS" : NULL};
+    char *mine[7];
     size_t m = own_vars(o, p, mine);
     char **env = m ? calloc(childenv_count(environ) + m + 1, sizeof *env) : NULL;
     if (!env) {
@@ -855,7 +864,36 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The trace files in dir (memsim.*.jsonl), sorted by name. */
+/* Whether name is a trace's: memsim.<exe>.<pid>.<n>.jsonl[.zst]. */
+static bool trace_name(const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(name, "memsim.", 7) != 0 || len < 13)
+        return false;
+    return strcmp(name + len - 6, TRACEFMT_SUFFIX) == 0 ||
+           (len >= 17 && strcmp(name + len - 10, TRACEFMT_SUFFIX_ZST) == 0);
+}
+
+/* The pid in a trace's name (memsim.<exe>.<pid>.<n>.jsonl[.zst]), or 0. */
+static long trace_pid(const char *name)
+{
+    char s[NAME_MAX + 1];
+    snprintf(s, sizeof s, "%s", name);
+    char *suffix = strstr(s, TRACEFMT_SUFFIX);
+    while (suffix && strstr(suffix + 1, TRACEFMT_SUFFIX))
+        suffix = strstr(suffix + 1, TRACEFMT_SUFFIX);
+    if (!suffix)
+        return 0;
+    *suffix = '\0';
+    char *dot = strrchr(s, '.'); /* before <n> */
+    if (!dot)
+        return 0;
+    *dot = '\0';
+    dot = strrchr(s, '.'); /* before <pid> */
+    return dot ? strtol(dot + 1, NULL, 10) : 0;
+}
+
+/* The trace files in dir (memsim.*.jsonl[.zst]), sorted by name. */
 static json_t *list_traces(const char *dir, size_t *count)
 {
     json_t *list = json_array();
@@ -867,9 +905,7 @@ static json_t *list_traces(const char *dir, size_t *count)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "memsim.", 7) != 0 || len < 13 ||
-            strcmp(e->d_name + len - 6, ".jsonl") != 0)
+        if (!trace_name(e->d_name))
             continue;
         if (n == cap) {
             char **more = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *more);
@@ -892,34 +928,22 @@ static json_t *list_traces(const char *dir, size_t *count)
     return list;
 }
 
-/* Whether trace file path is finished: it ends with its end record, or
+/* Whether trace file name in dir is finished: its recorder has closed
+ * it (memsim-recorder holds an exclusive flock on a trace it writes), or
  * its process is still running (an orphan of the command that outlives
  * it: not waited for). */
-static bool trace_settled(const char *path)
+static bool trace_settled(const char *dir, const char *name)
 {
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return true;
-    char head[256], tail[4096];
-    long pid = 0;
-    ssize_t n = pread(fd, head, sizeof head - 1, 0);
-    if (n > 0) {
-        head[n] = '\0';
-        const char *p = strstr(head, "\"pid\":");
-        if (p)
-            pid = strtol(p + 6, NULL, 10);
-    }
     struct stat st;
-    off_t from = fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail + 1 : 0;
-    ssize_t k = pread(fd, tail, sizeof tail - 1, from);
+    bool closed = flock(fd, LOCK_SH | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_size > 0;
     close(fd);
-    bool ended = false;
-    if (k > 0 && tail[k - 1] == '\n') {
-        tail[k - 1] = '\0';
-        char *last = strrchr(tail, '\n');
-        ended = strncmp(last ? last + 1 : tail, "{\"ev\":\"end\"", 11) == 0;
-    }
-    return ended || (pid > 0 && kill((pid_t)pid, 0) == 0);
+    long pid = trace_pid(name);
+    return closed || (pid > 0 && kill((pid_t)pid, 0) == 0);
 }
 
 /* The recorders, processes apart from the command, finish a trace a
@@ -934,13 +958,8 @@ static void wait_traces(const char *dir)
         DIR *d = opendir(dir);
         struct dirent *e;
         while (d && all && (e = readdir(d))) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "memsim.", 7) != 0 || len < 13 ||
-                strcmp(e->d_name + len - 6, ".jsonl") != 0)
-                continue;
-            char path[PATH_MAX + 300];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            all = trace_settled(path);
+            if (trace_name(e->d_name))
+                all = trace_settled(dir, e->d_name);
         }
         if (d)
             closedir(d);

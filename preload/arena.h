@@ -100,6 +100,8 @@ typedef struct region_s {
     _Atomic uint64_t records;     /* records in the trace so far */
     _Atomic uint32_t want_mallinfo; /* set each sample: the next heap event posts MSG_MALLINFO */
     _Atomic uint64_t end_dropped; /* the end record's "dropped", once written */
+    _Atomic uint32_t interrupted; /* posts a fatal signal cut at their claim, their
+                                     slot unknown (ring_settle): holes, not losses */
     int32_t write_errno;          /* why a write failed, or 0 */
     char trace_path[PATH_MAX];    /* the trace file (set before REC_RUNNING) */
     char error[512];              /* why the recorder failed (REC_FAILED) */

@@ -302,6 +302,7 @@ void config_defaults(config_t *c)
     c->sample_ms = CONFIG_DEFAULT_SAMPLE_MS;
     c->trace_children = true;
     c->mmap = true;
+    c->compress = true;
 }
 
 /* getenv returns char *; a call through a pointer of another type is
@@ -325,7 +326,8 @@ int config_load(config_t *c, const char *(*get)(const char *name), char *err, si
                    CONFIG_SAMPLE_MS_MAX, &c->sample_ms, err, errlen) < 0 ||
         load_bool(CONFIG_ENV_TRACE_CHILDREN, get(CONFIG_ENV_TRACE_CHILDREN), &c->trace_children,
                   err, errlen) < 0 ||
-        load_bool(CONFIG_ENV_MMAP, get(CONFIG_ENV_MMAP), &c->mmap, err, errlen) < 0) {
+        load_bool(CONFIG_ENV_MMAP, get(CONFIG_ENV_MMAP), &c->mmap, err, errlen) < 0 ||
+        load_bool(CONFIG_ENV_COMPRESS, get(CONFIG_ENV_COMPRESS), &c->compress, err, errlen) < 0) {
         config_defaults(c);
         return -1;
     }
@@ -369,7 +371,7 @@ int config_trace_path(const config_t *c, const char *exe, long pid, unsigned cou
         sbuf_putl(&b, pid);
         sbuf_putc(&b, '.');
         sbuf_putu(&b, counter);
-        sbuf_puts(&b, ".jsonl");
+        sbuf_puts(&b, c->compress ? ".jsonl.zst" : ".jsonl");
     } else {
         /* !b.cut first: after a lone '%' at the end, s is past the NUL. */
         for (const char *s = c->output; !b.cut && *s; s++) {
@@ -385,6 +387,10 @@ int config_trace_path(const config_t *c, const char *exe, long pid, unsigned cou
             default: b.cut = true; break; /* config_load refuses these */
             }
         }
+        /* A compressed trace says so in its name, whatever the pattern. */
+        size_t n = strlen(out);
+        if (c->compress && !(n >= 4 && strcmp(out + n - 4, ".zst") == 0))
+            sbuf_puts(&b, ".zst");
     }
     if (b.cut) {
         if (len)

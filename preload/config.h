@@ -16,6 +16,7 @@
  *   MEMSIM_SAMPLE_MS       whole number 1..3600000                   100
  *   MEMSIM_TRACE_CHILDREN  0/1, no/yes, false/true, off/on (any case) 1
  *   MEMSIM_MMAP            the same                                  1
+ *   MEMSIM_COMPRESS        the same (0: plain JSON lines)            1
  *
  * Variables are checked in that order and the first invalid one is the
  * one reported.  A variable set to the empty string is invalid (it is
@@ -40,6 +41,7 @@
 #define CONFIG_ENV_SAMPLE_MS "MEMSIM_SAMPLE_MS"
 #define CONFIG_ENV_TRACE_CHILDREN "MEMSIM_TRACE_CHILDREN"
 #define CONFIG_ENV_MMAP "MEMSIM_MMAP"
+#define CONFIG_ENV_COMPRESS "MEMSIM_COMPRESS"
 
 #define CONFIG_STRATEGY_NONE "none" /* no shadow simulation */
 
@@ -64,6 +66,7 @@ typedef struct config_s {
     unsigned sample_ms;     /* poll interval, CONFIG_SAMPLE_MS_MIN..CONFIG_SAMPLE_MS_MAX */
     bool trace_children;    /* children inherit the preload */
     bool mmap;              /* trace mmap/munmap as well */
+    bool compress;          /* zstd-compressed trace (*.jsonl.zst) */
 } config_t;
 
 /* Every field at its default (device_size: the machine's physical memory
@@ -81,8 +84,10 @@ void config_defaults(config_t *c);
 int config_load(config_t *c, const char *(*get)(const char *name), char *err, size_t errlen);
 
 /* The trace file path for this process into out (len bytes).  Directory
- * mode: "<dir>/memsim.<exe>.<pid>.<counter>.jsonl" (no double slash when
- * dir ends with '/').  Pattern mode: the expansion of %p, %e, %n, %%.
+ * mode: "<dir>/memsim.<exe>.<pid>.<counter>.jsonl", ".jsonl.zst" when
+ * compressed (no double slash when dir ends with '/').  Pattern mode: the
+ * expansion of %p, %e, %n, %%, and ".zst" after it when compressed and it
+ * does not end so already.
  * exe is the executable's base name; bytes other than [A-Za-z0-9._+-]
  * become '_' in both modes, "." and ".." become "_" and "__", and NULL or
  * "" becomes "unknown", so a name never adds or climbs a path component.

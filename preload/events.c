@@ -138,11 +138,14 @@ void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align)
     run(&j);
 }
 
-void events_free(events_fn_t fn, const void *p)
+void events_free(events_fn_t fn, const void *p, const void *caller)
 {
     if (!proc_tracing())
         return;
-    job_t j = {.m = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p}, .flags = JOB_STACK};
+    /* No stack (frees are not unwound), but still on memsim's stack: the
+     * program's pays the hook's frame only. */
+    job_t j = {.m = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p,
+                     .b = (uintptr_t)caller}};
     run(&j);
 }
 
@@ -159,7 +162,7 @@ void events_move_begin(events_move_t *m)
 }
 
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
-                        size_t size)
+                        size_t size, const void *caller)
 {
     if (!m->claim)
         return;
@@ -171,7 +174,8 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
                      .t = m->t,
                      .a = (uintptr_t)old,
                      .b = (uintptr_t)p,
-                     .c = size};
+                     .c = size,
+                     .d = (uintptr_t)caller};
     ring_end(memsim_proc->region, m->claim, &s, 0);
     errno = saved;
 }

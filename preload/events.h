@@ -46,7 +46,9 @@ typedef enum events_fn_e {
 const char *events_fn_name(events_fn_t fn);
 
 void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align);
-void events_free(events_fn_t fn, const void *p);
+/* A free costs no unwinding: its caller (the hook's return address) is
+ * all that is kept, for the error record of a free of no live block. */
+void events_free(events_fn_t fn, const void *p, const void *caller);
 
 /* realloc, reallocarray (old != NULL), mremap: the place is taken with
  * the stack before the real call; end says what it did. */
@@ -57,7 +59,7 @@ typedef struct events_move_s {
 } events_move_t;
 void events_move_begin(events_move_t *m);
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
-                        size_t size);
+                        size_t size, const void *caller);
 void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,
                        size_t len, int flags);
 

@@ -109,7 +109,7 @@ EXPORT void free(void *p)
         return;
     }
     GUARD_SCOPE;
-    events_free(FN_FREE, p);
+    events_free(FN_FREE, p, __builtin_return_address(0));
     real.free(p);
 }
 
@@ -159,7 +159,7 @@ EXPORT void *realloc(void *old, size_t n)
     events_move_t m;
     events_move_begin(&m);
     void *p = real.realloc(old, n);
-    events_realloc_end(&m, FN_REALLOC, old, p, n);
+    events_realloc_end(&m, FN_REALLOC, old, p, n, __builtin_return_address(0));
     return p;
 }
 
@@ -190,7 +190,7 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
     events_move_t m;
     events_move_begin(&m);
     void *p = real.reallocarray(old, k, n);
-    events_realloc_end(&m, FN_REALLOCARRAY, old, p, bytes);
+    events_realloc_end(&m, FN_REALLOCARRAY, old, p, bytes, __builtin_return_address(0));
     return p;
 }
 

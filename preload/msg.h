@@ -18,9 +18,10 @@ typedef enum msg_kind_e {
     MSG_LOST = 0,      /* a claim never filled (nslots: its size); a 1: the call it was
                           for never returned (the process ended inside it) */
     MSG_ALLOC,         /* fn; a addr, b size, c alignment */
-    MSG_FREE,          /* fn; a addr (before the real free) */
-    MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size;
-                          b == 0 and c == 0: realloc(p, 0) freed p */
+    MSG_FREE,          /* fn; a addr, b the free's caller (before the real free; no
+                          stack: frees cost no unwinding) */
+    MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size, d the
+                          caller; b == 0 and c == 0: realloc(p, 0) freed p */
     MSG_QUIET,         /* a addr: a block memsim's own work got from the allocator
                           (its free, made later on the program's behalf, is no error) */
     MSG_MMAP,          /* fn; a addr, b length, c prot | flags << 32, d fd */

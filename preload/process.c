@@ -322,6 +322,8 @@ void process_end(msg_end_t reason, int status, int sig)
      * whether it had claimed, the recorder may be stuck at a hole of ours
      * until the process is gone: then it finishes the trace on its own. */
     bool unsure = ring_settle(r) != 0;
+    if (unsure) /* the event of a call that never returns: not a lost record */
+        atomic_fetch_add(&r->interrupted, 1);
     ring_slot_t m = {.kind = MSG_END,
                      .tid = thread_tid(),
                      .t = clock_ticks(),

@@ -6,12 +6,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define ALLOC_STEP (1u << 20)
+#define ZSTD_LEVEL 1 /* fast, and about 5 times smaller (docs/preload.md) */
 
 int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
                size_t errlen)
@@ -34,6 +38,10 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
                  o->path, strerror(e));
         return -1;
     }
+    /* Held until the file is closed: memsim run knows a trace is
+     * finished when it can take a shared lock (cli/run.c). */
+    if (flock(o->fd, LOCK_EX | LOCK_NB)) {
+    }
     o->buf = mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (o->buf == MAP_FAILED) {
         close(o->fd);
@@ -46,7 +54,39 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
     o->limit = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                    ? (uint64_t)rl.rlim_cur
                    : UINT64_MAX;
+    if (cfg->compress) {
+        o->zcap = ZSTD_compressBound(OUT_BUF);
+        o->zbuf = malloc(o->zcap);
+        o->zc = ZSTD_createCCtx();
+        if (!o->zbuf || !o->zc ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+            /* A damaged frame is found, not read as records. */
+            ZSTD_isError(ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag, 1))) {
+            out_close(o);
+            unlink(o->path);
+            snprintf(err, errlen, "memsim: out of memory to compress %.400s; tracing is off",
+                     o->path);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* n bytes of records as they go to the file: themselves, or one zstd
+ * frame of them; NULL when zstd fails. */
+static const char *encoded(out_t *o, const char *p, size_t n, size_t *out)
+{
+    if (!o->zc) {
+        *out = n;
+        return p;
+    }
+    size_t z = ZSTD_compress2(o->zc, o->zbuf, o->zcap, p, n);
+    if (ZSTD_isError(z)) {
+        o->err = EIO;
+        return NULL;
+    }
+    *out = z;
+    return o->zbuf;
 }
 
 /* How many of the next `more` bytes the file takes while keeping
@@ -106,20 +146,60 @@ static uint64_t lines(const char *p, size_t n)
     return k;
 }
 
+/* The first whole records of p[0, n) whose frame fits in room bytes,
+ * written; how many bytes of p they were (0: not even one fits). */
+static size_t write_fitting_frames(out_t *o, const char *p, size_t n, size_t room)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t cut = n - done, z = 0;
+        const char *bytes = NULL;
+        for (;;) {
+            bytes = encoded(o, p + done, cut, &z);
+            if (!bytes || z <= room)
+                break;
+            size_t half = cut / 2; /* whole records: back to a '\n' */
+            while (half && p[done + half - 1] != '\n')
+                half--;
+            if (!half)
+                return done;
+            cut = half;
+        }
+        if (!bytes || !write_all(o, bytes, z))
+            return done;
+        done += cut;
+        room -= z;
+    }
+    return done;
+}
+
 void out_flush(out_t *o)
 {
     if (o->fd < 0 || !o->len)
         return;
-    /* Whole records only: as many as the file takes, the rest dropped. */
-    size_t fit = o->full ? 0 : (size_t)room_for(o, o->len);
-    if (fit < o->len) {
-        while (fit && o->buf[fit - 1] != '\n')
-            fit--;
+    size_t n;
+    const char *bytes = encoded(o, o->buf, o->len, &n);
+    size_t room = !bytes || o->full ? 0 : (size_t)room_for(o, n);
+    if (bytes && room >= n) {
+        if (!write_all(o, bytes, n)) {
+            o->dropped += lines(o->buf, o->len);
+            o->full = true;
+        }
+    } else if (bytes) {
+        /* Whole records only: as many as the file takes, the rest dropped. */
+        size_t fit = room;
+        if (o->zc) {
+            fit = write_fitting_frames(o, o->buf, o->len, room);
+        } else {
+            while (fit && o->buf[fit - 1] != '\n')
+                fit--;
+            if (fit && !write_all(o, o->buf, fit))
+                fit = 0;
+        }
         o->dropped += lines(o->buf + fit, o->len - fit);
         o->full = true;
-    }
-    if (fit && !write_all(o, o->buf, fit)) {
-        o->dropped += lines(o->buf, fit);
+    } else {
+        o->dropped += lines(o->buf, o->len);
         o->full = true;
     }
     o->len = 0;
@@ -146,7 +226,9 @@ void out_last(out_t *o, const char *rec, size_t n)
     if (o->fd < 0)
         return;
     o->records++;
-    if (!write_all(o, rec, n))
+    size_t z;
+    const char *bytes = encoded(o, rec, n, &z);
+    if (!bytes || !write_all(o, bytes, z))
         o->dropped++;
 }
 
@@ -160,6 +242,10 @@ void out_close(out_t *o)
         close(o->fd);
     }
     o->fd = -1;
+    ZSTD_freeCCtx(o->zc);
+    free(o->zbuf);
+    o->zc = NULL;
+    o->zbuf = NULL;
 }
 
 void out_forget(out_t *o)
@@ -169,4 +255,8 @@ void out_forget(out_t *o)
     o->fd = -1;
     o->len = 0;
     o->pending = 0;
+    ZSTD_freeCCtx(o->zc);
+    free(o->zbuf);
+    o->zc = NULL;
+    o->zbuf = NULL;
 }

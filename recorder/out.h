@@ -3,7 +3,9 @@
  *
  * Records are appended to a buffer and written with write(2) when it
  * fills, at each flush interval (50 ms) and at the end.  Only whole
- * records reach the file.  Room for the end record is always kept: the
+ * records reach the file.  Compressed (the default), each write is one
+ * complete zstd frame: a recorder killed in the middle of one leaves a
+ * file whose frames before it all decode.  Room for the end record is always kept: the
  * file is allocated OUT_RESERVE bytes ahead of what is written
  * (fallocate with FALLOC_FL_KEEP_SIZE), and never grows past the file
  * size limit (ulimit -f) less that reserve.  A record that does not fit
@@ -37,11 +39,14 @@ typedef struct out_s {
     uint64_t limit;      /* RLIMIT_FSIZE, or UINT64_MAX */
     int err;             /* why a record was dropped last, or 0 */
     bool full;           /* only the end record may still go in */
+    struct ZSTD_CCtx_s *zc; /* compressing, or NULL */
+    char *zbuf;          /* a frame */
+    size_t zcap;
 } out_t;
 
 /* Create the trace of process pid (O_EXCL, mode 0600, never through a
- * symlink; the next counter when a name is taken).  0, or -1 with a
- * one-line reason in err. */
+ * symlink; the next counter when a name is taken), compressed when
+ * cfg->compress.  0, or -1 with a one-line reason in err. */
 int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
                size_t errlen);
 

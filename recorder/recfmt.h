@@ -110,6 +110,17 @@ static inline char *recfmt_u64(char *p, uint64_t v)
 }
 #endif
 
+/* v in lower-case hex, without leading zeros ("0" for 0): the digits
+ * are computed from the back, nibble by nibble, then moved to p. */
+static inline char *recfmt_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned n = v ? (67u - (unsigned)__builtin_clzll(v)) / 4 : 1;
+    for (unsigned i = n; i-- > 0; v >>= 4)
+        p[i] = hex[v & 15];
+    return p + n;
+}
+
 static inline char *recfmt_i64(char *p, int64_t v)
 {
     if (v < 0) {

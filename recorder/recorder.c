@@ -149,6 +149,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     const char *slash = strrchr(r->exe, '/');
     snprintf(rc->exe_base, sizeof rc->exe_base, "%.255s", slash ? slash + 1 : r->exe);
     clock_init(r->flags & REGION_TSC);
+    records_reset();
     atomic_store(&r->rec_pid, getpid());
     atomic_store(&r->heartbeat, clock_ns());
     if (rc->watch && sampler_init(&rc->smp, rc->pid)) {
@@ -248,7 +249,9 @@ static void release(rec_t *rc)
 }
 
 /* Every published message, and the holes as lost: nobody is left to
- * fill them. */
+ * fill them.  But for as many as the process said a fatal signal cut
+ * at their claim (region.interrupted): those were the events of calls
+ * that never returned, as MSG_LOST with a == 1 is. */
 static void drain_dead(rec_t *rc)
 {
     while (!rc->done && ring_backlog(rc->r) > 0) {
@@ -256,6 +259,9 @@ static void drain_dead(rec_t *rc)
             continue;
         if (!ring_skip_abandoned(rc->r)) {
             ring_skip_lost(rc->r);
+            uint32_t k = atomic_load(&rc->r->interrupted);
+            if (k && atomic_compare_exchange_strong(&rc->r->interrupted, &k, k - 1))
+                continue;
             rc->lost++;
         }
     }
@@ -367,15 +373,16 @@ static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
     return n;
 }
 
-static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, unsigned fn)
+/* A free (of a, by the code at caller). */
+static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller)
 {
     state_found_t f = state_free(m->a);
     if (f.quiet)
         return;
     if (f.known)
-        records_free(&rc->out, t, m->tid, fn, m->a, f.size, m->stack, f.inherited);
+        records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
     else
-        records_unknown_free(&rc->out, t, m->tid, fn, m->a, m->stack);
+        records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);
 }
 
 /* One message. */
@@ -388,23 +395,23 @@ static void take(rec_t *rc, const ring_slot_t *m)
     switch (m->kind) {
     case MSG_ALLOC:
         rc->heap_since++;
-        sim = state_alloc(m->a, m->b, m->c, m->stack);
-        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, m->stack, sim);
+        state_alloc(m->a, m->b, m->c, m->stack);
+        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, m->stack);
         break;
     case MSG_FREE:
         rc->heap_since++;
-        heap_free(rc, m, t, m->fn);
+        heap_free(rc, m, t, m->b);
         break;
     case MSG_REALLOC:
         rc->heap_since++;
         if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
-            heap_free(rc, m, t, m->fn);
+            heap_free(rc, m, t, m->d);
         } else if (!m->b) {
             records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, m->stack);
         } else {
             state_found_t f = state_realloc(m->a, m->b, m->c, m->stack, &sim);
-            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known ? f.size : UINT64_MAX, m->c,
-                            m->stack, sim, f.inherited);
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, m->stack,
+                            f.inherited);
         }
         break;
     case MSG_QUIET:

@@ -11,7 +11,6 @@
 #include "preload/events.h"
 #include "recorder/jsonw.h"
 #include "recorder/recfmt.h"
-#include "recorder/state.h"
 
 #define RECORD_MAX 1024 /* every fixed-shape record fits */
 
@@ -47,12 +46,39 @@ static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
 
 /* ---- jsonw records --------------------------------------------------------------------- */
 
+/* ---- times and threads ------------------------------------------------------------- */
+
+static uint64_t last_us; /* the time of the record before, what the compact ones count from */
+
+/* Threads, by their index in the trace: tid -> index + 1 (open addressing). */
+static struct {
+    int32_t *tid;
+    uint32_t *index;
+    uint32_t mask, n;
+} threads;
+
+void records_reset(void)
+{
+    last_us = 0;
+    free(threads.tid);
+    free(threads.index);
+    memset(&threads, 0, sizeof threads);
+}
+
+/* t (ns since the start) in microseconds; it becomes the time the next
+ * compact record counts from. */
+static uint64_t stamp(uint64_t t)
+{
+    last_us = t / 1000;
+    return last_us;
+}
+
 /* {"ev":ev,"t":...,"tid":... */
 static void head(jsonw_t *w, const char *ev, uint64_t t, pid_t tid)
 {
     jsonw_object_begin(w);
     jsonw_key_str(w, "ev", ev);
-    jsonw_key_u64(w, "t", t);
+    jsonw_key_u64(w, "t", stamp(t));
     jsonw_key_i64(w, "tid", tid);
 }
 
@@ -117,8 +143,8 @@ void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
     jsonw_t w;
     jsonw_init(&w, buf, cap);
     head(&w, "meta", t, tid);
-    jsonw_key_str(&w, "format", "memsim-trace");
-    jsonw_key_u64(&w, "version", TRACE_FORMAT_VERSION);
+    jsonw_key_str(&w, "format", TRACEFMT_FORMAT);
+    jsonw_key_u64(&w, "version", TRACEFMT_VERSION);
     jsonw_key_i64(&w, "pid", m->pid);
     jsonw_key_i64(&w, "ppid", m->ppid);
     jsonw_key_str(&w, "exe", m->exe);
@@ -179,14 +205,14 @@ void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t 
 }
 
 void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
-                          uint32_t stack)
+                          uint64_t caller)
 {
     jsonw_t w;
     begin(o, &w, RECORD_MAX, "error", t, tid);
     jsonw_key_str(&w, "kind", "unknown_free");
     jsonw_key_str(&w, "fn", fn_name(fn));
     jsonw_key_u64(&w, "addr", addr);
-    jsonw_key_u64(&w, "stack", stack);
+    jsonw_key_u64(&w, "caller", caller);
     finish(o, &w);
 }
 
@@ -390,106 +416,157 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
     out_last(o, buf, w.len);
 }
 
-/* ---- the hot records ----------------------------------------------------------------- */
+/* ---- the compact records -------------------------------------------------------------- */
 
-/* "fn" is left out when it is the record's default (dflt): malloc for
- * alloc, free for free, realloc for realloc. */
-static char *hot_head(char *p, const char *ev_lit, size_t ev_len, uint64_t t, pid_t tid,
-                      unsigned fn, unsigned dflt)
+static bool threads_grow(void)
 {
-    p = recfmt_lit(p, ev_lit, ev_len);
-    p = recfmt_u64(p, t);
-    p = RECFMT_LIT(p, ",\"tid\":");
-    p = recfmt_i64(p, tid);
-    if (fn >= FN_COUNT)
-        fn = dflt;
-    if (fn == dflt)
-        return p;
-    p = RECFMT_LIT(p, ",\"fn\":\"");
+    uint32_t cap = threads.mask ? (threads.mask + 1) * 2 : 64;
+    int32_t *tid = calloc(cap, sizeof *tid);
+    uint32_t *index = calloc(cap, sizeof *index);
+    if (!tid || !index) {
+        free(tid);
+        free(index);
+        return false;
+    }
+    for (uint32_t i = 0; threads.mask && i <= threads.mask; i++) {
+        if (!threads.index[i])
+            continue;
+        uint32_t j = (uint32_t)threads.tid[i] * 2654435761u & (cap - 1);
+        while (index[j])
+            j = (j + 1) & (cap - 1);
+        tid[j] = threads.tid[i];
+        index[j] = threads.index[i];
+    }
+    free(threads.tid);
+    free(threads.index);
+    threads.tid = tid;
+    threads.index = index;
+    threads.mask = cap - 1;
+    return true;
+}
+
+/* The index of thread tid in this trace; a thread seen for the first
+ * time gets the next one, and its "thread" record goes first. */
+static uint32_t thread_index(out_t *o, uint64_t t, pid_t tid)
+{
+    if ((threads.n + 1) * 2 > threads.mask + 1 && !threads_grow())
+        return 0;
+    uint32_t i = (uint32_t)tid * 2654435761u & threads.mask;
+    for (; threads.index[i]; i = (i + 1) & threads.mask)
+        if (threads.tid[i] == tid)
+            return threads.index[i] - 1;
+    threads.tid[i] = tid;
+    threads.index[i] = ++threads.n;
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, "thread", t, tid);
+    jsonw_key_u64(&w, "index", threads.n - 1);
+    finish(o, &w);
+    return threads.n - 1;
+}
+
+/* ["x",dt,thread, — the time counted from the record before. */
+static char *compact_head(out_t *o, char **start, char tag, uint64_t t, pid_t tid)
+{
+    uint32_t index = thread_index(o, t, tid);
+    uint64_t us = t / 1000;
+    char *p = *start = out_line(o, RECFMT_MAX);
+    p = RECFMT_LIT(p, "[\"");
+    *p++ = tag;
+    p = RECFMT_LIT(p, "\",");
+    p = recfmt_i64(p, (int64_t)(us - last_us));
+    last_us = us;
+    *p++ = ',';
+    return recfmt_u64(p, index);
+}
+
+static char *hex_str(char *p, uint64_t v)
+{
+    p = RECFMT_LIT(p, ",\"");
+    p = recfmt_hex(p, v);
+    return RECFMT_LIT(p, "\"");
+}
+
+/* ,"name" of fn */
+static char *fn_str(char *p, unsigned fn)
+{
+    p = RECFMT_LIT(p, ",\"");
     memcpy(p, fn_names[fn].s, sizeof fn_names[fn].s);
     p += fn_names[fn].n;
     return RECFMT_LIT(p, "\"");
 }
-#define HOT_HEAD(p, ev, t, tid, fn, dflt)                                                   \
-    hot_head((p), "{\"ev\":\"" ev "\",\"t\":", sizeof("{\"ev\":\"" ev "\",\"t\":") - 1, (t), \
-             (tid), (fn), (dflt))
 
-static char *hot_sim(char *p, uint64_t sim)
+static void compact_end(out_t *o, const char *start, char *p)
 {
-    p = RECFMT_LIT(p, ",\"sim\":");
-    return sim == STATE_NO_SIM ? RECFMT_LIT(p, "null") : recfmt_u64(p, sim);
-}
-
-static void hot_end(out_t *o, const char *start, char *p)
-{
-    p = RECFMT_LIT(p, "}\n");
+    p = RECFMT_LIT(p, "]\n");
     out_commit(o, (size_t)(p - start));
 }
 
 void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
-                   uint64_t align, uint32_t stack, uint64_t sim)
+                   uint64_t align, uint32_t stack)
 {
-    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "alloc", t, tid, fn, FN_MALLOC);
-    p = RECFMT_LIT(p, ",\"addr\":");
-    p = recfmt_u64(p, addr);
-    p = RECFMT_LIT(p, ",\"size\":");
+    char *start, *p = compact_head(o, &start, TRACEFMT_TAG_ALLOC, t, tid);
+    p = hex_str(p, addr);
+    *p++ = ',';
     p = recfmt_u64(p, size);
-    if (align != RECORD_ALIGN) {
-        p = RECFMT_LIT(p, ",\"align\":");
-        p = recfmt_u64(p, align);
-    }
-    p = RECFMT_LIT(p, ",\"stack\":");
+    *p++ = ',';
     p = recfmt_u64(p, stack);
-    p = hot_sim(p, sim);
-    hot_end(o, start, p);
+    if (fn >= FN_COUNT)
+        fn = FN_MALLOC;
+    if (fn != FN_MALLOC || align != TRACEFMT_DEFAULT_ALIGN) {
+        p = fn_str(p, fn);
+        if (align != TRACEFMT_DEFAULT_ALIGN) {
+            *p++ = ',';
+            p = recfmt_u64(p, align);
+        }
+    }
+    compact_end(o, start, p);
 }
 
-void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
-                  uint32_t stack, bool inherited)
+/* ,flags[,"fn"] when either is not the default. */
+static char *flags_fn(char *p, unsigned flags, unsigned fn, unsigned dflt)
 {
-    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "free", t, tid, fn, FN_FREE);
-    p = RECFMT_LIT(p, ",\"addr\":");
-    p = recfmt_u64(p, addr);
-    p = RECFMT_LIT(p, ",\"size\":");
-    p = recfmt_u64(p, size);
-    p = RECFMT_LIT(p, ",\"stack\":");
-    p = recfmt_u64(p, stack);
-    if (inherited)
-        p = RECFMT_LIT(p, ",\"inherited\":true"); /* allocated before a fork */
-    hot_end(o, start, p);
+    if (fn >= FN_COUNT)
+        fn = dflt;
+    if (!flags && fn == dflt)
+        return p;
+    *p++ = ',';
+    p = recfmt_u64(p, flags);
+    return fn == dflt ? p : fn_str(p, fn);
+}
+
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited)
+{
+    char *start, *p = compact_head(o, &start, TRACEFMT_TAG_FREE, t, tid);
+    p = hex_str(p, addr);
+    p = flags_fn(p, inherited ? TRACEFMT_F_INHERITED : 0, fn, FN_FREE);
+    compact_end(o, start, p);
 }
 
 void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
-                     uint64_t old_size, uint64_t size, uint32_t stack, uint64_t sim,
-                     bool inherited)
+                     bool known, uint64_t size, uint32_t stack, bool inherited)
 {
-    char *start = out_line(o, RECFMT_MAX), *p = HOT_HEAD(start, "realloc", t, tid, fn, FN_REALLOC);
-    p = RECFMT_LIT(p, ",\"old_addr\":");
-    p = recfmt_u64(p, old);
-    p = RECFMT_LIT(p, ",\"addr\":");
-    p = recfmt_u64(p, addr);
-    p = RECFMT_LIT(p, ",\"old_size\":");
-    p = old_size == UINT64_MAX ? RECFMT_LIT(p, "null") : recfmt_u64(p, old_size);
-    p = RECFMT_LIT(p, ",\"size\":");
+    char *start, *p = compact_head(o, &start, TRACEFMT_TAG_REALLOC, t, tid);
+    p = hex_str(p, old);
+    p = hex_str(p, addr);
+    *p++ = ',';
     p = recfmt_u64(p, size);
-    p = RECFMT_LIT(p, ",\"stack\":");
+    *p++ = ',';
     p = recfmt_u64(p, stack);
-    p = hot_sim(p, sim);
-    if (inherited)
-        p = RECFMT_LIT(p, ",\"inherited\":true");
-    hot_end(o, start, p);
+    unsigned flags = (inherited ? TRACEFMT_F_INHERITED : 0) | (known ? 0 : TRACEFMT_F_OLD_UNKNOWN);
+    p = flags_fn(p, flags, fn, FN_REALLOC);
+    compact_end(o, start, p);
 }
 
 void records_realloc_failed(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
                             uint64_t size, uint32_t stack)
 {
-    char *start = out_line(o, RECFMT_MAX),
-         *p = HOT_HEAD(start, "realloc_failed", t, tid, fn, FN_REALLOC);
-    p = RECFMT_LIT(p, ",\"addr\":");
-    p = recfmt_u64(p, addr);
-    p = RECFMT_LIT(p, ",\"size\":");
+    char *start, *p = compact_head(o, &start, TRACEFMT_TAG_REALLOC_FAILED, t, tid);
+    p = hex_str(p, addr);
+    *p++ = ',';
     p = recfmt_u64(p, clamp63(size));
-    p = RECFMT_LIT(p, ",\"stack\":");
+    *p++ = ',';
     p = recfmt_u64(p, stack);
-    hot_end(o, start, p);
+    if (fn < FN_COUNT && fn != FN_REALLOC)
+        p = fn_str(p, fn);
+    compact_end(o, start, p);
 }

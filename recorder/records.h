@@ -1,11 +1,14 @@
 /*
- * records: the bytes of every trace record (docs/trace-format.md), into
- * the trace file (recorder/out.h).
+ * records: the bytes of every trace record (docs/trace-format.md,
+ * version 3; the spellings shared with the readers are core/tracefmt.h),
+ * into the trace file (recorder/out.h).
  *
- * The three records written millions of times (alloc, free, realloc)
- * are built with recfmt's literal pieces; the rest with jsonw.  Every
- * record starts {"ev":...,"t":...,"tid":...: t in ns since the trace's
- * start.
+ * The records written millions of times (alloc, free, realloc and
+ * realloc_failed) are compact arrays built with recfmt's literal pieces,
+ * their time a difference from the record before and their thread an
+ * index a "thread" record gives; the rest are objects built with jsonw,
+ * starting {"ev":...,"t":...,"tid":...  Every t is given here in ns since
+ * the trace's start and written in microseconds.
  */
 #ifndef MEMSIM_RECORDER_RECORDS_H
 #define MEMSIM_RECORDER_RECORDS_H
@@ -16,10 +19,9 @@
 #include <sys/types.h>
 
 #include "core/procfs.h"
+#include "core/tracefmt.h"
 #include "recorder/out.h"
 
-#define TRACE_FORMAT_VERSION 2
-#define RECORD_ALIGN 16 /* alloc records leave out "align" when it is this */
 
 typedef struct records_meta_s {
     pid_t pid, ppid;
@@ -42,17 +44,19 @@ void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint6
 void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t *frames,
                    unsigned n);
 
-/* fn: events_fn_t (preload/events.h); sim: STATE_NO_SIM for null. */
+/* A new trace: times and thread indexes start over. */
+void records_reset(void);
+
+/* fn: events_fn_t (preload/events.h). */
 void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
-                   uint64_t align, uint32_t stack, uint64_t sim);
-void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
-                  uint32_t stack, bool inherited);
+                   uint64_t align, uint32_t stack);
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited);
+/* A free of no live block; caller: the return address of the free. */
 void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
-                          uint32_t stack);
-/* old_size: UINT64_MAX when the old block was unknown. */
+                          uint64_t caller);
+/* known: the old block was live (inherited: from before a fork). */
 void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
-                     uint64_t old_size, uint64_t size, uint32_t stack, uint64_t sim,
-                     bool inherited);
+                     bool known, uint64_t size, uint32_t stack, bool inherited);
 void records_realloc_failed(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
                             uint64_t size, uint32_t stack);
 

@@ -2,8 +2,8 @@
  * fuzz_reader: libFuzzer over memsim-analyze's trace reader, summary,
  * findings and allocation sites (their bookkeeping: stacks and modules
  * are tracked, nothing is symbolized, so no file named by the input is
- * opened).  Any input is a "trace"; nothing may crash, leak or trip a
- * sanitizer.  `make fuzz` runs it briefly (FUZZ_SECONDS, default 20),
+ * opened).  Any input is a "trace", plain or zstd-compressed; nothing
+ * may crash, leak or trip a sanitizer.  `make fuzz` runs it briefly (FUZZ_SECONDS, default 20),
  * seeded with tests/fuzz/corpus/.
  */
 #include <stdbool.h>
@@ -24,15 +24,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!size)
         return 0;
     reader_t r;
-    memset(&r, 0, sizeof r);
-    r.path = "fuzz";
-    r.quiet = true; /* problems counted, not printed: fast, and stderr stays the fuzzer's */
-    r.f = fmemopen((void *)data, size, "r");
-    if (!r.f)
+    FILE *in = fmemopen((void *)data, size, "r");
+    if (!in)
         return 0;
+    if (reader_from(&r, in, "fuzz")) {
+        fclose(in);
+        return 0;
+    }
+    r.quiet = true; /* problems counted, not printed: fast, and stderr stays the fuzzer's */
     summary_t s;
     if (summary_init(&s)) {
         reader_close(&r);
+        fclose(in);
         return 0;
     }
     symbols_t store;
@@ -65,5 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(f);
     summary_fini(&s);
     reader_close(&r);
+    fclose(in);
     return 0;
 }

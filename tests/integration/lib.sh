@@ -7,8 +7,14 @@ FAILED=0
 BUILD=${BUILD:-build}
 MEMSIM=$BUILD/memsim
 JSONQ=$BUILD/jsonq
+# The checks read traces with grep: plain ones (test_compress.sh checks
+# the default, compressed).
+export MEMSIM_COMPRESS=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/memsim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+
+# trace_text FILE: a trace's text, plain or compressed.
+trace_text() { "$BUILD/tracecheck" --cat "$1"; }
 
 pass() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "not ok - $1: $2"; }

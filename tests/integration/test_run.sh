@@ -23,7 +23,7 @@ for need in "$LIB" "$TRACECHECK" "$PROG/touch_mb" "$PROG/tree_touch"; do
 done
 LIMIT=30 # seconds for any one run: a hang fails the test, not CI
 unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
-    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID
+    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID MEMSIM_COMPRESS
 
 run() { timeout "$LIMIT" "$MEMSIM" run "$@"; }
 
@@ -43,7 +43,7 @@ expect_cmp() {
 # cut by SIGKILL may pass as --truncated instead); one check.
 check_traces() {
     n=0 bad=""
-    for f in "$2"/memsim.*.jsonl; do
+    for f in "$2"/memsim.*.jsonl "$2"/memsim.*.jsonl.zst; do
         [ -e "$f" ] || continue
         n=$((n + 1))
         if ! "$TRACECHECK" "$f" >/dev/null 2>"$TMP/tc.err" &&
@@ -140,6 +140,18 @@ D=$TMP/nochildren
 expect_status "--no-children: runs" 0 run --no-children --out "$D" "$PROG/tree_touch" 2 1 0
 expect_eq "--no-children: one trace" "$(field "$D" traces.#)" 1
 
+# --no-compress: plain traces, and the variable that says so.
+D=$TMP/plain
+expect_status "--no-compress: runs" 0 run --no-compress --out "$D" "$PROG/tree_touch" 2 1 0
+expect_eq "--no-compress: plain traces, listed" \
+    "$(find "$D" -name 'memsim.*.jsonl' | wc -l | tr -d ' ')/$(field "$D" traces.#)" 3/3
+expect_eq "--no-compress: none compressed" "$(find "$D" -name '*.zst' | wc -l | tr -d ' ')" 0
+check_traces "--no-compress" "$D"
+expect_status "--no-compress: MEMSIM_COMPRESS=0 in the environment" 0 \
+    timeout "$LIMIT" "$MEMSIM" run --no-compress --out "$TMP/plain-env" --no-children -- \
+    sh -c 'env >"$1"' sh "$TMP/plain-env.txt"
+expect_grep "--no-compress: MEMSIM_COMPRESS=0" "^MEMSIM_COMPRESS=0\$" "$TMP/plain-env.txt"
+
 # The environment the command gets.
 D=$TMP/env
 expect_status "options reach the environment" 0 env LD_PRELOAD=libm.so.6 MEMSIM_ROOT_PID=1 \
@@ -201,7 +213,8 @@ term_sleep() {
     timeout "$LIMIT" "$MEMSIM" run --out "$1" sleep 5 >/dev/null 2>&1 &
     waiter=$!
     i=0
-    while [ $i -lt 200 ] && ! grep -qs '"ev":"module"' "$1"/memsim.sleep.*; do
+    while [ $i -lt 200 ] && ! { trace_text "$1"/memsim.sleep.*.zst 2>/dev/null |
+        grep -qs '"ev":"module"'; }; do
         sleep 0.02
         i=$((i + 1))
     done
@@ -216,7 +229,7 @@ term_sleep "$D" 0.2
 expect_eq "SIGTERM to memsim run: 128+15" "$?" 143
 expect_eq "SIGTERM forwarded: reason completed" "$(field "$D" reason)" completed
 expect_eq "SIGTERM forwarded: exit_code -15" "$(field "$D" exit_code)" -15
-f=$(find "$D" -name 'memsim.sleep.*.jsonl')
+f=$(find "$D" -name 'memsim.sleep.*.jsonl.zst')
 expect_status "SIGTERM forwarded: the trace ends with the signal" 0 \
     "$TRACECHECK" --expect-end signal "${f:-/dev/null}"
 
@@ -229,7 +242,7 @@ bad=0
 for round in $(seq 20); do
     D=$TMP/twice.$round
     term_sleep "$D" 0.1
-    f=$(find "$D" -name 'memsim.sleep.*.jsonl')
+    f=$(find "$D" -name 'memsim.sleep.*.jsonl.zst')
     "$TRACECHECK" --expect-end signal "${f:-/dev/null}" >/dev/null 2>&1 || bad=$((bad + 1))
 done
 expect_eq "SIGTERM forwarded twice: 20 traces end with the signal" "$bad" 0

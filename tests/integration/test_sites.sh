@@ -192,8 +192,8 @@ if [ "${SANITIZE:-}" != 1 ]; then
         "$(grep -o '"path":"[^"]*libplug_[ab].so"' "$T" | sort -u | tr '\n' ' ')" \
         "\"path\":\"$DL/libplug_a.so\" \"path\":\"$DL/libplug_b.so\" "
     ua=$(grep -n '"op":"unload"' "$T" | head -n 1 | cut -d: -f1)
-    lb=$(grep -n '"size":222,' "$T" | tail -n 1 | cut -d: -f1)
-    la=$(grep -n '"size":111,' "$T" | tail -n 1 | cut -d: -f1)
+    lb=$(grep -n '^\["a",[-0-9]*,[0-9]*,"[0-9a-f]*",222,' "$T" | tail -n 1 | cut -d: -f1)
+    la=$(grep -n '^\["a",[-0-9]*,[0-9]*,"[0-9a-f]*",111,' "$T" | tail -n 1 | cut -d: -f1)
     expect_eq "a's last allocation before the first unload" "$([ "$la" -lt "$ua" ] && echo yes)" yes
     expect_eq "b's allocations all before the last unload" \
         "$([ "$lb" -lt "$(grep -n '"op":"unload"' "$T" | tail -n 1 | cut -d: -f1)" ] && echo yes)" yes

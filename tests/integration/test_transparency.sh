@@ -39,7 +39,7 @@ LIMIT=20 # seconds for any one run; then SIGKILL 2 s later (a hung process may b
 TAG=4096:777
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
-    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID
+    MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID MEMSIM_COMPRESS
 ulimit -c 0 2>/dev/null # the crashing programs dump no core
 
 # ---- helpers (as in test_preload.sh; test_run.sh has a check_traces of its own) ------
@@ -104,7 +104,8 @@ pair() {
 }
 
 # ntraces: the number of trace files in $OUT.
-ntraces() { find "$OUT" -name 'memsim.*.jsonl' | wc -l | tr -d ' '; }
+# (The traces are what users get: compressed, .jsonl.zst.)
+ntraces() { find "$OUT" -name 'memsim.*.jsonl.zst' | wc -l | tr -d ' '; }
 
 # check_trace NAME FILE [TRACECHECK OPTIONS]: one trace passes
 # tracecheck; its summary line is left in FILE.tc.
@@ -126,7 +127,7 @@ check_traces() {
     name=$1
     shift
     n=0 bad=""
-    for f in "$OUT"/memsim.*.jsonl; do
+    for f in "$OUT"/memsim.*.jsonl.zst; do
         [ -e "$f" ] || continue
         n=$((n + 1))
         if ! "$TRACECHECK" "$@" "$f" >"$f.tc" 2>"$f.tcerr"; then
@@ -147,18 +148,19 @@ tc() { sed -n "s/.*\\<$1=\\([^ ]*\\).*/\\1/p" "$2.tc" 2>/dev/null; }
 
 # only_trace: the path of the single trace in $OUT (empty when not one).
 only_trace() {
-    [ "$(ntraces)" = 1 ] && find "$OUT" -name 'memsim.*.jsonl'
+    [ "$(ntraces)" = 1 ] && find "$OUT" -name 'memsim.*.jsonl.zst'
 }
 
 # end_field FIELD FILE: a field of the trace's last record (the end).
-end_field() { tail -n 1 "${2:-/dev/null}" 2>/dev/null | "$JSONQ" "$1" 2>/dev/null; }
+end_field() { trace_text "${2:-/dev/null}" 2>/dev/null | tail -n 1 | "$JSONQ" "$1" 2>/dev/null; }
 
 # trace_of_exe EXE: the trace in $OUT of the first process named EXE (a
 # pattern), the one that was not forked (its parent_trace is null).
 trace_of_exe() {
-    for f in "$OUT"/memsim.$1.*.jsonl; do
+    for f in "$OUT"/memsim.$1.*.jsonl.zst; do
         [ -e "$f" ] || continue
-        [ "$(head -n 1 "$f" | "$JSONQ" parent_trace 2>/dev/null)" = null ] && echo "$f" && return
+        [ "$(trace_text "$f" | head -n 1 | "$JSONQ" parent_trace 2>/dev/null)" = null ] &&
+            echo "$f" && return
     done
 }
 
@@ -257,7 +259,7 @@ st=$?
 expect_same "out_moved: same stdout" "$TMP/p.out" "$TMP/t.out"
 expect_same "out_moved: same stderr" "$TMP/p.err" "$TMP/t.err"
 same_status "out_moved" "$st" "$plain"
-f=$(find "$OUT.moved" -name 'memsim.*.jsonl' 2>/dev/null | head -n 1)
+f=$(find "$OUT.moved" -name 'memsim.*.jsonl.zst' 2>/dev/null | head -n 1)
 check_trace "out_moved" "$f" --tag "$TAG" --expect-end exit
 expect_eq "out_moved: dropped 0" "$(end_field dropped "$f")" 0
 expect_eq "out_moved: every tagged allocation, after the move too" "$(tc tagged "$f")" 220000
@@ -474,10 +476,13 @@ pair "clone_child" "$PROG/clone_child"
 TRACE_ENV=
 # The parent: the trace whose ppid is no traced process's pid.
 parent=""
-for f in "$OUT"/memsim.*.jsonl; do
+for f in "$OUT"/memsim.*.jsonl.zst; do
     [ -e "$f" ] || continue
-    pp=$(head -n 1 "$f" | "$JSONQ" ppid 2>/dev/null)
-    grep -l "^{\"ev\":\"meta\",.*\"pid\":$pp," "$OUT"/memsim.*.jsonl >/dev/null 2>&1 || parent=$f
+    pp=$(trace_text "$f" | head -n 1 | "$JSONQ" ppid 2>/dev/null)
+    for g in "$OUT"/memsim.*.jsonl.zst; do
+        trace_text "$g" | head -n 1 | grep -q "^{\"ev\":\"meta\",.*\"pid\":$pp," && continue 2
+    done
+    parent=$f
 done
 check_trace "clone_child: the parent's trace" "$parent" --tag "$TAG" --expect-end exit
 expect_eq "clone_child: the parent's trace holds the parent's tagged allocations, not the child's" \

@@ -475,7 +475,17 @@ END_TEST
  * Trace paths
  * ------------------------------------------------------------------- */
 
+/* The path tests below are of plain traces; compressed_paths of the
+ * default. */
 static const config_t *with_output(const char *output)
+{
+    env_clear();
+    env_set("MEMSIM_OUTPUT", output);
+    env_set("MEMSIM_COMPRESS", "0");
+    return load_ok();
+}
+
+static const config_t *with_output_compressed(const char *output)
 {
     env_clear();
     env_set("MEMSIM_OUTPUT", output);
@@ -500,6 +510,7 @@ START_TEST(directory_paths)
     c = with_output("/");
     ck_assert_str_eq(path(c, "prog", 7), "/memsim.prog.1234.7.jsonl");
     env_clear();
+    env_set("MEMSIM_COMPRESS", "0");
     c = load_ok();
     ck_assert_str_eq(path(c, "prog", 0), "./memsim.prog.1234.0.jsonl");
 
@@ -562,6 +573,24 @@ START_TEST(pattern_paths)
 }
 END_TEST
 
+START_TEST(compressed_paths)
+{
+    env_clear();
+    const config_t *c = load_ok();
+    ck_assert(c->compress);
+    ck_assert_str_eq(path(c, "prog", 0), "./memsim.prog.1234.0.jsonl.zst");
+    c = with_output_compressed("/tmp/traces/");
+    ck_assert_str_eq(path(c, "prog", 3), "/tmp/traces/memsim.prog.1234.3.jsonl.zst");
+    /* A pattern gets ".zst" after it, unless it ends so already. */
+    c = with_output_compressed("/tmp/%e-%p.jsonl");
+    ck_assert_str_eq(path(c, "prog", 0), "/tmp/prog-1234.jsonl.zst");
+    c = with_output_compressed("/tmp/%e-%p.zst");
+    ck_assert_str_eq(path(c, "prog", 0), "/tmp/prog-1234.zst");
+    c = with_output_compressed("/tmp/%p");
+    ck_assert_str_eq(path(c, "prog", 0), "/tmp/1234.zst");
+}
+END_TEST
+
 /* For every len up to the exact size: -1, out "" and nothing past len. */
 static void check_fit(const config_t *c, const char *want)
 {
@@ -589,6 +618,8 @@ START_TEST(small_buffers_refused_without_overflow)
     check_fit(with_output("/tmp/t/"), "/tmp/t/memsim.prog.1234.7.jsonl");
     check_fit(with_output("/tmp/t"), "/tmp/t/memsim.prog.1234.7.jsonl");
     check_fit(with_output("/tmp/%e-%p-%n%%.jsonl"), "/tmp/prog-1234-7%.jsonl");
+    check_fit(with_output_compressed("/tmp/t"), "/tmp/t/memsim.prog.1234.7.jsonl.zst");
+    check_fit(with_output_compressed("/tmp/%e-%p-%n%%.jsonl"), "/tmp/prog-1234-7%.jsonl.zst");
 }
 END_TEST
 
@@ -656,6 +687,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, directory_paths);
     tcase_add_test(tc, exe_names_never_add_components);
     tcase_add_test(tc, pattern_paths);
+    tcase_add_test(tc, compressed_paths);
     tcase_add_test(tc, small_buffers_refused_without_overflow);
     tcase_add_test(tc, expansion_longer_than_path_max_refused);
     tcase_add_test(tc, counter_in_path);

@@ -5,25 +5,51 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/tracein.h"
 #include "recorder/out.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
 static char dir[64];
 
+/* A plain trace's configuration (the compressed tests set compress). */
 static config_t cfg_for(const char *d)
 {
     config_t c;
     config_defaults(&c);
     snprintf(c.output, sizeof c.output, "%s", d);
+    c.compress = false;
     return c;
+}
+
+/* The whole of a trace file as tracein decodes it, NUL-terminated. */
+static char *decoded(const char *path, size_t *len, bool *cut)
+{
+    tracein_t *in = tracein_open(path);
+    ck_assert_ptr_nonnull(in);
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; (got = tracein_read(in, buf + n, cap - n));) {
+        n += got;
+        if (n == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    }
+    ck_assert_ptr_null(tracein_error(in));
+    *cut = tracein_cut(in);
+    tracein_close(in);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
 }
 
 static void make_dir(void)
@@ -128,6 +154,97 @@ START_TEST(the_file_size_limit_keeps_room_for_the_end)
 }
 END_TEST
 
+/* Compressed: a frame at each flush, and together they decode to every
+ * record in order; the file is locked while it is being written. */
+START_TEST(compressed_records_decode_whole)
+{
+    make_dir();
+    config_t c = cfg_for(dir);
+    c.compress = true;
+    out_t o;
+    char err[600];
+    ck_assert_int_eq(out_create(&o, &c, "p", 1, err, sizeof err), 0);
+    ck_assert(strstr(o.path, ".jsonl.zst"));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", o.path);
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_SH | LOCK_NB), -1); /* the writer holds it */
+    char rec[64];
+    for (int i = 0; i < 200000; i++) {
+        int n = snprintf(rec, sizeof rec, "[\"a\",%d,0,\"%x\",16,1]\n", i % 7, i);
+        memcpy(out_line(&o, (size_t)n), rec, (size_t)n);
+        out_commit(&o, (size_t)n);
+        if (i % 50000 == 0)
+            out_flush(&o); /* several frames */
+    }
+    out_last(&o, "{\"ev\":\"end\"}\n", 13);
+    out_close(&o);
+    ck_assert_int_eq(flock(fd, LOCK_SH | LOCK_NB), 0); /* closed: free */
+    close(fd);
+    ck_assert_uint_eq(o.records, 200001);
+    ck_assert_uint_eq(o.dropped, 0);
+    size_t len;
+    bool cut;
+    char *text = decoded(path, &len, &cut);
+    ck_assert(!cut);
+    char *p = text;
+    for (int i = 0; i < 200000; i++) {
+        int n = snprintf(rec, sizeof rec, "[\"a\",%d,0,\"%x\",16,1]\n", i % 7, i);
+        REQUIRE(strncmp(p, rec, (size_t)n) == 0, "record %d differs", i);
+        p += n;
+    }
+    ck_assert_str_eq(p, "{\"ev\":\"end\"}\n");
+    ck_assert_int_lt(size_of(path), (off_t)len / 4); /* it does compress */
+    free(text);
+    remove_dir();
+}
+END_TEST
+
+/* Compressed under ulimit -f: the frames that fit, whole records only,
+ * then the end; what was dropped is counted exactly. */
+START_TEST(compressed_file_size_limit)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {256u << 10, RLIM_INFINITY};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    make_dir();
+    config_t c = cfg_for(dir);
+    c.compress = true;
+    out_t o;
+    char err[600];
+    ck_assert_int_eq(out_create(&o, &c, "p", 1, err, sizeof err), 0);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", o.path);
+    /* Records that compress badly: a pseudo-random hex number each. */
+    uint64_t x = 88172645463325252ull;
+    char rec[64];
+    int total = 100000;
+    for (int i = 0; i < total; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int n = snprintf(rec, sizeof rec, "[\"f\",1,0,\"%016llx\"]\n", (unsigned long long)x);
+        memcpy(out_line(&o, (size_t)n), rec, (size_t)n);
+        out_commit(&o, (size_t)n);
+    }
+    out_last(&o, "{\"ev\":\"end\"}\n", 13);
+    out_close(&o);
+    ck_assert_int_le(size_of(path), 256 << 10);
+    size_t len;
+    bool cut;
+    char *text = decoded(path, &len, &cut);
+    ck_assert(!cut);
+    long lines = 0;
+    for (char *q = text; (q = strchr(q, '\n')); q++)
+        lines++;
+    ck_assert_int_gt(lines, 1000); /* a good part of it went in */
+    ck_assert_uint_eq(o.dropped, (uint64_t)(total + 1 - lines));
+    ck_assert(strstr(text, "{\"ev\":\"end\"}\n") == text + len - 13);
+    ck_assert_int_eq(o.err, EFBIG);
+    free(text);
+    remove_dir();
+}
+END_TEST
+
 Suite *out_suite(void)
 {
     Suite *s = suite_create("out");
@@ -135,6 +252,8 @@ Suite *out_suite(void)
     tcase_add_test(tc, names_are_never_reused);
     tcase_add_test(tc, records_reach_the_file_whole);
     tcase_add_test(tc, the_file_size_limit_keeps_room_for_the_end);
+    tcase_add_test(tc, compressed_records_decode_whole);
+    tcase_add_test(tc, compressed_file_size_limit);
     suite_add_tcase(s, tc);
     return s;
 }

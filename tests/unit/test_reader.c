@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "analyzer/reader.h"
 #include "core/rng.h"
@@ -124,6 +126,144 @@ static void write_corpus(char *path, int n)
     for (int i = 0; i < n; i++)
         line(f, &rng);
     fclose(f);
+}
+
+/* ---- version 3 ------------------------------------------------------------------- */
+
+/* An address as the writer spells it, or a near miss of one. */
+static const char *hex(rng_t *r, char *buf)
+{
+    uint64_t v = big(r);
+    switch (rng_below(r, 24)) {
+    case 0: snprintf(buf, 40, "%" PRIX64, v | 0xa); break;         /* upper case */
+    case 1: snprintf(buf, 40, "0x%" PRIx64, v); break;             /* a prefix */
+    case 2: snprintf(buf, 40, "1%016" PRIx64, v); break;           /* 17 digits */
+    case 3: snprintf(buf, 40, "%s", ""); break;                    /* empty */
+    case 4: snprintf(buf, 40, "-%" PRIx64, v); break;              /* a sign */
+    case 5: snprintf(buf, 40, "%016" PRIx64, v); break;            /* leading zeros: read */
+    case 6: snprintf(buf, 40, "%" PRIx64 "g", v); break;           /* not hex */
+    default: snprintf(buf, 40, "%" PRIx64, rng_next(r) >> rng_below(r, 64)); break;
+    }
+    return buf;
+}
+
+/* One version 3 line: the compact records in every variant the writer
+ * makes, near misses, and now and then a thread record or an object. */
+static void line3(FILE *f, rng_t *r, unsigned *threads)
+{
+    char h1[40], h2[40];
+    long long dt = (long long)rng_below(r, 2000) - (rng_below(r, 8) == 0 ? 1500 : 0);
+    unsigned ti = *threads ? (unsigned)rng_below(r, *threads + (rng_below(r, 50) == 0)) : 0;
+    uint64_t size = big(r), stack = rng_below(r, 1000);
+    const char *pad = rng_below(r, 6) == 0 ? "  " : "";
+    static const char *const fns[] = {"calloc", "memalign", "aligned_alloc", "valloc", "new"};
+    switch (rng_below(r, 16)) {
+    case 0: case 1: case 2: case 3:
+        fprintf(f, "[\"a\",%lld,%u,\"%s\",%" PRIu64 ",%" PRIu64, dt, ti, hex(r, h1), size,
+                stack);
+        if (rng_below(r, 3) == 0) {
+            fprintf(f, ",\"%s\"", fns[rng_below(r, 5)]);
+            if (rng_below(r, 2))
+                fprintf(f, ",%" PRIu64, big(r));
+        }
+        fprintf(f, "]%s\n", pad);
+        break;
+    case 4: case 5: case 6: case 7:
+        fprintf(f, "[\"f\",%lld,%u,\"%s\"", dt, ti, hex(r, h1));
+        if (rng_below(r, 4) == 0) {
+            fprintf(f, ",%u", (unsigned)rng_below(r, 4));
+            if (rng_below(r, 2))
+                fprintf(f, ",\"%s\"", rng_below(r, 2) ? "reallocarray" : "free_sized");
+        }
+        fprintf(f, "]%s\n", pad);
+        break;
+    case 8: case 9:
+        fprintf(f, "[\"r\",%lld,%u,\"%s\",\"%s\",%" PRIu64 ",%" PRIu64, dt, ti, hex(r, h1),
+                hex(r, h2), size, stack);
+        if (rng_below(r, 3) == 0) {
+            fprintf(f, ",%u", (unsigned)rng_below(r, 4));
+            if (rng_below(r, 2))
+                fprintf(f, ",\"reallocarray\"");
+        }
+        fprintf(f, "]%s\n", pad);
+        break;
+    case 10:
+        fprintf(f, "[\"x\",%lld,%u,\"%s\",%" PRIu64 ",%" PRIu64 "%s]\n", dt, ti, hex(r, h1),
+                size, stack, rng_below(r, 2) ? ",\"reallocarray\"" : "");
+        break;
+    case 11: /* valid JSON, not the writer's spacing */
+        fprintf(f, "[ \"f\" , %lld , %u , \"%s\" ]\n", dt, ti, hex(r, h1));
+        break;
+    case 12: /* the wrong number or kind of elements */
+        switch (rng_below(r, 6)) {
+        case 0: fprintf(f, "[\"a\",%lld,%u,\"%s\",%" PRIu64 "]\n", dt, ti, hex(r, h1), size); break;
+        case 1: fprintf(f, "[\"f\",%lld,%u,\"%s\",1,\"free\",7]\n", dt, ti, hex(r, h1)); break;
+        case 2: fprintf(f, "[\"a\",%lld,%u,\"%s\",1,2,16]\n", dt, ti, hex(r, h1)); break;
+        case 3: fprintf(f, "[\"q\",%lld,%u]\n", dt, ti); break;
+        case 4: fprintf(f, "[\"r\",%lld,%u,\"%s\",%" PRIu64 ",1,2]\n", dt, ti, hex(r, h1), size); break;
+        default: fprintf(f, "[\"f\",\"%lld\",%u,\"%s\"]\n", dt, ti, hex(r, h1)); break;
+        }
+        break;
+    case 13:
+        fprintf(f, "{\"ev\":\"thread\",\"t\":%" PRIu64 ",\"tid\":%u,\"index\":%u}\n",
+                rng_below(r, 1000000), 1000 + *threads, *threads);
+        ++*threads;
+        break;
+    case 14:
+        fprintf(f, "{\"ev\":\"phase\",\"t\":%" PRIu64 ",\"tid\":1,\"op\":\"begin\","
+                   "\"name\":\"p\"}\n", rng_below(r, 1000000));
+        break;
+    default: /* cut short */
+        fprintf(f, "[\"a\",%lld,%u,\"%s\n", dt, ti, hex(r, h1));
+        break;
+    }
+}
+
+static void write_corpus3(char *path, int n)
+{
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":3}\n");
+    fprintf(f, "{\"ev\":\"thread\",\"t\":0,\"tid\":1,\"index\":0}\n");
+    unsigned threads = 1;
+    rng_t rng;
+    rng_seed(&rng, 2027);
+    for (int i = 0; i < n; i++)
+        line3(f, &rng, &threads);
+    fclose(f);
+}
+
+/* path compressed into zpath as memsim-recorder writes it: one frame
+ * per frame_bytes of input (cut anywhere, as out.c cuts at a flush). */
+static void compress_file(const char *path, char *zpath, size_t frame_bytes, size_t keep)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int fd = mkstemp(zpath);
+    ck_assert_int_ge(fd, 0);
+    FILE *z = fdopen(fd, "w");
+    char *in = malloc(frame_bytes);
+    size_t cap = ZSTD_compressBound(frame_bytes), written = 0;
+    char *out = malloc(cap);
+    ZSTD_CCtx *zc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
+    for (size_t n; (n = fread(in, 1, frame_bytes, f));) {
+        size_t k = ZSTD_compress2(zc, out, cap, in, n);
+        ck_assert(!ZSTD_isError(k));
+        if (written + k > keep)
+            k = keep - written;
+        fwrite(out, 1, k, z);
+        written += k;
+        if (written == keep)
+            break;
+    }
+    ZSTD_freeCCtx(zc);
+    free(in);
+    free(out);
+    fclose(f);
+    fclose(z);
 }
 
 static void read_chunked(const char *path, bool no_fast, size_t chunk, event_t **out, size_t *n,
@@ -309,6 +449,101 @@ START_TEST(nul_tail_is_not_read)
 }
 END_TEST
 
+/* Version 3: the fast path reads every compact record as jansson (and
+ * fill_array) do, with the same clock, threads and problems. */
+START_TEST(compact_records_fast_and_slow_agree)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    write_corpus3(path, 200000);
+    FILE *saved = quiet_begin();
+    event_t *a, *b;
+    size_t na, nb;
+    reader_t ra, rb;
+    read_all(path, true, &a, &na, &ra);
+    read_all(path, false, &b, &nb, &rb);
+    quiet_end(saved);
+    ck_assert_uint_eq(na, nb);
+    ck_assert_int_eq(ra.bad_lines, rb.bad_lines);
+    for (int t = 0; t < EV_COUNT; t++)
+        ck_assert_int_eq(ra.by_type[t], rb.by_type[t]);
+    for (size_t i = 0; i < na; i++)
+        REQUIRE(same_event(&a[i], &b[i]), "event %zu differs (type %d vs %d, t %" PRIu64
+                " vs %" PRIu64 ", addr %" PRIx64 " vs %" PRIx64 ")", i, a[i].type, b[i].type,
+                a[i].t, b[i].t, a[i].addr, b[i].addr);
+    ck_assert_int_gt(rb.fast, 90000);
+    ck_assert_int_gt(rb.bad_lines, 10000);
+    ck_assert_int_gt(rb.by_type[EV_REALLOC_FAILED], 1000);
+    /* Times are microseconds (to ns), never before 0. */
+    for (size_t i = 0; i < nb; i++)
+        REQUIRE(b[i].t % 1000 == 0, "event %zu at %" PRIu64 " ns", i, b[i].t);
+    reader_close(&ra);
+    reader_close(&rb);
+    free(a);
+    free(b);
+    unlink(path);
+}
+END_TEST
+
+/* A compressed trace (many frames) reads exactly as the plain one, at
+ * any read size; cut inside a frame it reads up to what zstd gave and
+ * says truncated; corrupt, it stops with the error. */
+START_TEST(compressed_reads_as_plain)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX", zpath[] = "/tmp/memsim-reader-z.XXXXXX";
+    write_corpus3(path, 20000);
+    compress_file(path, zpath, 100000, SIZE_MAX);
+    FILE *saved = quiet_begin();
+    event_t *a, *b;
+    size_t na, nb;
+    reader_t ra, rb;
+    read_all(path, false, &a, &na, &ra);
+    static const size_t chunks[] = {0, 1, 4093};
+    for (size_t c = 0; c < 3; c++) {
+        read_chunked(zpath, false, chunks[c], &b, &nb, &rb);
+        ck_assert(tracein_compressed(rb.in));
+        REQUIRE(na == nb && ra.lineno == rb.lineno && ra.bad_lines == rb.bad_lines,
+                "chunk %zu: %zu events vs %zu", chunks[c], nb, na);
+        for (size_t i = 0; i < na; i++)
+            REQUIRE(same_event(&a[i], &b[i]), "chunk %zu: event %zu differs", chunks[c], i);
+        reader_close(&rb);
+        free(b);
+    }
+    /* Cut in the middle of its third frame. */
+    struct stat st;
+    char cut[] = "/tmp/memsim-reader-c.XXXXXX";
+    ck_assert_int_eq(stat(zpath, &st), 0);
+    compress_file(path, cut, 100000, (size_t)st.st_size / 2);
+    read_all(cut, false, &b, &nb, &rb);
+    ck_assert(rb.truncated);
+    ck_assert(tracein_cut(rb.in));
+    ck_assert_uint_gt(nb, na / 4);
+    ck_assert_uint_lt(nb, na);
+    for (size_t i = 0; i + 1 < nb; i++) /* the last one may be a line cut short */
+        REQUIRE(same_event(&a[i], &b[i]), "cut: event %zu differs", i);
+    reader_close(&rb);
+    free(b);
+    /* Corrupt: a byte of the second frame's data flipped. */
+    FILE *f = fopen(zpath, "r+");
+    ck_assert_int_eq(fseek(f, st.st_size / 2, SEEK_SET), 0);
+    int ch = fgetc(f);
+    fseek(f, st.st_size / 2, SEEK_SET);
+    fputc(ch ^ 0x55, f);
+    fclose(f);
+    read_all(zpath, false, &b, &nb, &rb);
+    ck_assert(rb.truncated);
+    ck_assert_ptr_nonnull(tracein_error(rb.in));
+    ck_assert_uint_lt(nb, na);
+    reader_close(&rb);
+    free(b);
+    quiet_end(saved);
+    reader_close(&ra);
+    free(a);
+    unlink(path);
+    unlink(zpath);
+    unlink(cut);
+}
+END_TEST
+
 Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -318,6 +553,8 @@ Suite *reader_suite(void)
     tcase_add_test(tc, any_read_size_reads_the_same);
     tcase_add_test(tc, long_and_last_lines);
     tcase_add_test(tc, nul_tail_is_not_read);
+    tcase_add_test(tc, compact_records_fast_and_slow_agree);
+    tcase_add_test(tc, compressed_reads_as_plain);
     suite_add_tcase(s, tc);
     return s;
 }

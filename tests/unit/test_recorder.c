@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/tracein.h"
 #include "preload/arena.h"
 #include "preload/clock.h"
 #include "preload/events.h"
@@ -89,36 +90,112 @@ static void finish(msg_end_t reason, int status)
     ck_assert_uint_eq(atomic_load(&r->rec_state), REC_DONE);
 }
 
-/* All records of the trace, parsed. */
-static json_t *records(void)
+/* The trace as text (decoded: the recorder compresses by default). */
+static char *trace_text(void)
 {
-    FILE *f = fopen(r->trace_path, "r");
-    ck_assert_ptr_nonnull(f);
-    json_t *all = json_array();
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        json_error_t e;
-        json_t *o = json_loadb(line, (size_t)len, 0, &e);
-        ck_assert_msg(o != NULL, "bad line %s: %s", line, e.text);
-        json_array_append_new(all, o);
-    }
-    free(line);
-    fclose(f);
+    tracein_t *in = tracein_open(r->trace_path);
+    ck_assert_ptr_nonnull(in);
+    ck_assert(tracein_compressed(in));
+    static char all[1 << 20];
+    size_t n = 0;
+    for (size_t got; (got = tracein_read(in, all + n, sizeof all - 1 - n));)
+        n += got;
+    ck_assert_ptr_null(tracein_error(in));
+    ck_assert(!tracein_cut(in));
+    tracein_close(in);
+    all[n] = '\0';
     return all;
 }
 
-static bool trace_has(const char *text)
+static json_t *hex_int(json_t *a, size_t i)
 {
-    FILE *f = fopen(r->trace_path, "r");
-    ck_assert_ptr_nonnull(f);
-    static char all[1 << 20];
-    size_t n = fread(all, 1, sizeof all - 1, f);
-    all[n] = '\0';
-    fclose(f);
-    return strstr(all, text) != NULL;
+    return json_integer((json_int_t)strtoull(json_string_value(json_array_get(a, i)), NULL, 16));
 }
+
+/* A compact record as the object it stands for (docs/trace-format.md):
+ * ev, t (microseconds, from now), tid (from the thread records), and the
+ * fields by name. */
+static json_t *expand(json_t *a, json_int_t *now, json_t *threads)
+{
+    const char *tag = json_string_value(json_array_get(a, 0));
+    size_t n = json_array_size(a);
+    *now += json_integer_value(json_array_get(a, 1));
+    json_t *o = json_object();
+    json_object_set_new(o, "t", json_integer(*now));
+    json_object_set(o, "tid", json_array_get(threads, (size_t)json_integer_value(json_array_get(a, 2))));
+    switch (tag[0]) {
+    case 'a':
+        json_object_set_new(o, "ev", json_string("alloc"));
+        json_object_set_new(o, "addr", hex_int(a, 3));
+        json_object_set(o, "size", json_array_get(a, 4));
+        json_object_set(o, "stack", json_array_get(a, 5));
+        if (n > 6)
+            json_object_set(o, "fn", json_array_get(a, 6));
+        if (n > 7)
+            json_object_set(o, "align", json_array_get(a, 7));
+        break;
+    case 'f':
+        json_object_set_new(o, "ev", json_string("free"));
+        json_object_set_new(o, "addr", hex_int(a, 3));
+        if (n > 4)
+            json_object_set(o, "flags", json_array_get(a, 4));
+        if (n > 5)
+            json_object_set(o, "fn", json_array_get(a, 5));
+        break;
+    case 'r':
+        json_object_set_new(o, "ev", json_string("realloc"));
+        json_object_set_new(o, "old_addr", hex_int(a, 3));
+        json_object_set_new(o, "addr", hex_int(a, 4));
+        json_object_set(o, "size", json_array_get(a, 5));
+        json_object_set(o, "stack", json_array_get(a, 6));
+        if (n > 7)
+            json_object_set(o, "flags", json_array_get(a, 7));
+        if (n > 8)
+            json_object_set(o, "fn", json_array_get(a, 8));
+        break;
+    case 'x':
+        json_object_set_new(o, "ev", json_string("realloc_failed"));
+        json_object_set_new(o, "addr", hex_int(a, 3));
+        json_object_set(o, "size", json_array_get(a, 4));
+        json_object_set(o, "stack", json_array_get(a, 5));
+        if (n > 6)
+            json_object_set(o, "fn", json_array_get(a, 6));
+        break;
+    default: ck_abort_msg("unknown tag %s", tag);
+    }
+    return o;
+}
+
+/* All records of the trace, parsed, the compact ones expanded. */
+static json_t *records(void)
+{
+    json_t *all = json_array(), *threads = json_array();
+    json_int_t now = 0;
+    for (char *line = trace_text(), *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        ck_assert_ptr_nonnull(nl);
+        json_error_t e;
+        json_t *o = json_loadb(line, (size_t)(nl - line), 0, &e);
+        ck_assert_msg(o != NULL, "bad line %.*s: %s", (int)(nl - line), line, e.text);
+        if (json_is_array(o)) {
+            json_t *x = expand(o, &now, threads);
+            json_decref(o);
+            o = x;
+        } else {
+            now = json_integer_value(json_object_get(o, "t"));
+            if (!strcmp(json_string_value(json_object_get(o, "ev")), "thread")) {
+                ck_assert_int_eq(json_integer_value(json_object_get(o, "index")),
+                                 (json_int_t)json_array_size(threads));
+                json_array_append(threads, json_object_get(o, "tid"));
+            }
+        }
+        json_array_append_new(all, o);
+    }
+    json_decref(threads);
+    return all;
+}
+
+static bool trace_has(const char *text) { return strstr(trace_text(), text) != NULL; }
 
 /* The first record of type ev at or after *from; fails if none. */
 static json_t *next_of(json_t *all, const char *ev, size_t *from)
@@ -172,19 +249,20 @@ START_TEST(heap_events_become_records)
     ck_assert_int_eq(ival(a, "addr"), 0x1000);
     ck_assert_int_eq(ival(a, "size"), 100);
     ck_assert_ptr_null(json_object_get(a, "fn")); /* malloc: the default */
-    ck_assert(json_is_integer(json_object_get(a, "sim")));
+    ck_assert_int_eq(ival(a, "tid"), 77);
     a = next_of(all, "alloc", &at);
     ck_assert_str_eq(sval(a, "fn"), "calloc");
     json_t *f = next_of(all, "free", &at);
     ck_assert_int_eq(ival(f, "addr"), 0x1000);
-    ck_assert_int_eq(ival(f, "size"), 100);
+    ck_assert_ptr_null(json_object_get(f, "flags"));
     json_t *e = next_of(all, "error", &at);
     ck_assert_str_eq(sval(e, "kind"), "unknown_free");
     ck_assert_int_eq(ival(e, "addr"), 0x9999);
     json_t *re = next_of(all, "realloc", &at);
     ck_assert_int_eq(ival(re, "old_addr"), 0x2000);
-    ck_assert_int_eq(ival(re, "old_size"), 48);
+    ck_assert_int_eq(ival(re, "addr"), 0x3000);
     ck_assert_int_eq(ival(re, "size"), 4000);
+    ck_assert_ptr_null(json_object_get(re, "flags")); /* the old block was live */
     json_t *rf = next_of(all, "realloc_failed", &at);
     ck_assert_int_eq(ival(rf, "addr"), 0x3000);
     a = next_of(all, "alloc", &at);
@@ -202,8 +280,37 @@ START_TEST(heap_events_become_records)
     ck_assert_int_eq(ival(end, "live_allocations"), 1); /* 0x3000 */
     ck_assert_int_eq(ival(end, "live_bytes"), 4000);
     ck_assert_uint_eq(at, json_array_size(all)); /* end is last; the quiet free wrote nothing */
-    /* The hot records' keys, byte for byte (docs/trace-format.md). */
-    ck_assert(trace_has(",\"tid\":77,\"addr\":4096,\"size\":100,\"stack\":0,\"sim\":"));
+    /* The compact records, byte for byte (docs/trace-format.md); the
+     * first heap event of thread 77 made it thread 0. */
+    ck_assert(trace_has("\"tid\":77,\"index\":0}\n[\"a\","));
+    ck_assert(trace_has(",0,\"1000\",100,0]\n"));
+    ck_assert(trace_has(",0,\"2000\",48,0,\"calloc\"]\n"));
+    ck_assert(trace_has(",0,\"1000\"]\n"));
+    ck_assert(trace_has(",0,\"2000\",\"3000\",4000,0]\n"));
+    ck_assert(trace_has(",0,\"5000\",64,0,\"posix_memalign\",4096]\n"));
+    ck_assert(trace_has(",0,\"5000\",0,\"reallocarray\"]\n"));
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
+/* A realloc of a block the trace never saw says so (flag 2), and times
+ * count microseconds from the record before. */
+START_TEST(a_realloc_of_an_unknown_block_is_flagged)
+{
+    start();
+    post(MSG_REALLOC, FN_REALLOC, 0x7000, 0x8000, 32, 0);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    size_t at = 0;
+    json_t *re = next_of(all, "realloc", &at);
+    ck_assert_int_eq(ival(re, "old_addr"), 0x7000);
+    ck_assert_int_eq(ival(re, "flags"), 2);
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_ge(ival(end, "t"), ival(re, "t"));
+    ck_assert_int_eq(ival(end, "live_allocations"), 1);
+    ck_assert_int_eq(ival(end, "live_bytes"), 32);
+    ck_assert(trace_has(",0,\"7000\",\"8000\",32,0,2]\n"));
     json_decref(all);
     cleanup();
 }
@@ -306,6 +413,32 @@ START_TEST(a_vanished_process_leaves_a_complete_trace)
 }
 END_TEST
 
+/* A hole the process said a fatal signal cut at its claim (it could not
+ * tell whether it had taken it): the event of a call that never
+ * returned, not a dropped record; any other hole still counts. */
+START_TEST(a_claim_cut_by_a_fatal_signal_is_not_dropped)
+{
+    start();
+    post(MSG_ALLOC, FN_MALLOC, 0x1000, 10, 16, 0);
+    ck_assert_uint_ne(ring_begin(r, 0), 0); /* claimed, never published */
+    ring_forget_thread();
+    ck_assert_uint_ne(ring_begin(r, 0), 0); /* and another */
+    ring_forget_thread();
+    atomic_store(&r->interrupted, 1); /* process_end: one unsure claim */
+    post(MSG_ALLOC, FN_MALLOC, 0x2000, 10, 16, 0);
+    rec_vanished(&rc);
+    json_t *all = records();
+    size_t at = 0;
+    next_of(all, "alloc", &at);
+    next_of(all, "alloc", &at);
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "dropped"), 1);
+    ck_assert_uint_eq(atomic_load(&r->interrupted), 0);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 START_TEST(an_unwritable_directory_is_one_clear_line)
 {
     start_in("/nonexistent/dir");
@@ -323,9 +456,11 @@ Suite *recorder_suite(void)
     TCase *tc = tcase_create("recorder");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, heap_events_become_records);
+    tcase_add_test(tc, a_realloc_of_an_unknown_block_is_flagged);
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
+    tcase_add_test(tc, a_claim_cut_by_a_fatal_signal_is_not_dropped);
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
     suite_add_tcase(s, tc);
     return s;

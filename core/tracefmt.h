@@ -1,0 +1,51 @@
+/*
+ * tracefmt: what the writer (memsim-recorder) and every reader of a
+ * trace agree on — the record names, the format version, the spellings
+ * of the compact records of version 3 and their defaults.  The format
+ * itself is docs/trace-format.md.
+ *
+ * Version 3 keeps every record of version 2 as a JSON object (times in
+ * microseconds), and writes the records made millions of times as JSON
+ * arrays whose first element is one letter:
+ *
+ *   ["a", dt, thread, "addr", size, stack (, fn (, align))]      alloc
+ *   ["f", dt, thread, "addr" (, flags (, fn))]                   free
+ *   ["r", dt, thread, "old", "addr", size, stack (, flags (, fn))] realloc
+ *   ["x", dt, thread, "old", size, stack (, fn)]                 realloc_failed
+ *
+ * dt: microseconds since the previous record's time (any record; may be
+ * negative across threads); thread: the index a "thread" record gave the
+ * thread; addresses: lower-case hex strings without 0x; fn: the
+ * function's name when it is not the record's default; flags: the
+ * TRACEFMT_F_* bits.
+ */
+#ifndef MEMSIM_CORE_TRACEFMT_H
+#define MEMSIM_CORE_TRACEFMT_H
+
+#define TRACEFMT_FORMAT "memsim-trace"
+#define TRACEFMT_VERSION 3         /* what memsim-recorder writes */
+#define TRACEFMT_VERSION_MAX 3     /* the newest a reader of this build reads */
+
+#define TRACEFMT_DEFAULT_ALIGN 16  /* an alloc that does not say its alignment */
+#define TRACEFMT_DEFAULT_ALLOC "malloc"
+#define TRACEFMT_DEFAULT_FREE "free"
+#define TRACEFMT_DEFAULT_REALLOC "realloc"
+
+/* The first elements of the compact records (version 3). */
+#define TRACEFMT_TAG_ALLOC 'a'
+#define TRACEFMT_TAG_FREE 'f'
+#define TRACEFMT_TAG_REALLOC 'r'
+#define TRACEFMT_TAG_REALLOC_FAILED 'x'
+
+/* Their flags element. */
+#define TRACEFMT_F_INHERITED 1u    /* the block was allocated by the parent before a fork */
+#define TRACEFMT_F_OLD_UNKNOWN 2u  /* realloc: the old block was not known to be live */
+
+/* Times: version 3 counts microseconds, earlier versions nanoseconds. */
+#define TRACEFMT_NS_PER_TICK(version) ((version) >= 3 ? 1000u : 1u)
+
+/* The file names memsim gives traces end in one of these. */
+#define TRACEFMT_SUFFIX ".jsonl"
+#define TRACEFMT_SUFFIX_ZST ".jsonl.zst"
+
+#endif
