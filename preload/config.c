@@ -388,8 +388,7 @@ int config_trace_path(const config_t *c, const char *exe, long pid, unsigned cou
             }
         }
         /* A compressed trace says so in its name, whatever the pattern. */
-        size_t n = strlen(out);
-        if (c->compress && !(n >= 4 && strcmp(out + n - 4, ".zst") == 0))
+        if (c->compress && !(b.at >= 4 && memcmp(b.p + b.at - 4, ".zst", 4) == 0))
             sbuf_puts(&b, ".zst");
     }
     if (b.cut) {
