@@ -231,8 +231,12 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
     r->write_errno = rc->out.err;
     out_close(&rc->out);
     rc->done = true;
-    atomic_store(&r->rec_state, REC_DONE);
+    /* The ack first: a process waiting for its end to be written must
+     * never see DONE without it (it would say its trace may be
+     * incomplete). */
     ack(rc, UINT64_MAX);
+    atomic_store(&r->rec_state, REC_DONE);
+    region_wake(&r->rec_futex);
 }
 
 /* The region is nobody's once its process can no longer write to it. */
