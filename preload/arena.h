@@ -94,6 +94,7 @@ typedef struct region_s {
     _Atomic uint32_t rec_state;   /* REC_* */
     _Atomic uint32_t rec_futex;   /* bumped (and woken) at every rec_state change and ack */
     _Atomic int32_t rec_pid;
+    _Atomic uint32_t rec_exec;    /* 1 once memsim-recorder's main runs (its libraries loaded) */
     _Atomic uint64_t heartbeat;   /* CLOCK_MONOTONIC ns of the recorder's last look */
     _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
     _Atomic uint64_t rec_dropped; /* records the recorder could not write */

@@ -9,12 +9,14 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload/arena.h"
@@ -77,12 +79,90 @@ typedef struct helper_s {
     launch_t *l;
     int rc;          /* 0, or -errno */
     const char *what; /* the step that failed */
+    char said[200];   /* what the recorder's loader said, when it could not start */
 } helper_t;
 
-/* The recorder, in the grandchild: never returns. */
-static void become_recorder(region_t *r0)
+#define EXEC_WAIT_NS 10000000000ull /* memsim-recorder's loader is done within this */
+
+/* Whether the hard descriptor limit leaves the recorder's loader too few
+ * (the arena's and the three standard ones take four). */
+static bool tight_nofile(struct rlimit *rl)
+{
+    return getrlimit(RLIMIT_NOFILE, rl) == 0 && rl->rlim_max != RLIM_INFINITY &&
+           rl->rlim_max < 16;
+}
+
+/* Wait until the recorder (the helper's child) runs its main, or is
+ * gone: then r0 says why (REC_FAILED), with what its loader printed on
+ * the pipe err.  The program waits for the helper, so a recorder that
+ * cannot start costs it no more than the loader's time. */
+static void wait_exec(region_t *r0, long pid, int err)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        uint32_t w = atomic_load(&r0->rec_futex);
+        if (atomic_load(&r0->rec_exec) || atomic_load(&r0->rec_state) != REC_STARTING)
+            return;
+        int st;
+        if (waitpid((pid_t)pid, &st, WNOHANG | __WALL) == (pid_t)pid) {
+            if (atomic_load(&r0->rec_state) != REC_STARTING)
+                return; /* it said why itself (exec failed) */
+            char said[200] = "";
+            struct rlimit nofile;
+            ssize_t n = read(err, said, sizeof said - 1);
+            said[n > 0 ? n : 0] = '\0';
+            for (char *c = said; *c; c++)
+                if (*c == '\n' || (unsigned char)*c < 0x20)
+                    *c = *c == '\n' && !c[1] ? '\0' : ' ';
+            if (said[0])
+                snprintf(r0->error, sizeof r0->error,
+                         "memsim: %s could not start: %.300s; tracing is off", RECORDER_NAME,
+                         said);
+            else if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && tight_nofile(&nofile))
+                snprintf(r0->error, sizeof r0->error,
+                         "memsim: %s cannot load its libraries under the descriptor limit "
+                         "(ulimit -n %llu); tracing is off", RECORDER_NAME,
+                         (unsigned long long)nofile.rlim_max);
+            else
+                snprintf(r0->error, sizeof r0->error,
+                         "memsim: %s could not start (%s %d); tracing is off", RECORDER_NAME,
+                         WIFSIGNALED(st) ? "signal" : "exit status",
+                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            atomic_store(&r0->rec_state, REC_FAILED);
+            return;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t ns = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000ull +
+                      (uint64_t)now.tv_nsec - (uint64_t)t0.tv_nsec;
+        if (ns > EXEC_WAIT_NS)
+            return; /* the program's own wait says so */
+        region_wait(&r0->rec_futex, w, 5000000ull);
+    }
+}
+
+/* The recorder, in the helper's child: never returns.  err: the write
+ * end of a pipe the helper reads, made its standard error while the
+ * loader runs (what ld.so says when it cannot load a library). */
+static void become_recorder(region_t *r0, int err)
 {
     setsid(); /* out of the program's process group and terminal */
+    if (err >= 0 && err != 2) {
+        dup2(err, 2);
+        close(err);
+    }
+    /* The recorder is a process apart: the program's soft limits on
+     * descriptors and address space are the program's (a program that
+     * lowered RLIMIT_NOFILE to what it uses would leave the loader none);
+     * it takes its hard ones.  RLIMIT_FSIZE stays: the trace keeps to it. */
+    static const int raised[] = {RLIMIT_NOFILE, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK};
+    for (size_t i = 0; i < sizeof raised / sizeof raised[0]; i++) {
+        struct rlimit rl;
+        if (getrlimit(raised[i], &rl) == 0 && rl.rlim_cur != rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(raised[i], &rl);
+        }
+    }
     char fd[8] = "3", region[8] = "0";
     char *argv[] = {(char *)RECORDER_NAME, fd, region, NULL};
     char *envp[] = {NULL};
@@ -103,6 +183,14 @@ static int helper(void *arg)
     helper_t *h = arg;
     launch_t *l = h->l;
     close_all();
+    /* Its own descriptor table, and limits: the program's soft limit on
+     * descriptors (it may have lowered it to what it uses) is not the
+     * helper's concern. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     /* 0, 1 and 2 are /dev/null in the recorder: nothing it (or a library
      * of it) prints lands in a file it opened. */
     int null = open("/dev/null", O_RDWR);
@@ -142,6 +230,16 @@ static int helper(void *arg)
         if (n > ARENA_REGIONS)
             n = ARENA_REGIONS;
     }
+    /* An address-space limit (ulimit -v): an eighth of it at most, as
+     * many regions as fit in that (at least one). */
+    struct rlimit as;
+    if (n && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        uint64_t budget = as.rlim_cur / 8;
+        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > budget)
+            slots /= 2;
+        uint64_t fit = budget > ARENA_HEADER ? (budget - ARENA_HEADER) / REGION_SIZE(slots) : 0;
+        n = fit < 1 ? 1 : fit < n ? (unsigned)fit : n;
+    }
     int sized = n ? ftruncate(ARENA_FD, (off_t)ARENA_SIZE(n, slots)) : (errno = EFBIG, -1);
     int e = errno;
     setrlimit(RLIMIT_FSIZE, &fsize);
@@ -153,25 +251,34 @@ static int helper(void *arg)
     }
     long m = sys(SYS_mmap, 0, (long)ARENA_SIZE(n, slots), PROT_READ | PROT_WRITE, MAP_SHARED, ARENA_FD, 0);
     if (m == -1) {
-        struct rlimit as;
         h->rc = -errno;
         h->what = errno == ENOMEM && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
-                      ? "map its 65 MiB arena under the address-space limit (ulimit -v)"
+                      ? "map its arena under the address-space limit (ulimit -v)"
                       : "map its arena";
         return 0;
     }
     arena_format((void *)m, n, slots);
     l->arena = (void *)m;
+    region_t *r0 = arena_region((void *)m, 0);
+    int err[2] = {-1, -1};
+    if (pipe2(err, O_CLOEXEC | O_NONBLOCK))
+        err[0] = err[1] = -1;
     /* The recorder: a copy of this helper (no CLONE_VM), no exit signal. */
     long pid = sys(SYS_clone, 0, 0, 0, 0, 0, 0);
     if (pid == 0)
-        become_recorder(arena_region((void *)m, 0));
+        become_recorder(r0, err[1]);
+    if (err[1] >= 0)
+        close(err[1]);
     if (pid == -1) {
         h->rc = -errno;
         h->what = "start memsim-recorder";
         sys(SYS_munmap, m, (long)ARENA_SIZE(n, slots), 0, 0, 0, 0);
         l->arena = NULL;
+    } else {
+        wait_exec(r0, pid, err[0]);
     }
+    if (err[0] >= 0)
+        close(err[0]);
     return 0;
 }
 

@@ -55,6 +55,9 @@ int main(int argc, char **argv)
         return 2;
     }
     region_t *r = arena_region(arena, (unsigned)idx);
+    atomic_store(&r->rec_exec, 1); /* started: the launcher stops watching */
+    atomic_fetch_add(&r->rec_futex, 1);
+    region_wake(&r->rec_futex);
     rc.watch = true;
     if (rec_attach(&rc, arena, r, (int)fd))
         return 1;

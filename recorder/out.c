@@ -34,8 +34,14 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
             break;
     }
     if (o->fd < 0) {
-        snprintf(err, errlen, "memsim: cannot create the trace file %.400s: %s; tracing is off",
-                 o->path, strerror(e));
+        struct rlimit nofile;
+        if (e == EMFILE && getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+            snprintf(err, errlen, "memsim: cannot create the trace file %.400s: %s (the "
+                                  "descriptor limit, ulimit -n, is %llu); tracing is off",
+                     o->path, strerror(e), (unsigned long long)nofile.rlim_cur);
+        else
+            snprintf(err, errlen, "memsim: cannot create the trace file %.400s: %s; tracing is off",
+                     o->path, strerror(e));
         return -1;
     }
     /* Held until the file is closed: memsim run knows a trace is

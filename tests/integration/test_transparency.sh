@@ -575,4 +575,69 @@ else
         "$((runs - ok)) of $runs runs wrong:$(echo "$why" | head -c 500)"
 fi
 
+# ---- 11. the program's limits are its own ------------------------------------------------
+
+# (a) A soft descriptor limit the program lowered to what it uses (4: the
+# three standard ones and one): memsim-recorder, a process apart, takes
+# the hard one; the program is traced as usual, at once.
+fresh_out
+t0=$(ms_now)
+(ulimit -Sn 4; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+ms=$(($(ms_now) - t0))
+"$PROG/heap_mix" >"$TMP/p.out" 2>"$TMP/p.err"
+expect_same "ulimit -Sn 4: same stdout" "$TMP/p.out" "$TMP/t.out"
+expect_same "ulimit -Sn 4: nothing on stderr" "$TMP/p.err" "$TMP/t.err"
+same_status "ulimit -Sn 4" "$st" 0
+check_trace "ulimit -Sn 4" "$(only_trace)" --tag "$TAG" --expect-end exit
+expect_eq "ulimit -Sn 4: no wait for a recorder that cannot start (${ms} ms)" \
+    "$([ "$ms" -lt 5000 ] && echo yes)" yes
+
+# (b) A hard limit of 4: the recorder cannot load; one line says why, at
+# once, and the program runs untraced.
+fresh_out
+t0=$(ms_now)
+(ulimit -n 4; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+ms=$(($(ms_now) - t0))
+expect_same "ulimit -n 4: same stdout" "$TMP/p.out" "$TMP/t.out"
+same_status "ulimit -n 4" "$st" 0
+expect_one_line "ulimit -n 4: one line" "$TMP/t.err"
+expect_grep "ulimit -n 4: names the limit" \
+    "^memsim: memsim-recorder cannot load its libraries under the descriptor limit (ulimit -n 4); tracing is off$" \
+    "$TMP/t.err"
+expect_eq "ulimit -n 4: at once (${ms} ms)" "$([ "$ms" -lt 5000 ] && echo yes)" yes
+fresh_out
+(ulimit -n 5; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
+expect_grep "ulimit -n 5: the trace's open names the limit" \
+    "Too many open files (the descriptor limit, ulimit -n, is 5); tracing is off$" "$TMP/t.err"
+
+# (c) An address-space limit below the arena's full size (65 MiB): the
+# arena takes an eighth of the limit, and the program is traced.
+fresh_out
+(ulimit -v 60000; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+expect_same "ulimit -v 60000: same stdout" "$TMP/p.out" "$TMP/t.out"
+expect_same "ulimit -v 60000: nothing on stderr" "$TMP/p.err" "$TMP/t.err"
+same_status "ulimit -v 60000" "$st" 0
+check_trace "ulimit -v 60000" "$(only_trace)" --tag "$TAG" --expect-end exit
+
+# (d) A recorder that cannot start says why in the program's one line
+# (what its loader printed), at once.
+mkdir -p "$TMP/fake"
+cp "$LIB" "$TMP/fake/libmemsim.so"
+printf '#!/bin/sh\necho "error while loading shared libraries: libzstd.so.1: cannot open shared object file" >&2\nexit 127\n' \
+    >"$TMP/fake/memsim-recorder"
+chmod +x "$TMP/fake/memsim-recorder"
+fresh_out
+timeout -k 2 "$LIMIT" env LD_PRELOAD="$TMP/fake/libmemsim.so" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
+    >"$TMP/t.out" 2>"$TMP/t.err"
+st=$?
+expect_same "a recorder that cannot load: same stdout" "$TMP/p.out" "$TMP/t.out"
+same_status "a recorder that cannot load" "$st" 0
+expect_one_line "a recorder that cannot load: one line" "$TMP/t.err"
+expect_grep "a recorder that cannot load: what its loader said" \
+    "^memsim: memsim-recorder could not start: error while loading shared libraries: libzstd.so.1: cannot open shared object file; tracing is off$" \
+    "$TMP/t.err"
+
 summary
