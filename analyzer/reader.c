@@ -13,18 +13,7 @@
 
 #define MAX_MESSAGES 10 /* problems reported per trace; the rest are counted */
 
-static const char *const names[EV_COUNT] = {
-    [EV_META] = "meta",         [EV_MODULE] = "module",
-    [EV_STACK] = "stack",       [EV_ALLOC] = "alloc",
-    [EV_FREE] = "free",         [EV_REALLOC] = "realloc",
-    [EV_REALLOC_FAILED] = "realloc_failed",
-    [EV_MMAP] = "mmap",         [EV_MUNMAP] = "munmap",
-    [EV_MREMAP] = "mremap",     [EV_MREMAP_FAILED] = "mremap_failed",
-    [EV_SAMPLE] = "sample",     [EV_PHASE] = "phase",
-    [EV_FORK] = "fork",         [EV_SPAWN] = "spawn",
-    [EV_EXEC] = "exec",         [EV_EXEC_FAILED] = "exec_failed",
-    [EV_ERROR] = "error",       [EV_END] = "end",
-};
+#define names tracefmt_names
 
 const char *event_type_name(event_type_t t) { return t < EV_COUNT ? names[t] : "?"; }
 
@@ -806,7 +795,7 @@ int reader_next(reader_t *r, event_t *e)
             problem(r, "no \"ev\" field");
             continue;
         }
-        if (strcmp(ev, "thread") == 0) {
+        if (strcmp(ev, TRACEFMT_NAME(THREAD)) == 0) {
             thread_record(r, r->obj);
             if (json_is_integer(json_object_get(r->obj, "t")))
                 r->last_us = json_integer_value(json_object_get(r->obj, "t"));

@@ -32,26 +32,28 @@
 #define READER_DEFAULT_ALIGN TRACEFMT_DEFAULT_ALIGN /* an alloc record without "align" */
 
 typedef enum event_type_e {
-    EV_META,
-    EV_MODULE,
-    EV_STACK,
-    EV_ALLOC,
-    EV_FREE,
-    EV_REALLOC,
-    EV_REALLOC_FAILED,
-    EV_MMAP,
-    EV_MUNMAP,
-    EV_MREMAP,
-    EV_MREMAP_FAILED,
-    EV_SAMPLE,
-    EV_PHASE,
-    EV_FORK,
-    EV_SPAWN,
-    EV_EXEC,
-    EV_EXEC_FAILED,
-    EV_ERROR,
-    EV_END,
-    EV_COUNT
+    /* The record types of core/tracefmt.h, but THREAD (the reader keeps
+     * thread records to itself). */
+    EV_META = TRACEFMT_META,
+    EV_MODULE = TRACEFMT_MODULE,
+    EV_STACK = TRACEFMT_STACK,
+    EV_ALLOC = TRACEFMT_ALLOC,
+    EV_FREE = TRACEFMT_FREE,
+    EV_REALLOC = TRACEFMT_REALLOC,
+    EV_REALLOC_FAILED = TRACEFMT_REALLOC_FAILED,
+    EV_MMAP = TRACEFMT_MMAP,
+    EV_MUNMAP = TRACEFMT_MUNMAP,
+    EV_MREMAP = TRACEFMT_MREMAP,
+    EV_MREMAP_FAILED = TRACEFMT_MREMAP_FAILED,
+    EV_SAMPLE = TRACEFMT_SAMPLE,
+    EV_PHASE = TRACEFMT_PHASE,
+    EV_FORK = TRACEFMT_FORK,
+    EV_SPAWN = TRACEFMT_SPAWN,
+    EV_EXEC = TRACEFMT_EXEC,
+    EV_EXEC_FAILED = TRACEFMT_EXEC_FAILED,
+    EV_ERROR = TRACEFMT_ERROR,
+    EV_END = TRACEFMT_END,
+    EV_COUNT = TRACEFMT_THREAD
 } event_type_t;
 
 const char *event_type_name(event_type_t t);

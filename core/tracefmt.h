@@ -22,6 +22,42 @@
 #ifndef MEMSIM_CORE_TRACEFMT_H
 #define MEMSIM_CORE_TRACEFMT_H
 
+/* The record types, by the names records carry in "ev" (compact records
+ * stand for alloc, free, realloc and realloc_failed).  THREAD is no event
+ * of its own: it names a thread index. */
+#define TRACEFMT_RECORDS(X)                                                                    \
+    X(META, "meta")                                                                            \
+    X(MODULE, "module")                                                                        \
+    X(STACK, "stack")                                                                          \
+    X(ALLOC, "alloc")                                                                          \
+    X(FREE, "free")                                                                            \
+    X(REALLOC, "realloc")                                                                      \
+    X(REALLOC_FAILED, "realloc_failed")                                                        \
+    X(MMAP, "mmap")                                                                            \
+    X(MUNMAP, "munmap")                                                                        \
+    X(MREMAP, "mremap")                                                                        \
+    X(MREMAP_FAILED, "mremap_failed")                                                          \
+    X(SAMPLE, "sample")                                                                        \
+    X(PHASE, "phase")                                                                          \
+    X(FORK, "fork")                                                                            \
+    X(SPAWN, "spawn")                                                                          \
+    X(EXEC, "exec")                                                                            \
+    X(EXEC_FAILED, "exec_failed")                                                              \
+    X(ERROR, "error")                                                                          \
+    X(END, "end")                                                                              \
+    X(THREAD, "thread")
+
+typedef enum tracefmt_record_e {
+#define TRACEFMT_ENUM_(id, name) TRACEFMT_##id,
+    TRACEFMT_RECORDS(TRACEFMT_ENUM_)
+#undef TRACEFMT_ENUM_
+    TRACEFMT_RECORD_COUNT
+} tracefmt_record_t;
+
+/* "meta", "alloc", ...: the name of record type t (t < TRACEFMT_RECORD_COUNT). */
+extern const char *const tracefmt_names[TRACEFMT_RECORD_COUNT];
+#define TRACEFMT_NAME(id) (tracefmt_names[TRACEFMT_##id])
+
 #define TRACEFMT_FORMAT "memsim-trace"
 #define TRACEFMT_VERSION 3         /* what memsim-recorder writes */
 #define TRACEFMT_VERSION_MAX 3     /* the newest a reader of this build reads */

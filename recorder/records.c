@@ -142,7 +142,7 @@ void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
     }
     jsonw_t w;
     jsonw_init(&w, buf, cap);
-    head(&w, "meta", t, tid);
+    head(&w, TRACEFMT_NAME(META), t, tid);
     jsonw_key_str(&w, "format", TRACEFMT_FORMAT);
     jsonw_key_u64(&w, "version", TRACEFMT_VERSION);
     jsonw_key_i64(&w, "pid", m->pid);
@@ -170,7 +170,7 @@ void records_module_load(out_t *o, uint64_t t, pid_t tid, const char *path, size
                          uint64_t base, uint64_t size)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX + 6 * n, "module", t, tid);
+    begin(o, &w, RECORD_MAX + 6 * n, TRACEFMT_NAME(MODULE), t, tid);
     jsonw_key_str(&w, "op", "load");
     jsonw_key(&w, "path");
     jsonw_strn(&w, path, n);
@@ -182,7 +182,7 @@ void records_module_load(out_t *o, uint64_t t, pid_t tid, const char *path, size
 void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint64_t size)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "module", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MODULE), t, tid);
     jsonw_key_str(&w, "op", "unload");
     jsonw_key_str(&w, "path", "");
     jsonw_key_u64(&w, "base", base);
@@ -194,7 +194,7 @@ void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t 
                    unsigned n)
 {
     jsonw_t w;
-    begin(o, &w, 128 + (size_t)n * 22, "stack", t, tid);
+    begin(o, &w, 128 + (size_t)n * 22, TRACEFMT_NAME(STACK), t, tid);
     jsonw_key_u64(&w, "id", id);
     jsonw_key(&w, "frames");
     jsonw_array_begin(&w);
@@ -208,7 +208,7 @@ void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t
                           uint64_t caller)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "error", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(ERROR), t, tid);
     jsonw_key_str(&w, "kind", "unknown_free");
     jsonw_key_str(&w, "fn", fn_name(fn));
     jsonw_key_u64(&w, "addr", addr);
@@ -220,7 +220,7 @@ void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, u
                   int prot, int flags, int fd, uint32_t stack)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "mmap", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MMAP), t, tid);
     jsonw_key_str(&w, "fn", fn_name(fn));
     jsonw_key_u64(&w, "addr", addr);
     jsonw_key_u64(&w, "size", size);
@@ -235,7 +235,7 @@ void records_munmap(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t siz
                     uint32_t stack)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "munmap", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MUNMAP), t, tid);
     jsonw_key_str(&w, "fn", "munmap");
     jsonw_key_u64(&w, "addr", addr);
     jsonw_key_u64(&w, "size", size);
@@ -248,7 +248,7 @@ void records_mremap(out_t *o, uint64_t t, pid_t tid, uint64_t old, uint64_t old_
 {
     jsonw_t w;
     bool failed = addr == UINT64_MAX;
-    begin(o, &w, RECORD_MAX, failed ? "mremap_failed" : "mremap", t, tid);
+    begin(o, &w, RECORD_MAX, failed ? TRACEFMT_NAME(MREMAP_FAILED) : TRACEFMT_NAME(MREMAP), t, tid);
     jsonw_key_str(&w, "fn", "mremap");
     jsonw_key_u64(&w, "old_addr", old);
     jsonw_key_u64(&w, "old_size", old_size);
@@ -265,7 +265,7 @@ void records_mremap(out_t *o, uint64_t t, pid_t tid, uint64_t old, uint64_t old_
 void records_phase(out_t *o, uint64_t t, pid_t tid, bool begin_, const char *name, size_t n)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX + 6 * n, "phase", t, tid);
+    begin(o, &w, RECORD_MAX + 6 * n, TRACEFMT_NAME(PHASE), t, tid);
     jsonw_key_str(&w, "op", begin_ ? "begin" : "end");
     if (begin_) {
         jsonw_key(&w, "name");
@@ -277,7 +277,7 @@ void records_phase(out_t *o, uint64_t t, pid_t tid, bool begin_, const char *nam
 void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "fork", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(FORK), t, tid);
     jsonw_key_i64(&w, "child", child);
     finish(o, &w);
 }
@@ -310,7 +310,7 @@ void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child
 void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err)
 {
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "exec_failed", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(EXEC_FAILED), t, tid);
     jsonw_key_i64(&w, "errno", err);
     finish(o, &w);
 }
@@ -346,7 +346,7 @@ void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s)
     }
     jsonw_t w;
     jsonw_init(&w, buf, cap);
-    head(&w, "sample", t, tid);
+    head(&w, TRACEFMT_NAME(SAMPLE), t, tid);
     jsonw_key_u64(&w, "rss", s->st.rss);
     jsonw_key_u64(&w, "hwm", s->st.hwm);
     jsonw_key_u64(&w, "vm_size", s->st.vm_size > s->memsim_vm ? s->st.vm_size - s->memsim_vm : 0);
@@ -394,7 +394,7 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
     char buf[RECORD_MAX];
     jsonw_t w;
     jsonw_init(&w, buf, sizeof buf);
-    head(&w, "end", t, tid);
+    head(&w, TRACEFMT_NAME(END), t, tid);
     jsonw_key_str(&w, "reason", e->reason);
     if (e->status >= 0)
         jsonw_key_i64(&w, "status", e->status);
@@ -458,7 +458,7 @@ static uint32_t thread_index(out_t *o, uint64_t t, pid_t tid)
     threads.tid[i] = tid;
     threads.index[i] = ++threads.n;
     jsonw_t w;
-    begin(o, &w, RECORD_MAX, "thread", t, tid);
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(THREAD), t, tid);
     jsonw_key_u64(&w, "index", threads.n - 1);
     finish(o, &w);
     return threads.n - 1;
