@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/tracefmt.h"
 #include "preload/clock.h"
 #include "preload/events.h"
 #include "preload/msg.h"
@@ -480,11 +481,11 @@ static void take(rec_t *rc, const ring_slot_t *m)
     }
     case MSG_SPAWN:
         n = bytes_of(rc, m);
-        records_launch(o, t, m->tid, "spawn", (pid_t)m->a, rc->bytes, n, m->c != 0);
+        records_launch(o, t, m->tid, TRACEFMT_NAME(SPAWN), (pid_t)m->a, rc->bytes, n, m->c != 0);
         break;
     case MSG_EXEC:
         n = bytes_of(rc, m);
-        records_launch(o, t, m->tid, "exec", 0, rc->bytes, n, m->c != 0);
+        records_launch(o, t, m->tid, TRACEFMT_NAME(EXEC), 0, rc->bytes, n, m->c != 0);
         out_flush(o);
         rc->exec_pending = true;
         break;
