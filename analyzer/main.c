@@ -446,6 +446,10 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
         return -1; /* the reader said why: empty, or not a trace */
     if (!pr->r.by_type[EV_META])
         escape_line(stderr, "%s: %s: no meta record; not a memsim trace?", CMD, pr->path);
+    if (pr->s.dropped)
+        escape_line(stderr, "%s: %s: its end record says %" PRIu64 " records could not be "
+                    "written (a full disk, the file size limit): the figures are of what was",
+                    CMD, pr->path, pr->s.dropped);
     return 0;
 }
 
@@ -638,10 +642,11 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
                                 json_integer(pr->r.by_type[t]));
     /* The trace's path is the user's, any bytes: escape_json. */
     json_t *summary = json_pack(
-        "{s:o, s:I, s:s, s:s?, s:b, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I,"
+        "{s:o, s:I, s:s, s:s?, s:b, s:I, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I,"
         " s:I, s:I, s:I, s:I, s:I}",
         "trace", escape_json(pr->path), "pid", (json_int_t)s->pid, "exe", s->exe,
         "end_reason", s->end_reason[0] ? s->end_reason : NULL, "truncated", pr->r.truncated,
+        "dropped", (json_int_t)s->dropped,
         "duration_s", (double)(s->last_t - s->first_t) / 1e9, "records_by_type", by_type,
         "allocations", (json_int_t)s->allocations, "frees", (json_int_t)s->frees,
         "reallocs", (json_int_t)s->reallocs, "bytes_allocated", (json_int_t)s->bytes_allocated,
@@ -698,8 +703,12 @@ static void print_text(process_t *pr, symbols_t *store, const analyze_opts_t *o)
     char a[32], b[32];
     escape_line(stdout, "== %s (pid %" PRId64 ") — %s", s->exe[0] ? s->exe : "?", s->pid,
                 pr->path);
-    escape_line(stdout, "  ended:          %s%s",
-                pr->r.truncated ? "truncated (no end record)" : s->end_reason,
+    char lost[96] = "";
+    if (s->dropped)
+        snprintf(lost, sizeof lost, "; %" PRIu64 " records dropped: the figures are of what "
+                 "was written", s->dropped);
+    escape_line(stdout, "  ended:          %s%s%s",
+                pr->r.truncated ? "truncated (no end record)" : s->end_reason, lost,
                 pr->r.bad_lines ? " — some lines could not be read" : "");
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     printf("  allocations:    %" PRIu64 " (%" PRIu64 " reallocs), %s in all; %" PRIu64

@@ -175,6 +175,9 @@ void summary_add(summary_t *s, const event_t *e)
         const json_t *st = json_object_get(o, "status");
         escape_copy(s->end_reason, sizeof s->end_reason, r ? r : "?");
         s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
+        const json_t *d = json_object_get(o, "dropped");
+        s->dropped = json_is_integer(d) && json_integer_value(d) > 0
+                         ? (uint64_t)json_integer_value(d) : 0;
         break;
     }
     case EV_PHASE: {

@@ -51,6 +51,7 @@ typedef struct summary_s {
     char exe[512];           /* from meta; cut like phase names */
     char end_reason[32];     /* "" when the trace is truncated */
     int64_t end_status;      /* -1 when unknown */
+    uint64_t dropped;        /* the end record's: events recorded but not written */
     uint64_t device_size;    /* from meta, for replay */
     uint64_t first_t, last_t;
     bool have_t;             /* first_t is set */

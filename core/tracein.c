@@ -9,6 +9,11 @@
 #include <zstd.h>
 
 #define IN_BUF (128u << 10)
+/* Decoded bytes of a frame held back until its checksum is checked: a
+ * damaged frame gives no records.  memsim's frames hold at most 1 MiB of
+ * records (recorder/out.h); a larger frame (zstd's command line makes one
+ * of the whole file) is handed out as it decodes, beyond this. */
+#define HOLD_MAX (4u << 20)
 
 struct tracein_s {
     FILE *f;
@@ -22,6 +27,10 @@ struct tracein_s {
     bool in_frame;      /* a frame was started and not finished */
     bool eof;
     const char *error;
+    char *hold;         /* decoded bytes of the current frame, not yet checked */
+    size_t hold_len, hold_cap;
+    size_t ready;       /* hold[0, ready): checked (or past HOLD_MAX), to hand out */
+    size_t out_at;      /* hold[0, out_at): handed out */
 };
 
 static const unsigned char zmagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
@@ -80,6 +89,7 @@ void tracein_close(tracein_t *in)
         fclose(in->f);
     ZSTD_freeDStream(in->ds);
     free(in->zbuf);
+    free(in->hold);
     free(in);
 }
 
@@ -98,30 +108,73 @@ static size_t read_plain(tracein_t *in, char *buf, size_t n)
     return got;
 }
 
-static size_t read_zst(tracein_t *in, char *buf, size_t n)
+/* Decode more into hold: until a frame ends (its checksum checked: all
+ * of hold is ready), hold reaches HOLD_MAX (ready too, unchecked), the
+ * input ends (inside a frame: what decoded is ready, a cut is no
+ * damage), or an error (the unchecked bytes are not handed out). */
+static void decode_more(tracein_t *in)
 {
-    ZSTD_outBuffer out = {buf, n, 0};
-    while (out.pos < out.size && !in->error) {
+    for (;;) {
         if (in->zin.pos == in->zin.size) {
             if (in->eof)
-                break;
+                return;
             size_t got = fread(in->zbuf, 1, IN_BUF, in->f);
             if (!got) {
                 in->eof = true;
                 if (ferror(in->f))
                     in->error = strerror(errno ? errno : EIO);
-                break;
+                else /* cut inside a frame (its writer killed): what decoded, unchecked */
+                    in->ready = in->hold_len;
+                return;
             }
             in->zin = (ZSTD_inBuffer){in->zbuf, got, 0};
         }
+        if (in->hold_cap - in->hold_len < IN_BUF) {
+            size_t cap = in->hold_cap ? in->hold_cap * 2 : 2 * IN_BUF;
+            char *h = realloc(in->hold, cap);
+            if (!h) {
+                in->error = strerror(ENOMEM);
+                return;
+            }
+            in->hold = h;
+            in->hold_cap = cap;
+        }
+        ZSTD_outBuffer out = {in->hold + in->hold_len, in->hold_cap - in->hold_len, 0};
         size_t rc = ZSTD_decompressStream(in->ds, &out, &in->zin);
         if (ZSTD_isError(rc)) {
-            in->error = ZSTD_getErrorName(rc);
-            break;
+            in->error = ZSTD_getErrorName(rc); /* the unchecked part of hold goes */
+            return;
         }
-        in->in_frame = rc != 0; /* 0: a frame just ended */
+        in->hold_len += out.pos;
+        in->in_frame = rc != 0; /* 0: a frame just ended, its checksum good */
+        if (!in->in_frame || in->hold_len >= HOLD_MAX) {
+            in->ready = in->hold_len;
+            return;
+        }
     }
-    return out.pos;
+}
+
+static size_t read_zst(tracein_t *in, char *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        if (in->out_at == in->ready) {
+            /* Everything checked is out: start over at the front. */
+            memmove(in->hold, in->hold + in->ready, in->hold_len - in->ready);
+            in->hold_len -= in->ready;
+            in->ready = in->out_at = 0;
+            if (in->error || (in->eof && in->zin.pos == in->zin.size))
+                break;
+            decode_more(in);
+            if (in->ready == 0)
+                break; /* the end, cut inside a frame, or an error */
+        }
+        size_t k = in->ready - in->out_at < n - done ? in->ready - in->out_at : n - done;
+        memcpy((char *)buf + done, in->hold + in->out_at, k);
+        in->out_at += k;
+        done += k;
+    }
+    return done;
 }
 
 size_t tracein_read(tracein_t *in, void *buf, size_t n)

@@ -5,9 +5,11 @@
  * number, not by the name; "-" reads standard input.  Every reader
  * (memsim-analyze, tracecheck, the tests) goes through it.
  *
- * A compressed trace cut in the middle of a frame (its recorder was
- * killed) reads up to the last byte zstd could give, and says so
- * (tracein_cut).
+ * A frame's bytes are handed out once its checksum is checked (up to
+ * 4 MiB of it: memsim's frames are at most 1 MiB), so a damaged frame
+ * gives none, and the error says where reading stopped.  A compressed
+ * trace cut in the middle of a frame (its recorder was killed) reads up
+ * to the last byte zstd could give, and says so (tracein_cut).
  */
 #ifndef MEMSIM_CORE_TRACEIN_H
 #define MEMSIM_CORE_TRACEIN_H

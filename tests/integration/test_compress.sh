@@ -129,6 +129,24 @@ expect_eq "recorder killed: memsim-analyze reports it" "$?" 0
 expect_one_line "recorder killed: memsim-analyze says truncated in one line" "$TMP/ka.err"
 expect_grep "recorder killed: ... naming the trace" "truncated" "$TMP/ka.err"
 
+# ---- the file size limit ------------------------------------------------------------------
+
+# Compressed under ulimit -f: the frames that fit, then the end record,
+# counting the rest; one line says so; readers reach the end.
+mkdir -p "$TMP/fl"
+(ulimit -f 2048; timeout -k 2 "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/fl" \
+    "$PROG/alloc_heavy" 1 2000000) >"$TMP/fl.out" 2>"$TMP/fl.err"
+expect_eq "ulimit -f: the program's status" "$?" 0
+ft=$(find "$TMP/fl" -name '*.zst')
+expect_one_line "ulimit -f: one line" "$TMP/fl.err"
+expect_grep "ulimit -f: names the limit" \
+    "is incomplete: [0-9]* records could not be written (the file size limit, ulimit -f, is reached)" \
+    "$TMP/fl.err"
+expect_eq "ulimit -f: within the limit" "$([ "$(wc -c <"${ft:-/dev/null}")" -le 1048576 ] && echo yes)" yes
+expect_status "ulimit -f: tracecheck reads to the end record" 0 "$TRACECHECK" --dropped-ok "${ft:-/dev/null}"
+"$A" --no-replay "${ft:-/dev/null}" >"$TMP/fla.txt" 2>"$TMP/fla.err"
+expect_grep "ulimit -f: memsim-analyze says what was dropped" "records could not be written" "$TMP/fla.err"
+
 # ---- damaged files ---------------------------------------------------------------------------
 
 # Cut in the middle of a frame.

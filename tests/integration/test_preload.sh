@@ -330,7 +330,7 @@ timeout -s KILL "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/killm
     >"$TMP/k.out" 2>"$TMP/k.err" &
 waiter=$!
 i=0
-while [ $i -lt 200 ] && ! grep -q ready "$TMP/k.out"; do
+while [ $i -lt 200 ] && ! grep -qs ready "$TMP/k.out"; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -366,6 +366,12 @@ cut_short() {
     # (read from the trace: the summary beside it may not fit on a full disk)
     at_least "$1: the end record counts what was dropped" \
         "$(tail -n 1 "${f:-/dev/null}" | "$JSONQ" dropped 2>&1)" 1
+    "$BUILD/memsim-analyze" --no-replay "${f:-/dev/null}" >"$TMP/a.out" 2>"$TMP/a.err"
+    expect_one_line "$1: memsim-analyze warns in one line" "$TMP/a.err"
+    expect_grep "$1: ... that records could not be written" \
+        "records could not be written (a full disk, the file size limit)" "$TMP/a.err"
+    expect_grep "$1: the report says so" "^  ended: .*records dropped: the figures are of what was written" \
+        "$TMP/a.out"
 }
 
 # A full disk: the trace used to grow into holes, and the first write to
