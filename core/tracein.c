@@ -160,7 +160,8 @@ static size_t read_zst(tracein_t *in, char *buf, size_t n)
     while (done < n) {
         if (in->out_at == in->ready) {
             /* Everything checked is out: start over at the front. */
-            memmove(in->hold, in->hold + in->ready, in->hold_len - in->ready);
+            if (in->hold_len > in->ready)
+                memmove(in->hold, in->hold + in->ready, in->hold_len - in->ready);
             in->hold_len -= in->ready;
             in->ready = in->out_at = 0;
             if (in->error || (in->eof && in->zin.pos == in->zin.size))
