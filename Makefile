@@ -98,6 +98,8 @@ LIBMEMSIM = $(BUILD)/libmemsim.so
 RECORDER  = $(BUILD)/memsim-recorder
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
+# The workloads of the benchmarks that are built here (bench/programs/*.c).
+BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
 JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
@@ -225,12 +227,12 @@ integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BUILD)/programs/alloc_heavy
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/preload.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 
-$(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
+$(BENCH_PROGRAMS): $(BUILD)/programs/%: bench/programs/%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
