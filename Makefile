@@ -100,6 +100,8 @@ UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 # The workloads of the benchmarks that are built here (bench/programs/*.c).
 BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
+BENCHWATCH = $(BUILD)/bench-watch
+BENCHCOUNT = $(BUILD)/libbench-count.so
 JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
@@ -227,7 +229,7 @@ integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/preload.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
@@ -236,6 +238,18 @@ $(BENCH_PROGRAMS): $(BUILD)/programs/%: bench/programs/%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
+
+# bench-watch: wall time, and every process's peak RSS and CPU, of a run.
+$(BENCHWATCH): bench/tools/watch.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
+
+# libbench-count.so: a program's heap events, counted apart from either profiler.
+$(BENCHCOUNT): bench/tools/count.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $<
 
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
