@@ -4,7 +4,8 @@
 #   make test            unit and integration tests
 #   make test SANITIZE=1 the same under AddressSanitizer and UBSan
 #   make test CHECKS=1   the same with every invariant walker after every operation
-#   make bench           benchmarks (build/bench-core), ratios against glibc
+#   make bench           benchmarks: strategies against glibc, tracing against heaptrack
+#   make bench-quick     the same at small sizes, once each: a smoke run
 #   make demo            build, then show memsim on a bundled workload
 #   make install PREFIX=/usr/local
 #   make clean
@@ -99,6 +100,10 @@ LIBMEMSIM = $(BUILD)/libmemsim.so
 RECORDER  = $(BUILD)/memsim-recorder
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
+# The workloads of the benchmarks that are built here (bench/programs/*.c).
+BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
+BENCHWATCH = $(BUILD)/bench-watch
+BENCHCOUNT = $(BUILD)/libbench-count.so
 JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
@@ -121,7 +126,7 @@ PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
-.PHONY: all test unit integration bench demo install uninstall clean deps fuzz
+.PHONY: all test unit integration bench bench-quick demo install uninstall clean deps fuzz
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
@@ -226,15 +231,36 @@ integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BUILD)/programs/alloc_heavy
+# bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
+# the default) is no longer part of it: bench/workloads.sh measures at scale.
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)$(BENCHCORE)
-	$(Q)sh bench/preload.sh $(BUILD)
+	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 
-$(BUILD)/programs/alloc_heavy: bench/programs/alloc_heavy.c
+# Every part of `make bench` at small sizes, each measured once (under a
+# minute): that the scripts run, not what they measure.
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+	$(Q)$(BENCHCORE) --live 10000 --reps 1
+	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
+	$(Q)sh bench/analyze.sh $(BUILD) 100000 200000 1
+
+$(BENCH_PROGRAMS): $(BUILD)/programs/%: bench/programs/%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -pthread -o $@ $<
+
+# bench-watch: wall time, and every process's peak RSS and CPU, of a run.
+$(BENCHWATCH): bench/tools/watch.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
+
+# libbench-count.so: a program's heap events, counted apart from either profiler.
+$(BENCHCOUNT): bench/tools/count.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $<
 
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
