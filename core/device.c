@@ -16,6 +16,7 @@ struct device_s {
     bool timing;
     const strategy_ops_t *ops; /* current strategy */
     void *state;               /* its state, ops->state_size bytes */
+    device_stats_t *cur;       /* its statistics: &stats[strategy_index(ops)] */
     pool_t pool;
     device_stats_t *stats;     /* one per strategy in the table */
     uint64_t peak_footprint;   /* since the pool last started */
@@ -110,6 +111,7 @@ static int start_strategy(device_t *d, const strategy_ops_t *ops)
         return err;
     stop_strategy(d);
     d->ops = ops;
+    d->cur = &d->stats[strategy_index(ops)];
     d->state = state;
     d->pool = pool;
     d->peak_footprint = reserved(d);
@@ -193,10 +195,7 @@ const device_stats_t *device_stats(const device_t *d, size_t i)
     return i < strategy_count() ? &d->stats[i] : NULL;
 }
 
-static device_stats_t *current_stats(device_t *d)
-{
-    return &d->stats[strategy_index(d->ops)];
-}
+static device_stats_t *current_stats(device_t *d) { return d->cur; }
 
 int device_set_strategy(device_t *d, const char *name, device_result_t *r)
 {
@@ -459,7 +458,7 @@ void device_print_status(const device_t *d, FILE *f)
     fprintf(f, "Fragmentation: %.1f%% (seed), external %.1f%%, internal %" PRIu64 " bytes\n",
             100.0 * m.seed_fragmentation, 100.0 * m.external_fragmentation,
             m.internal_fragmentation);
-    const device_stats_t *st = &d->stats[strategy_index(d->ops)];
+    const device_stats_t *st = d->cur;
     fprintf(f, "Total Allocations: %" PRIu64 "\nTotal Frees: %" PRIu64 "\n", st->allocations,
             st->frees);
     fprintf(f, "\n=== Segments ===\n");

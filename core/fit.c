@@ -239,21 +239,6 @@ void fit_index_remove(fit_index_t *ix, block_t *b)
     tree_remove(&ix->tree, &b->idx.node);
 }
 
-uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req)
-{
-    uint64_t bytes = (req->size + granule - 1) & ~(granule - 1);
-    return bytes < req->size ? 0 : bytes;
-}
-
-uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req)
-{
-    uint64_t bytes = fit_block_bytes(granule, req);
-    if (!bytes || req->align <= granule)
-        return bytes;
-    uint64_t need = bytes + (req->align - granule);
-    return need < bytes ? 0 : need;
-}
-
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_binset_t *bs = binset(ix, tag, false);

@@ -75,9 +75,21 @@ static inline block_t *fit_block(const tree_node_t *n)
 
 /* Bytes a block must span to serve req: size rounded to the granule.
  * 0 when that overflows. */
-uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req);
+static inline uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req)
+{
+    uint64_t bytes = (req->size + granule - 1) & ~(granule - 1);
+    return bytes < req->size ? 0 : bytes;
+}
+
 /* Bytes a candidate must have so that req fits after padding. */
-uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req);
+static inline uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req)
+{
+    uint64_t bytes = fit_block_bytes(granule, req);
+    if (!bytes || req->align <= granule)
+        return bytes;
+    uint64_t need = bytes + (req->align - granule);
+    return need < bytes ? 0 : need;
+}
 
 /* The best, worst or first candidate of one stream tag (exact tag). */
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);

@@ -74,7 +74,10 @@ static block_t *block_new(pool_t *p)
     }
     block_t *b = p->spare;
     p->spare = b->next;
-    memset(b, 0, sizeof *b);
+    /* The caller sets addr, size, seg, stream and state; the free index
+     * sets its own links (idx) when it takes the block. */
+    b->requested = 0;
+    b->prev = b->next = NULL;
     return b;
 }
 
@@ -295,13 +298,6 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest)
     p->nblocks++;
     *rest = r;
     return POOL_OK;
-}
-
-bool pool_blocks_mergeable(const block_t *a, const block_t *b)
-{
-    return a && b && a->next == b && block_is_free(a) && block_is_free(b) &&
-           (a->stream == b->stream || a->stream == POOL_STREAM_ANY ||
-            b->stream == POOL_STREAM_ANY);
 }
 
 void pool_block_merge(pool_t *p, block_t *a, block_t *b)

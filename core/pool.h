@@ -194,7 +194,12 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest);
 
 /* True when a and b are address neighbours in one segment, both free,
  * and their streams agree (or one is pristine). */
-bool pool_blocks_mergeable(const block_t *a, const block_t *b);
+static inline bool pool_blocks_mergeable(const block_t *a, const block_t *b)
+{
+    return a && b && a->next == b && block_is_free(a) && block_is_free(b) &&
+           (a->stream == b->stream || a->stream == POOL_STREAM_ANY ||
+            b->stream == POOL_STREAM_ANY);
+}
 
 /* Merge b, the next neighbour of a, into a (pool_blocks_mergeable holds,
  * neither is in a free index).  b's struct is recycled. */
