@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analyzer/escape.h"
 #include "analyzer/findings.h"
@@ -369,6 +370,14 @@ static void site_problem(process_t *pr, int rc)
     escape_line(stderr, "%s: %s:%ld: %s", CMD, pr->path, pr->r.lineno, what);
 }
 
+/* Worker threads for the replay: one per processor beyond the one
+ * reading the trace (which helps too when the replay falls behind). */
+static unsigned replay_threads(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 1 ? (unsigned)(cpus - 1 < 8 ? cpus - 1 : 8) : 0;
+}
+
 static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
 {
     if (reader_open(&pr->r, pr->path))
@@ -388,8 +397,7 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
         }
         pr->have_sites = true;
     }
-    replay_t replays[MAX_STRATEGIES];
-    size_t nreplays = 0;
+    replay_set_t *replay = NULL;
     event_t e;
     bool started = false;
     struct stat st;
@@ -414,34 +422,33 @@ static int analyze(const analyze_opts_t *o, symbols_t *store, process_t *pr)
             started = true;
             uint64_t dev = o->device_size ? o->device_size
                            : pr->s.device_size ? pr->s.device_size : DEFAULT_DEVICE;
-            for (size_t i = 0; o->replay && i < o->nstrategies; i++) {
+            if (o->replay && o->nstrategies && !(replay = replay_set_create(replay_threads())))
+                escape_line(stderr, "%s: %s: replay: out of memory", CMD, pr->path);
+            for (size_t i = 0; replay && i < o->nstrategies; i++) {
                 char err[256];
-                if (replay_open(&replays[nreplays], o->strategies[i]->name, dev, err, sizeof err))
+                if (replay_set_add(replay, o->strategies[i]->name, dev, err, sizeof err))
                     escape_line(stderr, "%s: %s: replay with %s: %s", CMD, pr->path,
                                 o->strategies[i]->name, err);
-                else
-                    nreplays++;
             }
         }
-        for (size_t i = 0; i < nreplays; i++) {
-            if (e.type == EV_ALLOC)
-                replay_alloc(&replays[i], e.addr, e.size, e.align);
-            else if (e.type == EV_FREE)
-                replay_free(&replays[i], e.addr);
-            else if (e.type == EV_REALLOC)
-                replay_realloc(&replays[i], e.old_addr, e.addr, e.size);
-        }
+        if (!replay)
+            continue;
+        if (e.type == EV_ALLOC)
+            replay_set_alloc(replay, e.addr, e.size, e.align);
+        else if (e.type == EV_FREE)
+            replay_set_free(replay, e.addr);
+        else if (e.type == EV_REALLOC)
+            replay_set_realloc(replay, e.old_addr, e.addr, e.size);
     }
     progress_end(&prog);
     summary_finish(&pr->s);
     if (pr->have_sites)
         sites_finish(&pr->sites);
     pr->findings = findings_analyze(&pr->s, &o->findings);
-    for (size_t i = 0; i < nreplays; i++) {
-        replay_result(&replays[i], &pr->results[i]);
-        replay_close(&replays[i]);
-    }
-    pr->nresults = nreplays;
+    pr->nresults = replay ? replay_set_count(replay) : 0;
+    if (replay)
+        replay_set_results(replay, pr->results);
+    replay_set_destroy(replay);
     if (!pr->r.lineno)
         return -1; /* the reader said why: empty, or not a trace */
     if (!pr->r.by_type[EV_META])

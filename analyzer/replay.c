@@ -1,10 +1,89 @@
 /*
  * replay: a trace through the simulated device.  See replay.h.
+ *
+ * The feeding thread resolves every event against the map of live
+ * trace addresses as it comes: an alloc takes a fresh record, a free
+ * names the record it ends (a free of an address not live is dropped at
+ * once: no strategy would do anything with it).  Resolved operations go
+ * into the batch being filled; a full batch is submitted, and every
+ * strategy replays it in turn.  Records a batch ends are recycled only
+ * once every strategy has replayed that batch.
+ *
+ * Invariants, under the set's lock:
+ *   done[i] <= submitted for every strategy i; batch k lives in
+ *   ring[k % RING] until min(done) > k;  a strategy is replayed by at
+ *   most one thread at a time (busy), batches in order.
  */
 #include "analyzer/replay.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "core/hashtab.h"
+
+#define RING 4             /* batches in flight */
+#define BATCH 8192         /* operations per batch */
+#define NO_REC UINT32_MAX
+#define MAX_THREADS 8
+
+/* One operation, resolved: what every strategy does for it. */
+typedef struct op_s {
+    uint64_t size;  /* alloc: bytes (>= 1) */
+    uint64_t align; /* alloc: a power of two; 0: a free */
+    uint32_t rec;   /* the record allocated, or freed */
+    uint32_t prev;  /* alloc: the record the address had (NO_REC: none); where this
+                       alloc fails, that record's block stays the address's */
+} op_t;
+
+typedef struct batch_s {
+    op_t ops[BATCH];
+    size_t n;
+    uint32_t *ended; /* records this batch ends, recycled when all have replayed it */
+    size_t nended, cap_ended;
+} batch_t;
+
+typedef struct strategy_s {
+    device_t *dev;
+    void **blk;      /* per record: its block on this device, or NULL */
+    uint64_t failed, frees, ns;
+    uint64_t done;   /* batches replayed */
+    bool busy;       /* a thread is replaying a batch of it */
+} strategy_t;
+
+/* The map's slots: trace address -> record + 1. */
+typedef struct live_s {
+    uint64_t addr;
+    uint64_t rec1;   /* record + 1; 0: an empty slot */
+} live_t;
+
+static const hashtab_type_t live_type = {
+    .slot_size = sizeof(live_t),
+    .key_off = offsetof(live_t, addr),
+    .mark_off = offsetof(live_t, rec1),
+};
+
+struct replay_set_s {
+    strategy_t st[REPLAY_MAX_STRATEGIES];
+    size_t n;
+    uint64_t requests;
+    hashtab_t live;       /* trace address -> record */
+    uint32_t *free_recs;  /* recycled records */
+    size_t nfree, cap_free;
+    uint32_t nrec, cap;   /* records made; room in each strategy's blk */
+    batch_t *ring;        /* RING batches */
+    uint64_t submitted;   /* batches submitted; the one being filled is this one */
+    bool failed_memory;   /* a record could not be had: the rest is not replayed */
+    uint64_t dropped;     /* requests not replayed for that: failed in every strategy */
+    pthread_mutex_t mu;
+    pthread_cond_t work;  /* a batch was submitted, or closing */
+    pthread_cond_t done;  /* a strategy finished a batch */
+    pthread_t threads[MAX_THREADS];
+    unsigned nthreads;
+    bool closing;
+};
 
 static uint64_t now_ns(void)
 {
@@ -13,17 +92,341 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- replaying ------------------------------------------------------------------- */
+
+/* Batch b through strategy st.  The caller has claimed st (busy). */
+static void replay_batch(strategy_t *st, const batch_t *b)
+{
+    uint64_t t0 = now_ns();
+    device_result_t res;
+    void **blk = st->blk;
+    for (size_t i = 0; i < b->n; i++) {
+        const op_t *op = &b->ops[i];
+        if (op->align) {
+            if (device_alloc(st->dev, op->size, op->align, 0, &res) == POOL_OK) {
+                blk[op->rec] = res.block;
+            } else {
+                st->failed++;
+                blk[op->rec] = op->prev == NO_REC ? NULL : blk[op->prev];
+            }
+        } else if (blk[op->rec]) {
+            device_free_block(st->dev, blk[op->rec], &res);
+            st->frees++;
+        }
+    }
+    st->ns += now_ns() - t0;
+}
+
+/* The lowest number of batches any strategy has replayed. */
+static uint64_t min_done_locked(const replay_set_t *s)
+{
+    uint64_t m = s->submitted;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->st[i].done < m)
+            m = s->st[i].done;
+    return m;
+}
+
+/* Claim a strategy with a batch to replay; NULL when none. */
+static strategy_t *claim_locked(replay_set_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        strategy_t *st = &s->st[i];
+        if (!st->busy && st->done < s->submitted) {
+            st->busy = true;
+            return st;
+        }
+    }
+    return NULL;
+}
+
+/* Replay the next batch of claimed st, the lock dropped meanwhile. */
+static void run_locked(replay_set_t *s, strategy_t *st)
+{
+    const batch_t *b = &s->ring[st->done % RING];
+    pthread_mutex_unlock(&s->mu);
+    replay_batch(st, b);
+    pthread_mutex_lock(&s->mu);
+    st->done++;
+    st->busy = false;
+    pthread_cond_broadcast(&s->done);
+}
+
+static void *worker(void *arg)
+{
+    replay_set_t *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        strategy_t *st = claim_locked(s);
+        if (st) {
+            run_locked(s, st);
+            continue;
+        }
+        if (s->closing)
+            break;
+        pthread_cond_wait(&s->work, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Until min(done) >= upto: help, or wait for the workers. */
+static void wait_done_locked(replay_set_t *s, uint64_t upto)
+{
+    while (min_done_locked(s) < upto) {
+        strategy_t *st = claim_locked(s);
+        if (st)
+            run_locked(s, st);
+        else
+            pthread_cond_wait(&s->done, &s->mu);
+    }
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
+/* Recycle the records batch k ended (every strategy has replayed it). */
+static void recycle(replay_set_t *s, batch_t *b)
+{
+    for (size_t i = 0; i < b->nended; i++)
+        s->free_recs[s->nfree++] = b->ended[i];
+    b->nended = 0;
+}
+
+/* Room for one more record in every strategy: wait until nothing is
+ * replaying (the arrays move), then double them.  0 or -1. */
+static int grow_records(replay_set_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    wait_done_locked(s, s->submitted);
+    pthread_mutex_unlock(&s->mu);
+    uint32_t cap = s->cap ? s->cap * 2 : 4096;
+    if (cap <= s->cap)
+        return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        void **blk = realloc(s->st[i].blk, cap * sizeof *blk);
+        if (!blk)
+            return -1;
+        s->st[i].blk = blk;
+    }
+    uint32_t *fr = realloc(s->free_recs, cap * sizeof *fr);
+    if (!fr)
+        return -1;
+    s->free_recs = fr;
+    s->cap_free = cap;
+    s->cap = cap;
+    return 0;
+}
+
+static uint32_t new_record(replay_set_t *s)
+{
+    if (s->nfree)
+        return s->free_recs[--s->nfree];
+    if (s->nrec == s->cap && grow_records(s))
+        return NO_REC;
+    return s->nrec++;
+}
+
+static int end_record(batch_t *b, uint32_t rec)
+{
+    if (b->nended == b->cap_ended) {
+        size_t cap = b->cap_ended ? b->cap_ended * 2 : 1024;
+        uint32_t *e = realloc(b->ended, cap * sizeof *e);
+        if (!e)
+            return -1;
+        b->ended = e;
+        b->cap_ended = cap;
+    }
+    b->ended[b->nended++] = rec;
+    return 0;
+}
+
+/* ---- feeding ---------------------------------------------------------------------- */
+
+static batch_t *filling(replay_set_t *s) { return &s->ring[s->submitted % RING]; }
+
+/* Hand the batch being filled to the strategies; make the next one
+ * ready (its buffer's last batch replayed by all, its records recycled). */
+static void submit(replay_set_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->submitted++;
+    pthread_cond_broadcast(&s->work);
+    if (s->submitted >= RING)
+        wait_done_locked(s, s->submitted - RING + 1);
+    pthread_mutex_unlock(&s->mu);
+    batch_t *next = filling(s);
+    recycle(s, next);
+    next->n = 0;
+}
+
+static op_t *next_op(replay_set_t *s)
+{
+    batch_t *b = filling(s);
+    if (b->n == BATCH) {
+        submit(s);
+        b = filling(s);
+    }
+    return &b->ops[b->n];
+}
+
+void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align)
+{
+    s->requests++;
+    if (s->failed_memory) {
+        s->dropped++;
+        return;
+    }
+    if (!s->n)
+        return;
+    /* The device wants a size and a power-of-two alignment; malloc(0)
+     * still takes a block. */
+    if (align == 0 || (align & (align - 1)))
+        align = 16;
+    op_t *op = next_op(s);
+    batch_t *b = filling(s);
+    uint32_t rec = new_record(s);
+    bool found = false;
+    live_t *slot = rec == NO_REC ? NULL : hashtab_put(&s->live, &live_type, addr, &found);
+    uint32_t prev = found ? (uint32_t)(slot->rec1 - 1) : NO_REC;
+    if (!slot || (found && end_record(b, prev))) {
+        s->failed_memory = true; /* out of host memory: the replay stops here */
+        s->dropped++;
+        return;
+    }
+    slot->addr = addr;
+    slot->rec1 = (uint64_t)rec + 1;
+    *op = (op_t){.size = size ? size : 1, .align = align, .rec = rec, .prev = prev};
+    b->n++;
+}
+
+void replay_set_free(replay_set_t *s, uint64_t addr)
+{
+    if (s->failed_memory || !s->n)
+        return;
+    live_t *slot = hashtab_find(&s->live, &live_type, addr);
+    if (!slot)
+        return; /* not live in the trace: every strategy would ignore it */
+    uint32_t rec = (uint32_t)(slot->rec1 - 1);
+    hashtab_erase(&s->live, &live_type, slot);
+    op_t *op = next_op(s);
+    batch_t *b = filling(s);
+    if (end_record(b, rec)) {
+        s->failed_memory = true;
+        return;
+    }
+    *op = (op_t){.align = 0, .rec = rec};
+    b->n++;
+}
+
+void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size)
+{
+    replay_set_free(s, old_addr);
+    replay_set_alloc(s, addr, size, 16);
+}
+
+/* ---- the set ------------------------------------------------------------------------ */
+
+replay_set_t *replay_set_create(unsigned threads)
+{
+    replay_set_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->ring = calloc(RING, sizeof *s->ring);
+    if (!s->ring || hashtab_init(&s->live, &live_type, 1024)) {
+        free(s->ring);
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    for (unsigned i = 0; i < threads; i++)
+        if (pthread_create(&s->threads[s->nthreads], NULL, worker, s) == 0)
+            s->nthreads++;
+    return s;
+}
+
+int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, char *err,
+                   size_t errlen)
+{
+    if (s->n == REPLAY_MAX_STRATEGIES || s->requests) {
+        snprintf(err, errlen, s->requests ? "strategies are added before the first event"
+                                          : "too many strategies");
+        return -1;
+    }
+    strategy_t st = {0};
+    device_config_t cfg = {.total = device_size, .strategy = strategy, .no_timing = true};
+    if (device_create(&cfg, &st.dev, err, errlen))
+        return -1;
+    pthread_mutex_lock(&s->mu); /* workers read n */
+    s->st[s->n++] = st;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+size_t replay_set_count(const replay_set_t *s) { return s->n; }
+
+void replay_set_results(replay_set_t *s, replay_result_t *out)
+{
+    if (filling(s)->n)
+        submit(s);
+    pthread_mutex_lock(&s->mu);
+    wait_done_locked(s, s->submitted);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < s->n; i++) {
+        const strategy_t *st = &s->st[i];
+        replay_result_t *r = &out[i];
+        memset(r, 0, sizeof *r);
+        r->name = device_strategy(st->dev)->name;
+        r->requests = s->requests;
+        r->failed = st->failed + s->dropped;
+        r->frees = st->frees;
+        device_metrics(st->dev, &r->m);
+        uint64_t events = r->requests + r->frees;
+        r->events_per_s = st->ns ? (double)events * 1e9 / (double)st->ns : 0.0;
+    }
+}
+
+void replay_set_destroy(replay_set_t *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->closing = true;
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    for (unsigned i = 0; i < s->nthreads; i++)
+        pthread_join(s->threads[i], NULL);
+    for (size_t i = 0; i < s->n; i++) {
+        device_destroy(s->st[i].dev);
+        free(s->st[i].blk);
+    }
+    for (size_t i = 0; i < RING; i++)
+        free(s->ring[i].ended);
+    free(s->ring);
+    free(s->free_recs);
+    hashtab_fini(&s->live, &live_type);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* ---- one strategy ------------------------------------------------------------------ */
+
 int replay_open(replay_t *r, const char *strategy, uint64_t device_size, char *err,
                 size_t errlen)
 {
-    memset(r, 0, sizeof *r);
-    device_config_t cfg = {.total = device_size, .strategy = strategy, .no_timing = true};
-    if (device_create(&cfg, &r->dev, err, errlen))
-        return -1;
-    if (addrmap_init(&r->map, 1024)) {
-        device_destroy(r->dev);
-        r->dev = NULL;
+    r->set = replay_set_create(0);
+    if (!r->set) {
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (replay_set_add(r->set, strategy, device_size, err, errlen)) {
+        replay_set_destroy(r->set);
+        r->set = NULL;
         return -1;
     }
     return 0;
@@ -31,53 +434,20 @@ int replay_open(replay_t *r, const char *strategy, uint64_t device_size, char *e
 
 void replay_close(replay_t *r)
 {
-    device_destroy(r->dev);
-    addrmap_fini(&r->map);
-    r->dev = NULL;
+    replay_set_destroy(r->set);
+    r->set = NULL;
 }
 
 void replay_alloc(replay_t *r, uint64_t addr, uint64_t size, uint64_t align)
 {
-    uint64_t t0 = now_ns();
-    device_result_t res;
-    r->requests++;
-    /* The device wants a size and a power-of-two alignment; malloc(0)
-     * still takes a block. */
-    if (align == 0 || (align & (align - 1)))
-        align = 16;
-    if (device_alloc(r->dev, size ? size : 1, align, 0, &res) == POOL_OK)
-        addrmap_put(&r->map, addr, (void *)(uintptr_t)(res.addr + 1));
-    else
-        r->failed++;
-    r->ns += now_ns() - t0;
+    replay_set_alloc(r->set, addr, size, align);
 }
 
-void replay_free(replay_t *r, uint64_t addr)
-{
-    uint64_t t0 = now_ns();
-    void *v = addrmap_remove(&r->map, addr);
-    if (v) {
-        device_result_t res;
-        device_free(r->dev, (uint64_t)(uintptr_t)v - 1, &res);
-        r->frees++;
-    }
-    r->ns += now_ns() - t0;
-}
+void replay_free(replay_t *r, uint64_t addr) { replay_set_free(r->set, addr); }
 
 void replay_realloc(replay_t *r, uint64_t old_addr, uint64_t addr, uint64_t size)
 {
-    replay_free(r, old_addr);
-    replay_alloc(r, addr, size, 16);
+    replay_set_realloc(r->set, old_addr, addr, size);
 }
 
-void replay_result(const replay_t *r, replay_result_t *out)
-{
-    memset(out, 0, sizeof *out);
-    out->name = device_strategy(r->dev)->name;
-    out->requests = r->requests;
-    out->failed = r->failed;
-    out->frees = r->frees;
-    device_metrics(r->dev, &out->m);
-    uint64_t events = r->requests + r->frees;
-    out->events_per_s = r->ns ? (double)events * 1e9 / (double)r->ns : 0.0;
-}
+void replay_result(const replay_t *r, replay_result_t *out) { replay_set_results(r->set, out); }

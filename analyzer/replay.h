@@ -1,5 +1,5 @@
 /*
- * replay: a trace's allocation sequence through one strategy of the
+ * replay: a trace's allocation sequence through the strategies of the
  * simulated device (core/), to see how the program would have fared.
  *
  * Each alloc is a device allocation of the same size and alignment; each
@@ -9,23 +9,28 @@
  * of a block allocated before the trace (a fork child's inherited ones).
  * Driving core/ directly with the same sequence gives exactly the same
  * figures.
+ *
+ * A replay set runs one sequence through several strategies at once:
+ * one map from trace addresses to records of live blocks (each record
+ * holds the block of every strategy), events gathered into batches, and
+ * each strategy replaying the batches in order on whichever thread is
+ * free — worker threads of the set's own, and the caller's thread when
+ * it has to wait for room.  A strategy replays one batch at a time, in
+ * order, so its figures do not depend on the threads.  No clock is read
+ * per event: time is taken per batch.  Memory is bounded by the live
+ * blocks and the batches, not by the trace's length.
+ *
+ * A set is fed from one thread (the one that opened it).
  */
 #ifndef MEMSIM_ANALYZER_REPLAY_H
 #define MEMSIM_ANALYZER_REPLAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "core/addrmap.h"
 #include "core/device.h"
 
-typedef struct replay_s {
-    device_t *dev;
-    addrmap_t map;          /* trace address -> device address + 1 */
-    uint64_t requests;      /* allocation requests replayed */
-    uint64_t failed;        /* requests the device could not serve */
-    uint64_t frees;
-    uint64_t ns;            /* time spent replaying */
-} replay_t;
+#define REPLAY_MAX_STRATEGIES 16
 
 typedef struct replay_result_s {
     const char *name;
@@ -33,6 +38,35 @@ typedef struct replay_result_s {
     device_metrics_t m;
     double events_per_s;
 } replay_result_t;
+
+/* ---- a set of strategies ----------------------------------------------------- */
+
+typedef struct replay_set_s replay_set_t;
+
+/* A set with `threads` worker threads (0: the feeding thread does all the
+ * work).  NULL when memory or threads cannot be had. */
+replay_set_t *replay_set_create(unsigned threads);
+/* Add a strategy on a device of device_size bytes, before the first
+ * event.  0, or -1 with a message in err (the set goes on without it). */
+int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, char *err,
+                   size_t errlen);
+size_t replay_set_count(const replay_set_t *s);
+
+void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align);
+void replay_set_free(replay_set_t *s, uint64_t addr);
+void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size);
+
+/* Wait until every event fed so far is replayed; the i-th strategy
+ * added into out[i].  More events may follow. */
+void replay_set_results(replay_set_t *s, replay_result_t *out);
+void replay_set_destroy(replay_set_t *s);
+
+/* ---- one strategy ------------------------------------------------------------ */
+
+/* A set of one strategy, replayed in the caller's thread. */
+typedef struct replay_s {
+    replay_set_t *set;
+} replay_t;
 
 /* 0, or -1 with a message in err. */
 int replay_open(replay_t *r, const char *strategy, uint64_t device_size, char *err,

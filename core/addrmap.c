@@ -1,135 +1,87 @@
 /*
- * addrmap: open addressing with linear probing.  Deletion shifts later
- * members of the probe run back so that no tombstones are needed.
+ * addrmap: core/hashtab's table with {key, value} slots; a NULL value
+ * marks an empty slot.  The typed addrmap_t and hashtab_t hold the same
+ * four fields: each operation works on a hashtab_t copy of them and
+ * stores back what changed (free once inlined).
  */
 #include "core/addrmap.h"
 
-#include <stdlib.h>
+#include "core/hashtab.h"
 
-#define ADDRMAP_MIN_CAPACITY 64
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "the mark word is a pointer");
 
-static inline size_t slot_of(const addrmap_t *m, uint64_t key)
+static const hashtab_type_t addrmap_type = {
+    .slot_size = sizeof(addrmap_slot_t),
+    .key_off = offsetof(addrmap_slot_t, key),
+    .mark_off = offsetof(addrmap_slot_t, value),
+};
+
+static inline hashtab_t tab_of(const addrmap_t *m)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
+    return (hashtab_t){.slots = m->slots, .mask = m->mask, .count = m->count, .shift = m->shift};
 }
 
-static int table_alloc(addrmap_t *m, size_t capacity)
+static inline void tab_store(addrmap_t *m, const hashtab_t *t)
 {
-    addrmap_slot_t *slots = calloc(capacity, sizeof *slots);
-    if (!slots)
-        return -1;
-    int bits = 0;
-    while (((size_t)1 << bits) < capacity)
-        bits++;
-    m->slots = slots;
-    m->mask = capacity - 1;
-    m->shift = 64 - bits;
-    m->count = 0;
-    return 0;
+    m->slots = t->slots;
+    m->mask = t->mask;
+    m->count = t->count;
+    m->shift = t->shift;
 }
 
 int addrmap_init(addrmap_t *m, size_t hint)
 {
-    /* Refuse hints whose table could not be addressed (this also keeps
-     * hint * 2 and the doubling below from wrapping). */
-    if (hint > SIZE_MAX / 4 / sizeof(addrmap_slot_t))
+    hashtab_t t = HASHTAB_INITIALIZER;
+    if (hashtab_init(&t, &addrmap_type, hint))
         return -1;
-    size_t cap = ADDRMAP_MIN_CAPACITY;
-    while (cap < hint * 2)
-        cap <<= 1;
-    return table_alloc(m, cap);
+    tab_store(m, &t);
+    return 0;
 }
 
 void addrmap_fini(addrmap_t *m)
 {
-    free(m->slots);
-    m->slots = NULL;
-    m->count = 0;
+    hashtab_t t = tab_of(m);
+    hashtab_fini(&t, &addrmap_type);
+    tab_store(m, &t);
 }
 
 void addrmap_clear(addrmap_t *m)
 {
-    for (size_t i = 0; i <= m->mask; i++)
-        m->slots[i].value = NULL;
-    m->count = 0;
+    hashtab_t t = tab_of(m);
+    hashtab_clear(&t, &addrmap_type);
+    tab_store(m, &t);
 }
 
 void *addrmap_get(const addrmap_t *m, uint64_t key)
 {
-    for (size_t i = slot_of(m, key);; i = (i + 1) & m->mask) {
-        const addrmap_slot_t *s = &m->slots[i];
-        if (!s->value)
-            return NULL;
-        if (s->key == key)
-            return s->value;
-    }
-}
-
-static void put_fresh(addrmap_t *m, uint64_t key, void *value)
-{
-    size_t i = slot_of(m, key);
-    while (m->slots[i].value)
-        i = (i + 1) & m->mask;
-    m->slots[i].key = key;
-    m->slots[i].value = value;
-    m->count++;
-}
-
-static int grow(addrmap_t *m)
-{
-    addrmap_t bigger;
-    if (m->mask + 1 > SIZE_MAX / 2 / sizeof(addrmap_slot_t) ||
-        table_alloc(&bigger, (m->mask + 1) * 2))
-        return -1;
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->slots[i].value)
-            put_fresh(&bigger, m->slots[i].key, m->slots[i].value);
-    free(m->slots);
-    *m = bigger;
-    return 0;
+    hashtab_t t = tab_of(m);
+    addrmap_slot_t *s = hashtab_find(&t, &addrmap_type, key);
+    return s ? s->value : NULL;
 }
 
 int addrmap_put(addrmap_t *m, uint64_t key, void *value)
 {
     if (!value)
         return -1; /* NULL marks empty slots: not storable */
-    for (size_t i = slot_of(m, key);; i = (i + 1) & m->mask) {
-        addrmap_slot_t *s = &m->slots[i];
-        if (!s->value)
-            break;
-        if (s->key == key) {
-            s->value = value;
-            return 0;
-        }
-    }
-    if ((m->count + 1) * 2 > m->mask + 1 && grow(m))
+    hashtab_t t = tab_of(m);
+    bool found;
+    addrmap_slot_t *s = hashtab_put(&t, &addrmap_type, key, &found);
+    if (!s)
         return -1;
-    put_fresh(m, key, value);
+    s->key = key;
+    s->value = value;
+    tab_store(m, &t);
     return 0;
 }
 
 void *addrmap_remove(addrmap_t *m, uint64_t key)
 {
-    size_t i = slot_of(m, key);
-    for (;; i = (i + 1) & m->mask) {
-        if (!m->slots[i].value)
-            return NULL;
-        if (m->slots[i].key == key)
-            break;
-    }
-    void *value = m->slots[i].value;
-    /* Backward shift: move later run members whose home is at or before
-     * the hole into it, until the run ends. */
-    size_t hole = i;
-    for (size_t j = (i + 1) & m->mask; m->slots[j].value; j = (j + 1) & m->mask) {
-        size_t home = slot_of(m, m->slots[j].key);
-        /* Distance from home to j versus from home to hole, cyclically. */
-        if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
-            m->slots[hole] = m->slots[j];
-            hole = j;
-        }
-    }
-    m->slots[hole].value = NULL;
-    m->count--;
+    hashtab_t t = tab_of(m);
+    addrmap_slot_t *s = hashtab_find(&t, &addrmap_type, key);
+    if (!s)
+        return NULL;
+    void *value = s->value;
+    hashtab_erase(&t, &addrmap_type, s);
+    m->count = t.count;
     return value;
 }

@@ -16,6 +16,7 @@ struct device_s {
     bool timing;
     const strategy_ops_t *ops; /* current strategy */
     void *state;               /* its state, ops->state_size bytes */
+    device_stats_t *cur;       /* its statistics: &stats[strategy_index(ops)] */
     pool_t pool;
     device_stats_t *stats;     /* one per strategy in the table */
     uint64_t peak_footprint;   /* since the pool last started */
@@ -110,6 +111,7 @@ static int start_strategy(device_t *d, const strategy_ops_t *ops)
         return err;
     stop_strategy(d);
     d->ops = ops;
+    d->cur = &d->stats[strategy_index(ops)];
     d->state = state;
     d->pool = pool;
     d->peak_footprint = reserved(d);
@@ -193,10 +195,6 @@ const device_stats_t *device_stats(const device_t *d, size_t i)
     return i < strategy_count() ? &d->stats[i] : NULL;
 }
 
-static device_stats_t *current_stats(device_t *d)
-{
-    return &d->stats[strategy_index(d->ops)];
-}
 
 int device_set_strategy(device_t *d, const char *name, device_result_t *r)
 {
@@ -242,119 +240,148 @@ static int validate(const device_t *d, uint64_t size, uint64_t align, int64_t st
     return POOL_OK;
 }
 
+/* An allocation that failed: statistics and the message.  Out of line,
+ * to keep the path of a success short. */
+__attribute__((noinline, cold))
+static int alloc_failed(device_t *d, uint64_t size, uint64_t align, int err, uint64_t ns,
+                        device_result_t *r)
+{
+    result_clear(r);
+    r->ns = ns;
+    d->cur->failed_allocations++;
+    if (err == POOL_ENOMEM)
+        return fail(r, err, "out of memory: %s cannot place %" PRIu64
+                    " bytes (largest free block %" PRIu64 " bytes)",
+                    d->ops->name, size, d->ops->largest_free(d->state, &d->pool));
+    if (err == POOL_EINVAL)
+        return fail(r, err, "invalid request: %s cannot align %" PRIu64
+                    " bytes to %" PRIu64, d->ops->name, size, align);
+    return fail(r, err, "allocation of %" PRIu64 " bytes failed: %s", size,
+                pool_strerror(err));
+}
+
+__attribute__((noinline, cold))
+static int alloc_invalid(device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                         device_result_t *r)
+{
+    result_clear(r);
+    d->cur->failed_allocations++;
+    return validate(d, size, align, stream, r);
+}
+
+/* The footprint reached a new peak: what fragmentation was then. */
+__attribute__((noinline))
+static void new_peak(device_t *d, uint64_t res)
+{
+    const pool_t *p = &d->pool;
+    uint64_t free_bytes = p->segment_bytes - p->alloc_bytes;
+    d->peak_footprint = res;
+    d->internal_at_peak = p->alloc_bytes - p->requested_bytes;
+    d->external_at_peak =
+        free_bytes ? 1.0 - (double)d->ops->largest_free(d->state, p) / (double)free_bytes : 0.0;
+}
+
 int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
                  device_result_t *r)
 {
-    result_clear(r);
-    device_stats_t *st = current_stats(d);
-    int err = validate(d, size, align, stream, r);
-    if (err) {
-        st->failed_allocations++;
-        return err;
-    }
+    /* size - 1 >= total: zero, or more than the device */
+    if (__builtin_expect(size - 1 >= d->total || !align || (align & (align - 1)) ||
+                             stream == POOL_STREAM_ANY,
+                         0))
+        return alloc_invalid(d, size, align, stream, r);
     uint64_t t0 = now_ns(d);
     strategy_request_t req = {.size = size, .align = align, .stream = stream};
     block_t *b;
-    err = d->ops->place(d->state, &d->pool, &req, &b);
-    r->ns = now_ns(d) - t0;
-    if (err) {
-        st->failed_allocations++;
-        if (err == POOL_ENOMEM)
-            return fail(r, err, "out of memory: %s cannot place %" PRIu64
-                        " bytes (largest free block %" PRIu64 " bytes)",
-                        d->ops->name, size, d->ops->largest_free(d->state, &d->pool));
-        if (err == POOL_EINVAL)
-            return fail(r, err, "invalid request: %s cannot align %" PRIu64
-                        " bytes to %" PRIu64, d->ops->name, size, align);
-        return fail(r, err, "allocation of %" PRIu64 " bytes failed: %s", size,
-                    pool_strerror(err));
-    }
+    int err = d->ops->place(d->state, &d->pool, &req, &b);
+    uint64_t ns = now_ns(d) - t0;
+    if (__builtin_expect(err != POOL_OK, 0))
+        return alloc_failed(d, size, align, err, ns, r);
+    device_stats_t *st = d->cur;
     st->allocations++;
     st->bytes_allocated += size;
-    st->alloc_ns += r->ns;
+    st->alloc_ns += ns;
     st->current_bytes += size;
     st->active_blocks++;
     uint64_t res = reserved(d);
-    if (res > d->peak_footprint) {
-        const pool_t *p = &d->pool;
-        uint64_t free_bytes = p->segment_bytes - p->alloc_bytes;
-        d->peak_footprint = res;
-        d->internal_at_peak = p->alloc_bytes - p->requested_bytes;
-        d->external_at_peak =
-            free_bytes ? 1.0 - (double)d->ops->largest_free(d->state, p) / (double)free_bytes
-                       : 0.0;
-    }
+    if (res > d->peak_footprint)
+        new_peak(d, res);
     if (d->pool.requested_bytes > d->peak_live)
         d->peak_live = d->pool.requested_bytes;
+    r->ok = true;
+    r->err = POOL_OK;
+    r->addr = b->addr;
+    r->size = b->size;
+    r->ns = ns;
     r->block = b;
-    return succeed(r, b->addr, b->size);
+    r->error[0] = '\0';
+    return POOL_OK;
 }
 
-/* The allocated block at addr, or a failed result saying why not.
- * want_requested: the block must be FREE_REQUESTED instead of ALLOC. */
-static block_t *lookup(device_t *d, uint64_t addr, const char *op, bool want_requested,
-                       device_result_t *r)
+/* Why the block at addr (b, or NULL when none starts there) cannot be
+ * freed by op, as a failed result; want_requested: it had to be
+ * FREE_REQUESTED, not ALLOC. */
+__attribute__((noinline, cold))
+static int lookup_failed(device_t *d, const block_t *b, uint64_t addr, const char *op,
+                         bool want_requested, device_result_t *r)
 {
-    block_t *b = pool_block_at(&d->pool, addr);
+    result_clear(r);
+    d->cur->failed_frees++;
     if (!b) {
         if (pool_segment_at(&d->pool, addr))
-            fail(r, POOL_ENOENT, "%s of 0x%" PRIx64 ": not the start of an allocated block"
-                 " (double free or interior pointer)", op, addr);
-        else
-            fail(r, POOL_ENOENT, "%s of unknown address 0x%" PRIx64, op, addr);
-        return NULL;
+            return fail(r, POOL_ENOENT, "%s of 0x%" PRIx64 ": not the start of an allocated"
+                        " block (double free or interior pointer)", op, addr);
+        return fail(r, POOL_ENOENT, "%s of unknown address 0x%" PRIx64, op, addr);
     }
-    if (block_is_free(b)) {
-        fail(r, POOL_EDOUBLE, "double free of 0x%" PRIx64 ": the block is already free", addr);
-        return NULL;
-    }
-    if (want_requested && b->state != BLOCK_FREE_REQUESTED) {
-        fail(r, POOL_ESTATE, "%s of 0x%" PRIx64 ": the block is %s, not free_requested", op,
-             addr, block_state_name(b->state));
-        return NULL;
-    }
-    if (!want_requested && b->state == BLOCK_FREE_REQUESTED) {
-        fail(r, POOL_EDOUBLE, "double free of 0x%" PRIx64 ": its free was already requested",
-             addr);
-        return NULL;
-    }
-    return b;
+    if (block_is_free(b))
+        return fail(r, POOL_EDOUBLE, "double free of 0x%" PRIx64 ": the block is already free",
+                    addr);
+    if (want_requested)
+        return fail(r, POOL_ESTATE, "%s of 0x%" PRIx64 ": the block is %s, not free_requested",
+                    op, addr, block_state_name(b->state));
+    return fail(r, POOL_EDOUBLE, "double free of 0x%" PRIx64 ": its free was already requested",
+                addr);
 }
 
-static int complete_free(device_t *d, block_t *b, uint64_t t0, device_result_t *r)
+/* Free allocated (or free-requested) block b: release it to the
+ * strategy, count it, fill in r. */
+static inline int complete_free(device_t *d, block_t *b, uint64_t t0, device_result_t *r)
 {
-    device_stats_t *st = current_stats(d);
+    device_stats_t *st = d->cur;
     uint64_t addr = b->addr, size = b->size, requested = b->requested;
     pool_block_mark_freed(&d->pool, b);
     d->ops->release(d->state, &d->pool, b);
-    r->ns = now_ns(d) - t0;
+    uint64_t ns = now_ns(d) - t0;
     st->frees++;
     st->bytes_freed += requested;
-    st->free_ns += r->ns;
+    st->free_ns += ns;
     st->current_bytes -= requested;
     st->active_blocks--;
-    return succeed(r, addr, size);
+    r->ok = true;
+    r->err = POOL_OK;
+    r->addr = addr;
+    r->size = size;
+    r->ns = ns;
+    r->block = NULL;
+    r->error[0] = '\0';
+    return POOL_OK;
 }
 
 int device_free(device_t *d, uint64_t addr, device_result_t *r)
 {
-    result_clear(r);
     uint64_t t0 = now_ns(d);
-    block_t *b = lookup(d, addr, "free", false, r);
-    if (!b) {
-        current_stats(d)->failed_frees++;
-        return r->err;
-    }
+    block_t *b = pool_block_at(&d->pool, addr);
+    if (__builtin_expect(!b || b->state != BLOCK_ALLOC, 0))
+        return lookup_failed(d, b, addr, "free", false, r);
     return complete_free(d, b, t0, r);
 }
 
 int device_free_block(device_t *d, void *block, device_result_t *r)
 {
-    result_clear(r);
     uint64_t t0 = now_ns(d);
     block_t *b = block;
-    if (!b || b->state != BLOCK_ALLOC) {
-        current_stats(d)->failed_frees++;
+    if (__builtin_expect(!b || b->state != BLOCK_ALLOC, 0)) {
+        result_clear(r);
+        d->cur->failed_frees++;
         return fail(r, POOL_EDOUBLE, "free of a block that is not allocated (%s)",
                     b ? block_state_name(b->state) : "no block");
     }
@@ -363,25 +390,20 @@ int device_free_block(device_t *d, void *block, device_result_t *r)
 
 int device_free_request(device_t *d, uint64_t addr, device_result_t *r)
 {
+    block_t *b = pool_block_at(&d->pool, addr);
+    if (!b || b->state != BLOCK_ALLOC)
+        return lookup_failed(d, b, addr, "free request", false, r);
     result_clear(r);
-    block_t *b = lookup(d, addr, "free request", false, r);
-    if (!b) {
-        current_stats(d)->failed_frees++;
-        return r->err;
-    }
     pool_block_mark_free_requested(&d->pool, b);
     return succeed(r, b->addr, b->size);
 }
 
 int device_free_complete(device_t *d, uint64_t addr, device_result_t *r)
 {
-    result_clear(r);
     uint64_t t0 = now_ns(d);
-    block_t *b = lookup(d, addr, "free completion", true, r);
-    if (!b) {
-        current_stats(d)->failed_frees++;
-        return r->err;
-    }
+    block_t *b = pool_block_at(&d->pool, addr);
+    if (!b || b->state != BLOCK_FREE_REQUESTED)
+        return lookup_failed(d, b, addr, "free completion", true, r);
     return complete_free(d, b, t0, r);
 }
 
@@ -459,7 +481,7 @@ void device_print_status(const device_t *d, FILE *f)
     fprintf(f, "Fragmentation: %.1f%% (seed), external %.1f%%, internal %" PRIu64 " bytes\n",
             100.0 * m.seed_fragmentation, 100.0 * m.external_fragmentation,
             m.internal_fragmentation);
-    const device_stats_t *st = &d->stats[strategy_index(d->ops)];
+    const device_stats_t *st = d->cur;
     fprintf(f, "Total Allocations: %" PRIu64 "\nTotal Frees: %" PRIu64 "\n", st->allocations,
             st->frees);
     fprintf(f, "\n=== Segments ===\n");

@@ -6,9 +6,11 @@
 
 #include <stdlib.h>
 
-static void set_keys(const fit_index_t *ix, block_t *b)
+#include "core/check.h"
+
+/* The key a free block has in its tree, into n. */
+static void keys_of(const fit_index_t *ix, const block_t *b, tree_node_t *n)
 {
-    tree_node_t *n = &b->idx.node;
     n->k0 = b->stream;
     if (ix->order == FIT_BY_SIZE) {
         n->k1 = b->size;
@@ -20,61 +22,82 @@ static void set_keys(const fit_index_t *ix, block_t *b)
     n->weight = b->size;
 }
 
+static void set_keys(const fit_index_t *ix, block_t *b) { keys_of(ix, b, &b->idx.node); }
+
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule)
 {
-    tree_init(&ix->tree);
+    ix->ntags = 0;
+    ix->tag[FIT_TAGS] = (fit_tag_t){.stream = 0, .bins = NULL};
+    tree_init(&ix->tag[FIT_TAGS].tree);
     ix->order = order;
     ix->granule = granule;
+    ix->granule_shift = (unsigned)__builtin_ctzll(granule);
     ix->bins = NULL;
 }
 
-/* ---- size bins ------------------------------------------------------------- */
+/* ---- tags ------------------------------------------------------------------ */
 
-/* The bins of stream, if it has some; create: claim a free set for it. */
-static fit_binset_t *binset(const fit_index_t *ix, int64_t stream, bool create)
+#define SHARED(ix) (&(ix)->tag[FIT_TAGS])
+
+/* Stream's tag, or the shared one; create: claim the next tag when
+ * stream has none and one is left (its blocks then go there). */
+static inline fit_tag_t *tag_of(fit_index_t *ix, int64_t stream, bool create)
 {
-    if (!ix->bins)
-        return NULL;
-    for (int i = 0; i < FIT_BIN_STREAMS; i++) {
-        fit_binset_t *bs = &ix->bins->set[i];
-        if (bs->used && bs->stream == stream)
-            return bs;
-        if (!bs->used && create) { /* sets are claimed in order, never given back */
-            bs->used = true;
-            bs->stream = stream;
-            for (int k = 0; k < FIT_BINS; k++)
-                bs->bin[k] = (fit_bin_t){NULL, 0};
-            return bs;
-        }
+    for (unsigned i = 0; i < ix->ntags; i++)
+        if (ix->tag[i].stream == stream)
+            return &ix->tag[i];
+    if (!create || ix->ntags == FIT_TAGS)
+        return SHARED(ix);
+    unsigned i = ix->ntags++;
+    fit_tag_t *t = &ix->tag[i];
+    t->stream = stream;
+    tree_init(&t->tree);
+    t->bins = ix->bins && i < FIT_BIN_STREAMS ? &ix->bins->set[i] : NULL;
+    if (t->bins) {
+        t->bins->summary = 0;
+        for (int w = 0; w < FIT_BINS / 64; w++)
+            t->bins->nonempty[w] = 0;
+        for (int k = 0; k < FIT_BINS; k++)
+            t->bins->bin[k] = (fit_bin_t){NULL, 0};
     }
-    return NULL;
+    return t;
 }
 
-/* The bin b belongs in (its stream's, its size's), or NULL: the tree.  A
- * block's bin depends only on its stream and size, which do not change
- * while it is indexed; a stream's set, once claimed, stays. */
-static fit_bin_t *bin_of(const fit_index_t *ix, const block_t *b, bool create,
-                         fit_binset_t **bsp)
+static inline const fit_tag_t *tag_find(const fit_index_t *ix, int64_t stream)
 {
-    uint64_t k = b->size / ix->granule;
-    if (!ix->bins || k >= FIT_BINS)
-        return NULL;
-    fit_binset_t *bs = binset(ix, b->stream, create);
-    *bsp = bs;
-    return bs ? &bs->bin[k] : NULL;
+    return tag_of((fit_index_t *)ix, stream, false);
+}
+
+/* Where free block b belongs: its tag's tree, or a size bin of its
+ * tag's set.  A block's place depends only on its stream and size,
+ * which do not change while it is indexed. */
+typedef struct place_s {
+    tree_t *tree;      /* when not binned */
+    fit_binset_t *bs;  /* when binned: the set ... */
+    uint64_t k;        /* ... and the bin */
+} place_t;
+
+static inline place_t place_of(fit_index_t *ix, const block_t *b, bool create)
+{
+    fit_tag_t *t = tag_of(ix, b->stream, create);
+    uint64_t k = b->size >> ix->granule_shift;
+    if (t->bins && k < FIT_BINS)
+        return (place_t){NULL, t->bins, k};
+    return (place_t){&t->tree, NULL, 0};
 }
 
 /* The first k >= from with bit k set, or FIT_BINS. */
-static uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
+static inline uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
 {
-    for (uint64_t w = from / 64; w < FIT_BINS / 64; w++) {
-        uint64_t bits = bs->nonempty[w];
-        if (w == from / 64)
-            bits &= ~0ull << (from % 64);
-        if (bits)
-            return w * 64 + (uint64_t)__builtin_ctzll(bits);
-    }
-    return FIT_BINS;
+    uint64_t w = from / 64;
+    uint64_t bits = bs->nonempty[w] & (~0ull << (from % 64));
+    if (bits)
+        return w * 64 + (uint64_t)__builtin_ctzll(bits);
+    uint64_t words = bs->summary & (~0ull << (w + 1)); /* w < FIT_BINS / 64 */
+    if (!words)
+        return FIT_BINS;
+    w = (uint64_t)__builtin_ctzll(words);
+    return w * 64 + (uint64_t)__builtin_ctzll(bs->nonempty[w]);
 }
 
 /* ---- a bin: a pairing heap by address ---------------------------------------- */
@@ -83,7 +106,7 @@ static uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
 
 /* Two heaps (roots, or NULL) as one: the higher root becomes the first
  * child of the lower. */
-static block_t *heap_meld(block_t *a, block_t *b)
+static inline block_t *heap_meld(block_t *a, block_t *b)
 {
     if (!a)
         return b;
@@ -106,6 +129,11 @@ static block_t *heap_meld(block_t *a, block_t *b)
  * pairs left to right, then the results right to left). */
 static block_t *heap_merge_pairs(block_t *first)
 {
+    if (!first || !H(first).next) {
+        if (first)
+            H(first).prev = NULL;
+        return first; /* none or one: nothing to pair */
+    }
     block_t *stack = NULL; /* melded pairs, last first, linked by next */
     while (first) {
         block_t *a = first, *b = H(a).next;
@@ -127,15 +155,20 @@ static block_t *heap_merge_pairs(block_t *first)
     return root;
 }
 
-static void bin_insert(fit_bin_t *bin, block_t *b)
+static inline void bin_insert(fit_binset_t *bs, uint64_t k, block_t *b)
 {
+    fit_bin_t *bin = &bs->bin[k];
     H(b).child = H(b).next = H(b).prev = NULL;
     bin->root = heap_meld(bin->root, b);
-    bin->count++;
+    if (!bin->count++) {
+        bs->nonempty[k / 64] |= 1ull << (k % 64);
+        bs->summary |= 1ull << (k / 64);
+    }
 }
 
-static void bin_remove(fit_bin_t *bin, block_t *b)
+static inline void bin_remove(fit_binset_t *bs, uint64_t k, block_t *b)
 {
+    fit_bin_t *bin = &bs->bin[k];
     block_t *sub = heap_merge_pairs(H(b).child);
     if (b == bin->root) {
         bin->root = sub;
@@ -149,7 +182,8 @@ static void bin_remove(fit_bin_t *bin, block_t *b)
             H(H(b).next).prev = p;
         bin->root = heap_meld(bin->root, sub);
     }
-    bin->count--;
+    if (!--bin->count && !(bs->nonempty[k / 64] &= ~(1ull << (k % 64))))
+        bs->summary &= ~(1ull << (k / 64));
 }
 
 /* Heap order, links and count of a bin; each block handed to visit.
@@ -211,85 +245,177 @@ static int bin_check(const fit_bin_t *bin, int (*visit)(const block_t *, void *)
 
 #undef H
 
-void fit_index_insert(fit_index_t *ix, block_t *b)
+/* ---- the index ---------------------------------------------------------------- */
+
+static inline void index_at(fit_index_t *ix, place_t at, block_t *b)
 {
-    fit_binset_t *bs = NULL;
-    fit_bin_t *bin = bin_of(ix, b, true, &bs);
-    if (bin) {
-        uint64_t k = b->size / ix->granule;
-        bin_insert(bin, b);
-        bs->nonempty[k / 64] |= 1ull << (k % 64);
+    if (at.bs) {
+        bin_insert(at.bs, at.k, b);
         return;
     }
     set_keys(ix, b);
-    tree_insert(&ix->tree, &b->idx.node);
+    tree_insert(at.tree, &b->idx.node);
 }
+
+void fit_index_insert(fit_index_t *ix, block_t *b) { index_at(ix, place_of(ix, b, true), b); }
 
 void fit_index_remove(fit_index_t *ix, block_t *b)
 {
-    fit_binset_t *bs = NULL;
-    fit_bin_t *bin = bin_of(ix, b, false, &bs);
-    if (bin) {
-        bin_remove(bin, b);
-        uint64_t k = b->size / ix->granule;
-        if (!bin->count)
-            bs->nonempty[k / 64] &= ~(1ull << (k % 64));
+    place_t at = place_of(ix, b, false);
+    if (at.bs)
+        bin_remove(at.bs, at.k, b);
+    else
+        tree_remove(at.tree, &b->idx.node);
+}
+
+/* Negative, zero or positive as key a sorts before, with or after b. */
+static inline int key_cmp(const tree_node_t *a, const tree_node_t *b)
+{
+    if (a->k0 != b->k0)
+        return a->k0 < b->k0 ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    return a->k2 < b->k2 ? -1 : a->k2 > b->k2;
+}
+
+/* b's node sits in tree `in` with a key b no longer has (b was carved
+ * or merged, or took the node over): give it b's key there when b still
+ * belongs in that tree and the key sorts between the same neighbours,
+ * else move b where it belongs. */
+static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
+{
+    tree_node_t *n = &b->idx.node, key;
+    place_t at = place_of(ix, b, true);
+    if (at.tree != in) {
+        tree_remove(in, n);
+        index_at(ix, at, b);
         return;
     }
-    tree_remove(&ix->tree, &b->idx.node);
+    keys_of(ix, b, &key);
+    /* By address, within one stream: b covers the range of every block
+     * that held the node, and no other free block of its stream lies in
+     * there, so it sorts where they did.  Otherwise look. */
+    if (!(ix->order == FIT_BY_ADDR && key.k0 == n->k0)) {
+        const tree_node_t *lo = tree_prev(n), *hi = tree_next(n);
+        if ((lo && key_cmp(lo, &key) >= 0) || (hi && key_cmp(&key, hi) >= 0)) {
+            tree_remove(in, n);
+            keys_of(ix, b, n);
+            tree_insert(in, n);
+            return;
+        }
+    }
+    tree_node_update(n, key.k0, key.k1, key.k2, key.weight);
 }
 
-uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req)
+uint64_t fit_index_largest(const fit_index_t *ix)
 {
-    uint64_t bytes = (req->size + granule - 1) & ~(granule - 1);
-    return bytes < req->size ? 0 : bytes;
+    uint64_t largest = tree_max_weight(&SHARED(ix)->tree);
+    for (unsigned i = 0; i < ix->ntags; i++) {
+        const fit_tag_t *t = &ix->tag[i];
+        uint64_t m = tree_max_weight(&t->tree);
+        if (m > largest)
+            largest = m;
+        if (t->bins && t->bins->summary) {
+            const fit_binset_t *bs = t->bins;
+            int w = 63 - __builtin_clzll(bs->summary);
+            uint64_t k = (uint64_t)w * 64 + 63 - (uint64_t)__builtin_clzll(bs->nonempty[w]);
+            if (k * ix->granule > largest)
+                largest = k * ix->granule;
+        }
+    }
+    return largest;
 }
 
-uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req)
-{
-    uint64_t bytes = fit_block_bytes(granule, req);
-    if (!bytes || req->align <= granule)
-        return bytes;
-    uint64_t need = bytes + (req->align - granule);
-    return need < bytes ? 0 : need;
-}
+/* ---- selection ------------------------------------------------------------------ */
 
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
-    const fit_binset_t *bs = binset(ix, tag, false);
-    uint64_t k = need / ix->granule + (need % ix->granule != 0);
-    if (bs && k < FIT_BINS) {
-        /* Every binned block of the tag is smaller than any in the tree. */
-        uint64_t at = first_bin_from(bs, k);
+    const fit_tag_t *t = tag_find(ix, tag);
+    uint64_t k = (need >> ix->granule_shift) + ((need & (ix->granule - 1)) != 0);
+    if (t->bins && k < FIT_BINS) {
+        /* Every binned block of the tag is smaller than any in its tree. */
+        uint64_t at = first_bin_from(t->bins, k);
         if (at < FIT_BINS)
-            return bs->bin[at].root;
+            return t->bins->bin[at].root;
     }
-    block_t *b = fit_block(tree_lower_bound(&ix->tree, tag, need, 0));
+    block_t *b = fit_block(tree_lower_bound(&t->tree, tag, need, 0));
     return b && b->stream == tag ? b : NULL;
 }
 
 block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
-    tree_node_t *n = tag == INT64_MAX ? NULL : tree_lower_bound(&ix->tree, tag + 1, 0, 0);
-    n = n ? tree_prev(n) : tree_last(&ix->tree);
+    const fit_tag_t *t = tag_find(ix, tag);
+    tree_node_t *n;
+    if (t != SHARED(ix)) {
+        n = tree_last(&t->tree); /* the tag's own tree: its largest block is last */
+    } else {
+        n = tag == INT64_MAX ? NULL : tree_lower_bound(&t->tree, tag + 1, 0, 0);
+        n = n ? tree_prev(n) : tree_last(&t->tree);
+    }
     if (!n || n->k0 != tag || n->k1 < need)
         return NULL;
     /* Among equally large blocks, the lowest address. */
-    return fit_block(tree_lower_bound(&ix->tree, tag, n->k1, 0));
+    tree_node_t *before = tree_prev(n);
+    if (!before || before->k0 != tag || before->k1 != n->k1)
+        return fit_block(n);
+    return fit_block(tree_lower_bound(&t->tree, tag, n->k1, 0));
+}
+
+/* Leftmost node of subtree n with weight >= w; n->max_weight >= w. */
+static tree_node_t *leftmost_fit(tree_node_t *n, uint64_t w)
+{
+    for (;;) {
+        if (n->left && n->left->max_weight >= w)
+            n = n->left;
+        else if (n->weight >= w)
+            return n;
+        else
+            n = n->right;
+    }
 }
 
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
 {
-    block_t *b = fit_block(tree_find_fit(&ix->tree, tag, from, 0, need));
+    const fit_tag_t *t = tag_find(ix, tag);
+    const tree_node_t *root = t->tree.root;
+    if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
+        return root && root->max_weight >= need ? fit_block(leftmost_fit(t->tree.root, need))
+                                                : NULL;
+    block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
     return b && b->stream == tag ? b : NULL;
 }
+
+/* ---- carving and coalescing ------------------------------------------------------- */
 
 int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *req,
               uint64_t block_bytes, uint64_t min_split, block_t **out)
 {
     uint64_t start = (b->addr + req->align - 1) & ~(req->align - 1);
     uint64_t pad = start - b->addr;
+    bool split = b->size - pad > block_bytes && b->size - pad - block_bytes >= min_split;
     int err;
+    if (!pad && split) {
+        place_t at = place_of(ix, b, false);
+        block_t *rest;
+        if (at.bs) {
+            bin_remove(at.bs, at.k, b);
+            if ((err = pool_block_split(p, b, block_bytes, &rest))) {
+                bin_insert(at.bs, at.k, b);
+                return err;
+            }
+            fit_index_insert(ix, rest);
+        } else {
+            /* The remainder takes b's node: it sorts where b did, or
+             * near (by size: somewhat lower). */
+            if ((err = pool_block_split(p, b, block_bytes, &rest)))
+                return err; /* b is whole and still indexed */
+            tree_replace(at.tree, &b->idx.node, &rest->idx.node);
+            index_rekey(ix, at.tree, rest);
+        }
+        pool_block_mark_alloc(p, b, req->size, req->stream);
+        *out = b;
+        return POOL_OK;
+    }
     fit_index_remove(ix, b);
     if (pad) {
         block_t *rest;
@@ -315,28 +441,52 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
 
 block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
 {
+    /* A neighbour that merges leaves the index, except the first one
+     * found in a tree: its node stays there for the merged block (a
+     * neighbour merged away is recycled by the pool, which leaves its
+     * node alone, and nothing here takes a new block before the node
+     * is handed over below). */
+    block_t *kept = NULL;
+    tree_t *kept_in = NULL;
     /* Merging with pristine memory makes b pristine, which can make a
      * neighbour of another stream mergeable after all: repeat until
      * neither side merges (at most three merges in all). */
     for (;;) {
-        if (pool_blocks_mergeable(b->prev, b)) {
-            block_t *a = b->prev;
-            fit_index_remove(ix, a);
-            pool_block_merge(p, a, b);
-            b = a;
-        } else if (pool_blocks_mergeable(b, b->next)) {
-            block_t *n = b->next;
-            fit_index_remove(ix, n);
-            pool_block_merge(p, b, n);
-        } else {
+        block_t *x;
+        bool low = pool_blocks_mergeable(b->prev, b);
+        if (low)
+            x = b->prev;
+        else if (pool_blocks_mergeable(b, b->next))
+            x = b->next;
+        else
             break;
+        place_t at = place_of(ix, x, false);
+        if (at.bs) {
+            bin_remove(at.bs, at.k, x);
+        } else if (!kept) {
+            kept = x;
+            kept_in = at.tree;
+        } else {
+            tree_remove(at.tree, &x->idx.node);
+        }
+        if (low) {
+            pool_block_merge(p, x, b);
+            b = x;
+        } else {
+            pool_block_merge(p, b, x);
         }
     }
-    fit_index_insert(ix, b);
+    if (!kept) {
+        fit_index_insert(ix, b);
+        return b;
+    }
+    if (kept != b)
+        tree_replace(kept_in, &kept->idx.node, &b->idx.node);
+    index_rekey(ix, kept_in, b);
     return b;
 }
 
-/* What a block in bin k of a stream's set must be. */
+/* What a block in bin k of tag i's set must be. */
 typedef struct bin_visit_s {
     const fit_index_t *ix;
     const pool_t *p;
@@ -350,16 +500,53 @@ static int binned_right(const block_t *b, void *ctx)
     const bin_visit_t *v = ctx;
     return pool_block_at(v->p, b->addr) != b || !block_is_free(b) ||
            (v->belongs && !v->belongs(v->ix, b->seg)) || b->stream != v->stream ||
-           b->size / v->ix->granule != v->k;
+           b->size >> v->ix->granule_shift != v->k;
+}
+
+/* Every node of tree t is a free block of the index, with its key, in
+ * the tree it belongs in.  Counts them into *n. */
+static int tree_holds_right(const fit_index_t *ix, const tree_t *t, const pool_t *p,
+                            bool (*belongs)(const fit_index_t *, const segment_t *), size_t *n,
+                            const char **why)
+{
+    if (tree_check(t, why))
+        return -1;
+    for (const tree_node_t *node = tree_first(t); node; node = tree_next(node)) {
+        block_t *b = fit_block(node);
+        if (pool_block_at(p, b->addr) != b || !block_is_free(b)) {
+            *why = "free index holds a block that is not free";
+            return -1;
+        }
+        if (belongs && !belongs(ix, b->seg)) {
+            *why = "free index holds a block of another index";
+            return -1;
+        }
+        place_t at = place_of((fit_index_t *)ix, b, false);
+        if (at.bs) {
+            *why = "free index holds a block that belongs in a size bin";
+            return -1;
+        }
+        if (at.tree != t) {
+            *why = "free index holds a block in another stream's tree";
+            return -1;
+        }
+        tree_node_t k;
+        keys_of(ix, b, &k);
+        if (k.k0 != node->k0 || k.k1 != node->k1 || k.k2 != node->k2 ||
+            k.weight != node->weight) {
+            *why = "free index key disagrees with its block";
+            return -1;
+        }
+        ++*n;
+    }
+    return 0;
 }
 
 int fit_index_check(const fit_index_t *ix, const pool_t *p,
                     bool (*belongs)(const fit_index_t *, const segment_t *),
                     const char **why)
 {
-    if (tree_check(&ix->tree, why))
-        return -1;
-    size_t free_blocks = 0;
+    size_t free_blocks = 0, indexed = 0;
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
         if (belongs && !belongs(ix, s))
             continue;
@@ -372,32 +559,27 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
             }
         }
     }
-    for (const tree_node_t *n = tree_first(&ix->tree); n; n = tree_next(n)) {
-        block_t *b = fit_block(n);
-        if (pool_block_at(p, b->addr) != b || !block_is_free(b)) {
-            *why = "free index holds a block that is not free";
-            return -1;
-        }
-        if (belongs && !belongs(ix, b->seg)) {
-            *why = "free index holds a block of another index";
-            return -1;
-        }
-        fit_binset_t *bs = NULL;
-        if (bin_of(ix, b, false, &bs)) {
-            *why = "free index holds a block that belongs in a size bin";
-            return -1;
-        }
-        tree_node_t k = *n;
-        set_keys(ix, b);
-        if (k.k0 != n->k0 || k.k1 != n->k1 || k.k2 != n->k2 || k.weight != n->weight) {
-            *why = "free index key disagrees with its block";
-            return -1;
-        }
+    if (ix->ntags > FIT_TAGS) {
+        *why = "more tags than the index has room for";
+        return -1;
     }
-    size_t indexed = ix->tree.count;
-    for (int i = 0; ix->bins && i < FIT_BIN_STREAMS; i++) {
-        const fit_binset_t *bs = &ix->bins->set[i];
-        if (!bs->used)
+    for (unsigned i = 0; i < ix->ntags; i++)
+        for (unsigned j = 0; j < i; j++)
+            if (ix->tag[i].stream == ix->tag[j].stream) {
+                *why = "a stream has two tags";
+                return -1;
+            }
+    if (tree_holds_right(ix, &SHARED(ix)->tree, p, belongs, &indexed, why))
+        return -1;
+    for (unsigned i = 0; i < ix->ntags; i++) {
+        if (tree_holds_right(ix, &ix->tag[i].tree, p, belongs, &indexed, why))
+            return -1;
+        const fit_binset_t *bs = ix->tag[i].bins;
+        if (bs != (ix->bins && i < FIT_BIN_STREAMS ? &ix->bins->set[i] : NULL)) {
+            *why = "a tag has another tag's size bins";
+            return -1;
+        }
+        if (!bs)
             continue;
         for (uint64_t k = 0; k < FIT_BINS; k++) {
             const fit_bin_t *bin = &bs->bin[k];
@@ -406,11 +588,16 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
                 *why = "size bin bitmap disagrees with its bin";
                 return -1;
             }
-            bin_visit_t v = {ix, p, belongs, bs->stream, k};
+            bin_visit_t v = {ix, p, belongs, ix->tag[i].stream, k};
             if (bin_check(bin, binned_right, &v, why))
                 return -1;
             indexed += bin->count;
         }
+        for (int w = 0; w < FIT_BINS / 64; w++)
+            if (((bs->summary >> w) & 1) != (bs->nonempty[w] != 0)) {
+                *why = "size bin summary disagrees with its bitmap";
+                return -1;
+            }
     }
     if (free_blocks != indexed) {
         *why = "free index misses free blocks";
@@ -489,19 +676,7 @@ void fit_release_op(void *st, pool_t *p, block_t *b)
 uint64_t fit_largest_free_op(const void *st, const pool_t *p)
 {
     (void)p;
-    const fit_index_t *ix = &((const fit_state_t *)st)->ix;
-    uint64_t largest = tree_max_weight(&ix->tree);
-    for (int i = 0; ix->bins && i < FIT_BIN_STREAMS; i++) {
-        const fit_binset_t *bs = &ix->bins->set[i];
-        for (int w = FIT_BINS / 64 - 1; bs->used && w >= 0; w--)
-            if (bs->nonempty[w]) {
-                uint64_t k = (uint64_t)w * 64 + 63 - (uint64_t)__builtin_clzll(bs->nonempty[w]);
-                if (k * ix->granule > largest)
-                    largest = k * ix->granule;
-                break;
-            }
-    }
-    return largest;
+    return fit_index_largest(&((const fit_state_t *)st)->ix);
 }
 
 int fit_check_op(const void *st, const pool_t *p, const char **why)

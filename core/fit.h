@@ -2,21 +2,31 @@
  * fit: the free-block index and carving shared by the fit strategies
  * (first, best, worst, next) and the caching pool.
  *
- * A fit index is a tree (core/tree.h) of free blocks keyed either by
- * (stream, size, address) — best and worst fit, the caching pool — or
- * by (stream, address) — first and next fit.  Every node's weight is its
- * block's size, so the root knows the largest free block and first fit
- * can skip subtrees that hold nothing big enough.
+ * A fit index keeps its free blocks in trees (core/tree.h) keyed either
+ * by (stream, size, address) — best and worst fit, the caching pool — or
+ * by (stream, address) — first and next fit: one tree of its own for
+ * each of the first FIT_TAGS stream tags it sees (pristine memory is
+ * one), and one shared by any further streams, where the stream key
+ * keeps them apart.  Every node's weight is its block's size, so a root
+ * knows the largest free block below it and first fit can skip subtrees
+ * that hold nothing big enough.
  *
- * Size bins (best fit): an index may also keep, for up to FIT_BIN_STREAMS
- * streams, one bin per exact size below FIT_BINS granules and a bitmap of
- * the sizes that have blocks.  A bin is a pairing heap of its blocks by
+ * Size bins (best fit): an index may also keep, for the first
+ * FIT_BIN_STREAMS tags, one bin per exact size below FIT_BINS granules
+ * and a bitmap of the sizes that have blocks (with a summary word of the
+ * bitmap's non-zero words).  A bin is a pairing heap of its blocks by
  * address (insertion O(1), removal O(log n) amortized, no rebalancing:
- * bins are small and change at every operation).  Best fit then finds the
- * smallest size that fits with a bit scan and the lowest address of that
- * size at the bin's root: the same block as the lower-bound search over
- * the one tree.  Larger blocks, and streams beyond the first few, stay in
- * the tree.
+ * bins are small and change at every operation).  Best fit then finds
+ * the smallest size that fits with a bit scan and the lowest address of
+ * that size at the bin's root: the same block as the lower-bound search
+ * over one tree.  Larger blocks, and other tags, stay in the trees.
+ *
+ * Carving a block and coalescing a freed one hand a tree node over to
+ * the block that takes its place (tree_replace) and move it only when
+ * its key no longer sorts between the same neighbours: a remainder or a
+ * merged block usually stays where it was.  Which node or heap shape
+ * holds a block never changes which block a search returns (keys are
+ * unique), only what it costs.
  *
  * Alignment: all block addresses and sizes are multiples of the
  * granule, so alignments up to the granule need no padding.  A larger
@@ -38,7 +48,8 @@ typedef enum fit_order_e {
 } fit_order_t;
 
 #define FIT_BINS 512        /* binned sizes: 1..FIT_BINS-1 granules */
-#define FIT_BIN_STREAMS 4  /* streams with bins of their own */
+#define FIT_BIN_STREAMS 4  /* tags with bins of their own: the first ones */
+#define FIT_TAGS 8         /* tags with a tree of their own */
 
 /* Free blocks of one size, lowest address at the root. */
 typedef struct fit_bin_s {
@@ -47,26 +58,36 @@ typedef struct fit_bin_s {
 } fit_bin_t;
 
 typedef struct fit_binset_s {
-    int64_t stream;
-    bool used;
+    uint64_t summary;                 /* bit w: nonempty[w] != 0 */
     uint64_t nonempty[FIT_BINS / 64]; /* bit k: bin[k] has blocks */
     fit_bin_t bin[FIT_BINS];          /* blocks of k granules */
 } fit_binset_t;
 
 typedef struct fit_bins_s {
-    fit_binset_t set[FIT_BIN_STREAMS];
+    fit_binset_t set[FIT_BIN_STREAMS]; /* set[i]: tag i's */
 } fit_bins_t;
 
+/* A stream tag with a tree of its own, or the shared tree. */
+typedef struct fit_tag_s {
+    int64_t stream;       /* the tag: a stream, or POOL_STREAM_ANY (shared: unused) */
+    tree_t tree;          /* its free blocks that are not in a size bin */
+    fit_binset_t *bins;   /* its size bins, or NULL */
+} fit_tag_t;
+
 typedef struct fit_index_s {
-    tree_t tree;       /* free blocks */
+    unsigned ntags;              /* tags claimed, in order; never given back */
+    fit_tag_t tag[FIT_TAGS + 1]; /* tag[FIT_TAGS]: the tree shared by every further tag */
     fit_order_t order;
-    uint64_t granule;  /* sizes and addresses are multiples of this */
-    fit_bins_t *bins;  /* size bins (FIT_BY_SIZE only), or NULL */
+    uint64_t granule;         /* sizes and addresses are multiples of this */
+    unsigned granule_shift;   /* log2(granule) */
+    fit_bins_t *bins;         /* size bins (FIT_BY_SIZE only), or NULL */
 } fit_index_t;
 
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule);
 void fit_index_insert(fit_index_t *ix, block_t *b);
 void fit_index_remove(fit_index_t *ix, block_t *b);
+/* The largest free block in the index (trees and bins), 0 when empty. */
+uint64_t fit_index_largest(const fit_index_t *ix);
 
 static inline block_t *fit_block(const tree_node_t *n)
 {
@@ -75,9 +96,21 @@ static inline block_t *fit_block(const tree_node_t *n)
 
 /* Bytes a block must span to serve req: size rounded to the granule.
  * 0 when that overflows. */
-uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req);
+static inline uint64_t fit_block_bytes(uint64_t granule, const strategy_request_t *req)
+{
+    uint64_t bytes = (req->size + granule - 1) & ~(granule - 1);
+    return bytes < req->size ? 0 : bytes;
+}
+
 /* Bytes a candidate must have so that req fits after padding. */
-uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req);
+static inline uint64_t fit_search_bytes(uint64_t granule, const strategy_request_t *req)
+{
+    uint64_t bytes = fit_block_bytes(granule, req);
+    if (!bytes || req->align <= granule)
+        return bytes;
+    uint64_t need = bytes + (req->align - granule);
+    return need < bytes ? 0 : need;
+}
 
 /* The best, worst or first candidate of one stream tag (exact tag). */
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);

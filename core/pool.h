@@ -69,27 +69,35 @@ const char *block_state_name(block_state_t s);
 
 struct segment_s;
 
+/* A block is two cache lines, 64-byte aligned: the first holds all that
+ * coalescing and freeing read (neighbours, state, stream) and the
+ * request; the index's links follow.  requested and idx share memory:
+ * a block is either allocated (requested) or free (idx), never both. */
 typedef struct block_s {
-    uint64_t addr;             /* first byte */
+    _Alignas(64) uint64_t addr; /* first byte */
     uint64_t size;             /* bytes spanned; > 0 */
-    uint64_t requested;        /* bytes asked for while allocated, else 0 */
     struct block_s *prev;      /* address-order neighbour in the segment, or NULL */
     struct block_s *next;      /* likewise */
     struct segment_s *seg;     /* owning segment */
     int64_t stream;            /* owner stream, POOL_STREAM_ANY when pristine */
     block_state_t state;
-    union {                    /* the strategy's free index, used only while free */
-        tree_node_t node;
-        struct {
-            struct block_s *prev, *next;
-        } list;
-        struct {               /* a pairing heap (core/fit.c's size bins) */
-            struct block_s *child; /* first child */
-            struct block_s *next;  /* next sibling */
-            struct block_s *prev;  /* previous sibling, or the parent of a first child */
-        } heap;
-    } idx;
+    union {
+        uint64_t requested;    /* bytes asked for: ALLOC and FREE_REQUESTED blocks only */
+        union {                /* the strategy's free index: free blocks only */
+            tree_node_t node;
+            struct {
+                struct block_s *prev, *next;
+            } list;
+            struct {           /* a pairing heap (core/fit.c's size bins) */
+                struct block_s *child; /* first child */
+                struct block_s *next;  /* next sibling */
+                struct block_s *prev;  /* previous sibling, or the parent of a first child */
+            } heap;
+        } idx;
+    };
 } block_t;
+
+_Static_assert(sizeof(block_t) == 128, "a block is two cache lines");
 
 static inline bool block_is_free(const block_t *b)
 {
@@ -194,7 +202,12 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest);
 
 /* True when a and b are address neighbours in one segment, both free,
  * and their streams agree (or one is pristine). */
-bool pool_blocks_mergeable(const block_t *a, const block_t *b);
+static inline bool pool_blocks_mergeable(const block_t *a, const block_t *b)
+{
+    return a && b && a->next == b && block_is_free(a) && block_is_free(b) &&
+           (a->stream == b->stream || a->stream == POOL_STREAM_ANY ||
+            b->stream == POOL_STREAM_ANY);
+}
 
 /* Merge b, the next neighbour of a, into a (pool_blocks_mergeable holds,
  * neither is in a free index).  b's struct is recycled. */

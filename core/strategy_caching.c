@@ -158,8 +158,8 @@ static uint64_t largest_free(const void *vst, const pool_t *p)
 {
     (void)p;
     const caching_state_t *st = vst;
-    uint64_t s = tree_max_weight(&st->pools[KIND_SMALL].tree);
-    uint64_t l = tree_max_weight(&st->pools[KIND_LARGE].tree);
+    uint64_t s = fit_index_largest(&st->pools[KIND_SMALL]);
+    uint64_t l = fit_index_largest(&st->pools[KIND_LARGE]);
     return s > l ? s : l;
 }
 

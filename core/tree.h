@@ -23,7 +23,8 @@
 #include <stdint.h>
 
 typedef struct tree_node_s {
-    struct tree_node_s *left, *right, *parent;
+    struct tree_node_s *parent;
+    struct tree_node_s *left, *right;
     int64_t k0;          /* primary key (a stream tag in memsim's indexes) */
     uint64_t k1, k2;     /* secondary and tertiary keys */
     uint64_t weight;     /* this node's weight (a block size) */
@@ -46,6 +47,11 @@ void tree_remove(tree_t *t, tree_node_t *n);
  * key sorts n between the same neighbours as before. */
 void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
                       uint64_t weight);
+
+/* Put n where old is: n takes old's links, key, weight and balance, and
+ * old leaves the tree.  O(1).  (A free block's node can so pass to the
+ * block that replaces it in the index, then move by tree_node_update.) */
+void tree_replace(tree_t *t, tree_node_t *old, tree_node_t *n);
 
 tree_node_t *tree_first(const tree_t *t);
 tree_node_t *tree_last(const tree_t *t);

@@ -10,16 +10,28 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/hashtab.h"
 #include "preload/sysmem.h"
 
 /* ---- the table --------------------------------------------------------------- */
 
+/* A stack, in the arena: written once, before it is published, and
+ * never moved or freed, so a per-thread cache may point at it without
+ * the lock. */
 typedef struct entry_s {
     uint64_t hash;
     uint64_t id;
-    const uintptr_t *frames; /* in the arena, immutable */
     unsigned n;
+    uintptr_t frames[]; /* n of them */
 } entry_t;
+
+/* A slot of the table: core/hashtab's, keyed and marked by the hash
+ * (never 0).  Slots move (growth, which frees the old table); entries
+ * do not. */
+typedef struct slot_s {
+    uint64_t hash;
+    const entry_t *e;
+} slot_t;
 
 #define ARENA_CHUNK (4u << 20)
 #define TLS_CACHE 256
@@ -41,8 +53,31 @@ static void table_unlock(void)
 
 /* In a _locked function: the caller holds lock. */
 #define CHECK_LOCKED() CHECK(atomic_load(&lock_owner) == syscall(SYS_gettid))
-static entry_t *table;       /* open addressing, hash 0 marks empty */
-static uint64_t table_mask;
+
+/* The table's memory: mappings of its own, never malloc (this runs
+ * inside the traced process, in its allocator's hooks). */
+static void *table_mem_alloc(size_t bytes, void *ctx)
+{
+    (void)ctx;
+    return sysmem_alloc(bytes);
+}
+
+static void table_mem_free(void *p, size_t bytes, void *ctx)
+{
+    (void)ctx;
+    sysmem_free(p, bytes);
+}
+
+static const hashtab_alloc_t table_mem = {.alloc = table_mem_alloc, .free = table_mem_free};
+
+static const hashtab_type_t table_type = {
+    .slot_size = sizeof(slot_t),
+    .key_off = offsetof(slot_t, hash),
+    .mark_off = offsetof(slot_t, hash),
+    .mem = &table_mem,
+};
+
+static hashtab_t table = HASHTAB_INITIALIZER; /* under lock */
 static _Atomic uint64_t nstacks;
 static char *arena;          /* current chunk */
 static size_t arena_used = ARENA_CHUNK;
@@ -65,9 +100,13 @@ static uint64_t hash_frames(const uintptr_t *f, unsigned n)
     return h ? h : 1;
 }
 
-static const uintptr_t *arena_copy(const uintptr_t *f, unsigned n)
+/* A new entry for the stack in the arena, not yet published. */
+static entry_t *arena_entry_locked(uint64_t h, uint64_t id, const uintptr_t *f, unsigned n)
 {
-    size_t bytes = n * sizeof *f;
+    CHECK_LOCKED();
+    size_t bytes = sizeof(entry_t) + n * sizeof *f;
+    if (bytes > ARENA_CHUNK)
+        return NULL;
     if (arena_used + bytes > ARENA_CHUNK) {
         char *chunk = sysmem_alloc(ARENA_CHUNK);
         if (!chunk)
@@ -75,31 +114,13 @@ static const uintptr_t *arena_copy(const uintptr_t *f, unsigned n)
         arena = chunk;
         arena_used = 0;
     }
-    uintptr_t *dst = (uintptr_t *)(arena + arena_used);
-    memcpy(dst, f, bytes);
-    arena_used += bytes;
-    return dst;
-}
-
-static bool grow_locked(void)
-{
-    CHECK_LOCKED();
-    uint64_t cap = table ? (table_mask + 1) * 2 : 4096;
-    entry_t *t = sysmem_alloc(cap * sizeof *t);
-    if (!t)
-        return false;
-    for (uint64_t i = 0; table && i <= table_mask; i++) {
-        if (!table[i].hash)
-            continue;
-        uint64_t j = table[i].hash & (cap - 1);
-        while (t[j].hash)
-            j = (j + 1) & (cap - 1);
-        t[j] = table[i];
-    }
-    /* The old table stays mapped: per-thread caches may point into it. */
-    table = t;
-    table_mask = cap - 1;
-    return true;
+    entry_t *e = (entry_t *)(arena + arena_used);
+    e->hash = h;
+    e->id = id;
+    e->n = n;
+    memcpy(e->frames, f, n * sizeof *f);
+    arena_used += (bytes + 7) & ~(size_t)7;
+    return e;
 }
 
 static bool same(const entry_t *e, uint64_t h, const uintptr_t *f, unsigned n)
@@ -110,6 +131,19 @@ static bool same(const entry_t *e, uint64_t h, const uintptr_t *f, unsigned n)
         if (e->frames[i] != f[i])
             return false;
     return true;
+}
+
+/* What a lookup in the table compares a slot with. */
+typedef struct probe_s {
+    const uintptr_t *frames;
+    unsigned n;
+} probe_t;
+
+static bool slot_matches(const void *slot, void *ctx)
+{
+    const slot_t *s = slot;
+    const probe_t *p = ctx;
+    return same(s->e, s->hash, p->frames, p->n);
 }
 
 uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
@@ -125,35 +159,28 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
         return cache[slot].e->id;
 
     table_lock();
-    const entry_t *found = NULL;
-    if (table) {
-        for (uint64_t i = h & table_mask; table[i].hash; i = (i + 1) & table_mask)
-            if (same(&table[i], h, frames, n)) {
-                found = &table[i];
-                break;
-            }
-    }
+    probe_t probe = {frames, n};
+    const slot_t *s = hashtab_find_match(&table, &table_type, h, slot_matches, &probe);
+    const entry_t *found = s ? s->e : NULL;
     if (!found) {
         uint64_t count = atomic_load(&nstacks);
-        const uintptr_t *copy;
-        if (((!table || (count + 1) * 2 > table_mask + 1) && !grow_locked()) ||
-            !(copy = arena_copy(frames, n))) {
+        entry_t *e = arena_entry_locked(h, count + 1, frames, n);
+        slot_t *fresh = e ? hashtab_insert(&table, &table_type, h) : NULL;
+        if (!fresh) {
+            /* An entry already in the arena stays unused there. */
             table_unlock();
             return 0;
         }
-        uint64_t i = h & table_mask;
-        while (table[i].hash)
-            i = (i + 1) & table_mask;
-        table[i] = (entry_t){.hash = h, .id = count + 1, .frames = copy, .n = n};
+        fresh->hash = h;
+        fresh->e = e;
         atomic_store(&nstacks, count + 1);
-        found = &table[i];
-        write(found->id, copy, n, ctx);
+        found = e;
+        write(found->id, e->frames, n, ctx);
         *is_new = true;
     }
     table_unlock();
-    /* Entries never move once placed except by growth, which copies them:
-     * cache the pointer only when it cannot go stale (same generation and
-     * the table did not grow — checked next time through `same`). */
+    /* Entries never move nor change once placed: the pointer stays good
+     * for as long as the generation does. */
     cache[slot].hash = h;
     cache[slot].e = found;
     cache[slot].gen = gen;
@@ -168,8 +195,7 @@ void stacks_reset(void)
      * a new generation makes every cache entry miss.  The lock may have
      * been held by a thread of the parent when it forked. */
     pthread_mutex_init(&lock, NULL);
-    table = NULL;
-    table_mask = 0;
+    table = (hashtab_t)HASHTAB_INITIALIZER; /* not freed: it may be half grown */
     arena_used = ARENA_CHUNK;
     atomic_store(&nstacks, 0);
     atomic_fetch_add(&generation, 1);

@@ -67,6 +67,117 @@ START_TEST(replay_equals_driving_the_device)
 }
 END_TEST
 
+/* Every strategy at once through a set, with 0, 1 and 2 worker threads:
+ * each strategy's figures equal driving its own device directly.  The
+ * sequence has more events than a batch, reuses addresses (an alloc of
+ * a live address, as a trace that lost a free has), frees of unknown
+ * addresses, reallocs, and a device small enough for failures. */
+START_TEST(set_equals_driving_each_device)
+{
+    unsigned threads = (unsigned)_i;
+    size_t n = strategy_count();
+    replay_set_t *set = replay_set_create(threads);
+    ck_assert_ptr_nonnull(set);
+    device_t *d[REPLAY_MAX_STRATEGIES];
+    char err[256];
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(replay_set_add(set, strategy_at(i)->name, 24 * MiB, err, sizeof err) == 0,
+                      "%s", err);
+        d[i] = test_device(strategy_at(i)->name, 24 * MiB);
+    }
+    ck_assert_uint_eq(replay_set_count(set), n);
+    enum { SLOTS = 512, OPS = 60000 };
+    static uint64_t trace_addr[SLOTS], dev_addr[REPLAY_MAX_STRATEGIES][SLOTS];
+    static bool dev_live[REPLAY_MAX_STRATEGIES][SLOTS];
+    memset(trace_addr, 0, sizeof trace_addr);
+    memset(dev_live, 0, sizeof dev_live);
+    rng_t rng;
+    rng_seed(&rng, 4242 + threads);
+    uint64_t next = 0x1000;
+    device_result_t res;
+    for (int op = 0; op < OPS; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 50) ? 8192 : 2 * MiB);
+        uint64_t roll = rng_below(&rng, 100);
+        if (roll < 2) {
+            replay_set_free(set, 0xdead0000 + (uint64_t)op * 16); /* never allocated */
+        } else if (trace_addr[k] && roll < 5) {
+            /* an alloc at a live address: the old block is left behind where it succeeds */
+            replay_set_alloc(set, trace_addr[k], size, 16);
+            for (size_t i = 0; i < n; i++)
+                if (device_alloc(d[i], size, 16, 0, &res) == POOL_OK) {
+                    dev_live[i][k] = true;
+                    dev_addr[i][k] = res.addr;
+                }
+        } else if (trace_addr[k] && roll < 30) {
+            uint64_t a = next += 0x10000;
+            replay_set_realloc(set, trace_addr[k], a, size);
+            for (size_t i = 0; i < n; i++) {
+                if (dev_live[i][k])
+                    device_free(d[i], dev_addr[i][k], &res);
+                dev_live[i][k] = device_alloc(d[i], size, 16, 0, &res) == POOL_OK;
+                dev_addr[i][k] = res.addr;
+            }
+            trace_addr[k] = a;
+        } else if (trace_addr[k]) {
+            replay_set_free(set, trace_addr[k]);
+            for (size_t i = 0; i < n; i++) {
+                if (dev_live[i][k])
+                    device_free(d[i], dev_addr[i][k], &res);
+                dev_live[i][k] = false;
+            }
+            trace_addr[k] = 0;
+        } else {
+            uint64_t a = next += 0x10000;
+            uint64_t align = roll < 40 ? 256 : 16;
+            replay_set_alloc(set, a, size, align);
+            for (size_t i = 0; i < n; i++) {
+                dev_live[i][k] = device_alloc(d[i], size, align, 0, &res) == POOL_OK;
+                dev_addr[i][k] = res.addr;
+            }
+            trace_addr[k] = a;
+        }
+        if (op == OPS / 2) { /* results mid-way; the replay goes on after */
+            replay_result_t mid[REPLAY_MAX_STRATEGIES];
+            replay_set_results(set, mid);
+            for (size_t i = 0; i < n; i++) {
+                device_metrics_t m;
+                device_metrics(d[i], &m);
+                ck_assert_uint_eq(mid[i].m.live_allocated, m.live_allocated);
+            }
+        }
+    }
+    replay_result_t out[REPLAY_MAX_STRATEGIES];
+    replay_set_results(set, out);
+    for (size_t i = 0; i < n; i++) {
+        device_metrics_t m;
+        device_metrics(d[i], &m);
+        const device_stats_t *st = device_stats(d[i], i);
+        ck_assert_str_eq(out[i].name, strategy_at(i)->name);
+        ck_assert_uint_eq(out[i].m.peak_footprint, m.peak_footprint);
+        ck_assert_uint_eq(out[i].m.peak_live_requested, m.peak_live_requested);
+        ck_assert_uint_eq(out[i].m.live_allocated, m.live_allocated);
+        ck_assert_uint_eq(out[i].m.live_blocks, m.live_blocks);
+        ck_assert_uint_eq(out[i].m.reserved, m.reserved);
+        ck_assert_uint_eq(out[i].m.largest_free, m.largest_free);
+        ck_assert_uint_eq(out[i].m.internal_at_peak, m.internal_at_peak);
+        ck_assert(out[i].m.jw_fragmentation == m.jw_fragmentation);
+        ck_assert(out[i].m.external_at_peak == m.external_at_peak);
+        ck_assert(out[i].m.external_fragmentation == m.external_fragmentation);
+        ck_assert_uint_eq(out[i].failed, st->failed_allocations);
+        ck_assert_uint_eq(out[i].frees, st->frees);
+        ck_assert_uint_eq(out[i].requests, st->allocations + st->failed_allocations);
+        device_destroy(d[i]);
+    }
+    ck_assert_uint_gt(out[0].requests, 30000);
+    uint64_t failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed += out[i].failed;
+    ck_assert_uint_gt(failed, 0); /* the failure paths ran */
+    replay_set_destroy(set);
+}
+END_TEST
+
 START_TEST(unknown_frees_and_failures_are_counted)
 {
     replay_t r;
@@ -94,6 +205,7 @@ Suite *replay_suite(void)
     TCase *tc = tcase_create("replay");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
+    tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
     suite_add_tcase(s, tc);
     return s;
