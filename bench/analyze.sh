@@ -18,7 +18,7 @@
 # time: the replay runs on a second core).  Peak RSS comes from
 # /usr/bin/time (Debian package "time"); without it, from VmHWM polled in
 # /proc while the analyzer runs.  About 30 s; scratch traces of up to
-# 1.1 GB at once under $TMPDIR.
+# 150 MB at once under $TMPDIR (compressed traces; zstd for counting their records).
 #
 #   sh bench/analyze.sh [BUILD] [SPEED_OPS] [RSS_OPS] [REPS]
 set -eu
@@ -31,6 +31,10 @@ ANALYZE=$BUILD/memsim-analyze
 LIB=$(cd "$BUILD" && pwd)/libmemsim.so
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-analyze.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
+command -v zstd >/dev/null 2>&1 || {
+    echo "bench-analyze: zstd is needed to count a compressed trace's records: apt-get install zstd" >&2
+    exit 1
+}
 
 # measure CMD...: "wall_s cpu_s peak_rss_kib" of one run (output discarded).
 # BENCH_NO_TIME=1 tries the fallback.
@@ -74,13 +78,17 @@ best() {
 record() { # record OPS DIR: a memsim trace of alloc_heavy 1 OPS into DIR
     mkdir -p "$2"
     env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$2" MEMSIM_STRATEGY=none "$PROG" 1 "$1" >/dev/null
-    ls "$2"/*.jsonl
+    ls "$2"/*.jsonl.zst
 }
 
+# lines TRACE: its records; mbytes TRACE: its size on disk (compressed) in MB
+lines() { zstd -dc "$1" | wc -l; }
+mbytes() { echo $(($(wc -c <"$1") / 1000000)); }
+
 T=$(record "$SPEED_OPS" "$OUT/speed")
-records=$(wc -l <"$T")
-mb=$(($(wc -c <"$T") / 1000000))
-echo "bench-analyze: $records records ($mb MB) from $PROG 1 $SPEED_OPS; median of $REPS runs"
+records=$(lines "$T")
+mb=$(mbytes "$T")
+echo "bench-analyze: $records records ($mb MB compressed, the default) from $PROG 1 $SPEED_OPS; median of $REPS runs"
 printf '%-28s %8s %8s %12s %12s %10s\n' "" "wall s" "CPU s" "records/s" "vs heaptr." "peak RSS"
 # heaptrack first, so that each memsim line can print its ratio.
 h="- - -"
@@ -110,8 +118,8 @@ fi
 rm -rf "$OUT/speed" "$OUT"/ht*
 
 T=$(record "$RSS_OPS" "$OUT/rss")
-records10=$(wc -l <"$T")
-mb10=$(($(wc -c <"$T") / 1000000))
+records10=$(lines "$T")
+mb10=$(mbytes "$T")
 echo "$records10 $mb10 $(best "$ANALYZE" --no-replay "$T")" | awk '{
     printf "memsim-analyze --no-replay on %d records (%d MB): peak RSS %.1f MiB, %.3f s, %.2f M records/s\n",
         $1, $2, $5 / 1024, $3, $1 / $3 / 1e6 }'

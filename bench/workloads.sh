@@ -92,6 +92,10 @@ else
     esac
 fi
 PERL=$(need perl perl)
+[ -n "$(need zstd zstd)" ] || {
+    echo "bench-workloads: zstd is needed to count a compressed trace's records: apt-get install zstd" >&2
+    exit 1
+}
 LUA=$(need lua5.4 lua5.4)
 SQLITE=$(need sqlite3 sqlite3)
 HEAPTRACK=$(command -v heaptrack 2>/dev/null || true)
