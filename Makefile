@@ -104,6 +104,7 @@ BENCHCORE = $(BUILD)/bench-core
 BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
 BENCHWATCH = $(BUILD)/bench-watch
 BENCHCOUNT = $(BUILD)/libbench-count.so
+MALLINFO_METER = $(BUILD)/libmallinfo-meter.so
 JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
@@ -121,7 +122,7 @@ PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap 
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
 TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
-	reallocarray0 many_threads
+	reallocarray0 many_threads frag_heap
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
@@ -227,7 +228,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
@@ -255,6 +256,12 @@ $(BENCHWATCH): bench/tools/watch.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
+
+# libmallinfo-meter.so: the share of a process's time mallinfo2 takes (test_transparency.sh).
+$(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 # libbench-count.so: a program's heap events, counted apart from either profiler.
 $(BENCHCOUNT): bench/tools/count.c

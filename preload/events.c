@@ -73,7 +73,9 @@ static uint32_t capture(void)
 }
 
 /* The recorder asks for glibc's own figures once per sample (they change
- * only with heap events, so the next one reads them). */
+ * only with heap events, so the next one reads them).  The message
+ * carries when the call began (t) and ended (d): mallinfo2 walks every
+ * free chunk of every arena, and the recorder paces its asks by it. */
 static void mallinfo_due(region_t *r)
 {
     uint32_t one = 1;
@@ -82,17 +84,20 @@ static void mallinfo_due(region_t *r)
         return;
     if (!(r->flags & REGION_GLIBC_MALLOC))
         return;
+    uint64_t t0 = clock_ticks();
     struct mallinfo2 mi = mallinfo2();
+    uint64_t t1 = clock_ticks();
     struct rusage ru;
     uint64_t children = getrusage(RUSAGE_CHILDREN, &ru) == 0 && ru.ru_maxrss > 0
                             ? (uint64_t)ru.ru_maxrss * 1024
                             : 0;
     ring_slot_t s = {.kind = MSG_MALLINFO,
                      .tid = thread_tid(),
-                     .t = clock_ticks(),
+                     .t = t0,
                      .a = mi.arena + mi.hblkhd,
                      .b = mi.uordblks + mi.hblkhd,
-                     .c = children};
+                     .c = children,
+                     .d = t1};
     ring_post(r, &s, NULL, 0, 0);
 }
 

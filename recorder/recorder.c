@@ -26,6 +26,11 @@
 #define EXIT_POLL_NS 50000000ull
 #define MALLINFO_WAIT_NS 5000000ull
 #define MALLINFO_ASK_NS 10000000ull /* glibc's figures asked for this often, while busy */
+/* ...but no sooner than this many times what the last call took after it
+ * returned: mallinfo2 walks every free chunk of every arena (on a heap of
+ * a million free chunks, tens of milliseconds a call), and the program
+ * must spend at most 1% of its time in it. */
+#define MALLINFO_PACE 100
 
 static const char *const end_reasons[END_REASONS] = {
     [END_EXIT] = "exit",
@@ -460,7 +465,12 @@ static void take(rec_t *rc, const ring_slot_t *m)
         records_phase(o, t, m->tid, m->a != 0, rc->bytes, n);
         break;
     case MSG_MALLINFO:
+        if (m->d > m->t) {
+            uint64_t end = clock_ticks_ns(m->d), took = end - clock_ticks_ns(m->t);
+            rc->mallinfo_after = end + took * MALLINFO_PACE;
+        }
         rc->mallinfo_seen = true;
+        rc->mallinfo_pending = false;
         rc->have_malloc = true;
         rc->malloc_reserved = m->a;
         rc->malloc_in_use = m->b;
@@ -581,22 +591,38 @@ static void sample(rec_t *rc, bool drain)
  * came, or after MALLINFO_WAIT_NS (an idle program: what came, brought
  * up to date, still holds).  Ticks are at a fixed rate; those missed
  * while the recorder was held up are skipped. */
+/* Whether glibc's figures may be asked for now: not while an ask is
+ * unanswered (the recorder may be behind the ring: the answer can be in
+ * it already), unless for a second; not sooner than their cost allows. */
+static bool mallinfo_may_ask(const rec_t *rc, uint64_t now)
+{
+    if (rc->mallinfo_pending && now - rc->mallinfo_asked < 1000000000ull)
+        return false;
+    return now >= rc->mallinfo_after;
+}
+
+static void mallinfo_ask(rec_t *rc, uint64_t now)
+{
+    atomic_store(&rc->r->want_mallinfo, 1);
+    rc->mallinfo_asked = now;
+    rc->mallinfo_pending = true;
+}
+
 static void sample_tick(rec_t *rc, uint64_t now)
 {
     region_t *r = rc->r;
     bool glibc = r->flags & REGION_GLIBC_MALLOC;
     if (!rc->sample_due && now >= rc->next_sample) {
-        rc->sample_due = rc->heap_since ? now + MALLINFO_WAIT_NS : now;
+        bool ask = glibc && rc->heap_since && mallinfo_may_ask(rc, now);
+        rc->sample_due = ask ? now + MALLINFO_WAIT_NS : now;
         rc->mallinfo_seen = false;
-        if (glibc && rc->heap_since)
-            atomic_store(&r->want_mallinfo, 1);
+        if (ask)
+            mallinfo_ask(rc, now);
     }
     /* Also in between: a burst of frees followed by idleness (the
      * fragmentation the figures are for) is then reported from its end. */
-    if (glibc && now - rc->mallinfo_asked >= MALLINFO_ASK_NS) {
-        atomic_store(&r->want_mallinfo, 1);
-        rc->mallinfo_asked = now;
-    }
+    if (glibc && now - rc->mallinfo_asked >= MALLINFO_ASK_NS && mallinfo_may_ask(rc, now))
+        mallinfo_ask(rc, now);
     if (rc->sample_due && (rc->mallinfo_seen || !glibc || now >= rc->sample_due)) {
         sample(rc, true);
         rc->sample_due = 0;

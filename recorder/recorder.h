@@ -50,6 +50,8 @@ typedef struct rec_s {
     uint64_t sample_due;       /* a sample waits for the program's malloc figures until then */
     bool mallinfo_seen;        /* ...which came (MSG_MALLINFO) */
     uint64_t mallinfo_asked;   /* when they were last asked for */
+    uint64_t mallinfo_after;   /* not asked again before this (paced by their cost) */
+    bool mallinfo_pending;     /* asked for, not yet come */
     uint64_t heap_since;       /* heap events taken since they came */
     bool exec_pending;         /* an exec record is out; its outcome is not known */
     bool done;                 /* the end record is written */
