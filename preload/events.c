@@ -182,6 +182,11 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
                      .c = size,
                      .d = (uintptr_t)caller};
     ring_end(memsim_proc->region, m->claim, &s, 0);
+    if (p && p != old) {
+        /* Moved: where the new block was had (recorder/reorder.h). */
+        job_t j = {.m = {.kind = MSG_REALLOC_DONE, .a = (uintptr_t)old, .b = (uintptr_t)p}};
+        run(&j);
+    }
     errno = saved;
 }
 

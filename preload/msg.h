@@ -22,6 +22,8 @@ typedef enum msg_kind_e {
                           stack: frees cost no unwinding) */
     MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size, d the
                           caller; b == 0 and c == 0: realloc(p, 0) freed p */
+    MSG_REALLOC_DONE,  /* a old addr, b new addr: a realloc that moved its block returned
+                          (its MSG_REALLOC slot was claimed before the call) */
     MSG_QUIET,         /* a addr: a block memsim's own work got from the allocator
                           (its free, made later on the program's behalf, is no error) */
     MSG_MMAP,          /* fn; a addr, b length, c prot | flags << 32, d fd */

@@ -136,6 +136,8 @@ static int wait_published(region_t *r)
     }
 }
 
+static void take_one(void *rc, const ring_slot_t *m);
+
 int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
 {
     rc->arena = arena;
@@ -145,6 +147,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     rc->exec_pending = false;
     rc->stacks = rc->lost = 0;
     rc->have_malloc = false;
+    reorder_init(&rc->ro, take_one, rc);
     if (wait_published(r)) {
         fail(r, "memsim: the traced process never started its trace; tracing is off");
         return -1;
@@ -218,6 +221,7 @@ static void ack(rec_t *rc, uint64_t upto)
  * the end message is the one at the tail (not consumed yet). */
 static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_end)
 {
+    reorder_flush(&rc->ro); /* a realloc still waiting, and what it held */
     region_t *r = rc->r;
     uint64_t after = ring_backlog(r);
     if (at_end && after)
@@ -518,6 +522,8 @@ static void take(rec_t *rc, const ring_slot_t *m)
     }
 }
 
+static void take_one(void *rc, const ring_slot_t *m) { take(rc, m); }
+
 unsigned rec_step(rec_t *rc, unsigned max)
 {
     region_t *r = rc->r;
@@ -527,7 +533,7 @@ unsigned rec_step(rec_t *rc, unsigned max)
         if (!m)
             break;
         region_t *before = rc->r;
-        take(rc, m);
+        reorder_input(&rc->ro, m);
         if (rc->r != before)
             return done + 1; /* a forked recorder, now the child's */
         ring_consume(r, m);

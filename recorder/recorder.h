@@ -28,6 +28,7 @@
 
 #include "preload/arena.h"
 #include "recorder/out.h"
+#include "recorder/reorder.h"
 #include "recorder/sampler.h"
 
 #define REC_FLUSH_NS 50000000ull /* the flush interval */
@@ -58,6 +59,7 @@ typedef struct rec_s {
     bool watch;                /* the process is watched (sampler); tests may turn it off */
     uint64_t stacks;           /* stack records written */
     uint64_t lost;             /* messages lost on the producers' side */
+    reorder_t ro;              /* the ring's messages go through it (recorder/reorder.h) */
     bool have_malloc;          /* the latest MSG_MALLINFO */
     uint64_t malloc_reserved, malloc_in_use, maxrss_children;
     uint64_t chunks_then;      /* state_chunk_bytes() when they came */

@@ -17,6 +17,7 @@ int main(void)
         out_suite,
         childenv_suite,
         livemap_suite,
+        reorder_suite,
         stacks_suite,
         recorder_suite,
         ring_suite,

@@ -17,6 +17,7 @@ Suite *units_suite(void);
 Suite *out_suite(void);
 Suite *childenv_suite(void);
 Suite *livemap_suite(void);
+Suite *reorder_suite(void);
 Suite *stacks_suite(void);
 Suite *recorder_suite(void);
 Suite *ring_suite(void);

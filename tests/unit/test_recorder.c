@@ -235,6 +235,7 @@ START_TEST(heap_events_become_records)
     post(MSG_QUIET, 0, 0x8888, 0, 0, 0);           /* a block memsim's own work made */
     post(MSG_FREE, FN_FREE, 0x8888, 0, 0, 0);      /* no error, no record */
     post(MSG_REALLOC, FN_REALLOC, 0x2000, 0x3000, 4000, 0);
+    post(MSG_REALLOC_DONE, 0, 0x2000, 0x3000, 0, 0); /* it moved: the preload says so */
     post(MSG_REALLOC, FN_REALLOC, 0x3000, 0, 1ull << 40, 0); /* failed: 0x3000 stays */
     post(MSG_ALLOC, FN_POSIX_MEMALIGN, 0x5000, 64, 4096, 0);
     post(MSG_REALLOC, FN_REALLOCARRAY, 0x5000, 0, 0, 0); /* reallocarray(p, 0, n): p freed */

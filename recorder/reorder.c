@@ -1,0 +1,102 @@
+/*
+ * reorder: a realloc that moved is taken where its new block was had.
+ * See reorder.h.
+ */
+#include "recorder/reorder.h"
+
+#include <string.h>
+
+#include "preload/msg.h"
+
+void reorder_init(reorder_t *ro, void (*take)(void *, const ring_slot_t *), void *ctx)
+{
+    memset(ro, 0, sizeof *ro);
+    ro->take = take;
+    ro->ctx = ctx;
+}
+
+static bool moved(const ring_slot_t *m)
+{
+    return m->kind == MSG_REALLOC && m->b && m->b != m->a;
+}
+
+/* Take wait[i] and close the gap.  A waiting realloc that gives back
+ * the address wait[i] moves to goes first (that address was given back
+ * inside its call, before wait[i]'s returned it). */
+static void take_at(reorder_t *ro, unsigned i)
+{
+    ring_slot_t m = ro->wait[i];
+    memmove(&ro->wait[i], &ro->wait[i + 1], (ro->n - i - 1) * sizeof ro->wait[0]);
+    ro->n--;
+    for (unsigned j = 0; j < ro->n; j++)
+        if (ro->wait[j].a == m.b) {
+            ro->early++;
+            take_at(ro, j);
+            break;
+        }
+    ro->take(ro->ctx, &m);
+}
+
+/* The messages that may pass a waiting realloc: heap and mapping events
+ * and what carries no turn of the process's life. */
+static bool may_pass(const ring_slot_t *m)
+{
+    switch (m->kind) {
+    case MSG_ALLOC:
+    case MSG_FREE:
+    case MSG_REALLOC:
+    case MSG_REALLOC_DONE:
+    case MSG_QUIET:
+    case MSG_MMAP:
+    case MSG_MUNMAP:
+    case MSG_MREMAP:
+    case MSG_STACK:
+    case MSG_MALLINFO:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void reorder_input(reorder_t *ro, const ring_slot_t *m)
+{
+    if (m->kind == MSG_REALLOC_DONE) {
+        for (unsigned i = 0; i < ro->n; i++)
+            if (ro->wait[i].tid == m->tid && ro->wait[i].a == m->a && ro->wait[i].b == m->b) {
+                take_at(ro, i);
+                return;
+            }
+        return; /* taken early already */
+    }
+    if (!may_pass(m)) {
+        reorder_flush(ro);
+    } else if (m->kind != MSG_STACK && m->kind != MSG_MALLINFO) {
+        /* A waiting realloc whose old address this names goes first, and
+         * one of the same thread (its done was lost). */
+        for (unsigned i = 0; i < ro->n;) {
+            uint64_t old = ro->wait[i].a;
+            if (old == m->a || (m->kind == MSG_REALLOC && old == m->b) ||
+                ro->wait[i].tid == m->tid) {
+                ro->early++;
+                take_at(ro, i);
+            } else {
+                i++;
+            }
+        }
+    }
+    if (moved(m)) {
+        if (ro->n == REORDER_WAITING) {
+            ro->early++;
+            take_at(ro, 0);
+        }
+        ro->wait[ro->n++] = *m;
+        return;
+    }
+    ro->take(ro->ctx, m);
+}
+
+void reorder_flush(reorder_t *ro)
+{
+    while (ro->n)
+        take_at(ro, 0);
+}
