@@ -14,6 +14,7 @@ struct device_s {
     int id;
     uint64_t total, base, granule;
     bool timing;
+    bool handles_only;         /* pools without an address map */
     const strategy_ops_t *ops; /* current strategy */
     void *state;               /* its state, ops->state_size bytes */
     device_stats_t *cur;       /* its statistics: &stats[strategy_index(ops)] */
@@ -73,7 +74,7 @@ static uint64_t reserved(const device_t *d)
  * (a pool holds no pointers into itself, so it moves by copy). */
 static int build(const device_t *d, const strategy_ops_t *ops, pool_t *pool, void **state)
 {
-    int err = pool_init(pool);
+    int err = d->handles_only ? pool_init_handles_only(pool) : pool_init(pool);
     if (err)
         return err;
     *state = calloc(1, ops->state_size ? ops->state_size : 1);
@@ -161,6 +162,7 @@ int device_create(const device_config_t *cfg, device_t **out, char *err, size_t 
     d->base = base;
     d->granule = granule;
     d->timing = !cfg->no_timing;
+    d->handles_only = cfg->handles_only;
     d->stats = stats;
     int e = start_strategy(d, ops);
     if (e) {
@@ -326,6 +328,9 @@ static int lookup_failed(device_t *d, const block_t *b, uint64_t addr, const cha
 {
     result_clear(r);
     d->cur->failed_frees++;
+    if (!b && d->handles_only)
+        return fail(r, POOL_EINVAL, "%s of 0x%" PRIx64 ": this device frees by handle only",
+                    op, addr);
     if (!b) {
         if (pool_segment_at(&d->pool, addr))
             return fail(r, POOL_ENOENT, "%s of 0x%" PRIx64 ": not the start of an allocated"

@@ -32,6 +32,8 @@ typedef struct device_config_s {
     uint64_t granule;     /* fit strategies' rounding (power of two); 0: 16 */
     const char *strategy; /* NULL: DEVICE_DEFAULT_STRATEGY */
     bool no_timing;       /* skip the clock reads behind mean ns per operation */
+    bool handles_only;    /* blocks are freed by handle only (device_free_block): no
+                             address map; device_free, _request and _complete refuse */
 } device_config_t;
 
 /* Outcome of one operation. */

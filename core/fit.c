@@ -498,7 +498,7 @@ typedef struct bin_visit_s {
 static int binned_right(const block_t *b, void *ctx)
 {
     const bin_visit_t *v = ctx;
-    return pool_block_at(v->p, b->addr) != b || !block_is_free(b) ||
+    return !pool_block_listed(v->p, b) || !block_is_free(b) ||
            (v->belongs && !v->belongs(v->ix, b->seg)) || b->stream != v->stream ||
            b->size >> v->ix->granule_shift != v->k;
 }
@@ -513,7 +513,7 @@ static int tree_holds_right(const fit_index_t *ix, const tree_t *t, const pool_t
         return -1;
     for (const tree_node_t *node = tree_first(t); node; node = tree_next(node)) {
         block_t *b = fit_block(node);
-        if (pool_block_at(p, b->addr) != b || !block_is_free(b)) {
+        if (!pool_block_listed(p, b) || !block_is_free(b)) {
             *why = "free index holds a block that is not free";
             return -1;
         }

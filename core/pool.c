@@ -102,6 +102,14 @@ int pool_init(pool_t *p)
     return addrmap_init(&p->blocks, 1024) ? POOL_EHOST : POOL_OK;
 }
 
+int pool_init_handles_only(pool_t *p)
+{
+    memset(p, 0, sizeof *p);
+    tree_init(&p->segments);
+    p->handles_only = true;
+    return POOL_OK;
+}
+
 void pool_fini(pool_t *p)
 {
     while (p->chunks) {
@@ -114,7 +122,8 @@ void pool_fini(pool_t *p)
         tree_remove(&p->segments, &s->node);
         free(s);
     }
-    addrmap_fini(&p->blocks);
+    if (!p->handles_only)
+        addrmap_fini(&p->blocks);
     memset(p, 0, sizeof *p);
 }
 
@@ -193,7 +202,7 @@ int pool_segment_create(pool_t *p, uint64_t addr, uint64_t size, int64_t stream,
         return POOL_EOVERLAP;
     segment_t *s = calloc(1, sizeof *s);
     block_t *b = block_new(p);
-    if (!s || !b || addrmap_put(&p->blocks, addr, b)) {
+    if (!s || !b || (!p->handles_only && addrmap_put(&p->blocks, addr, b))) {
         free(s);
         if (b)
             block_recycle(p, b);
@@ -264,7 +273,8 @@ int pool_segment_remove(pool_t *p, segment_t *s, bool force)
             p->requested_bytes -= b->requested;
             p->live_blocks--;
         }
-        addrmap_remove(&p->blocks, b->addr);
+        if (!p->handles_only)
+            addrmap_remove(&p->blocks, b->addr);
         p->nblocks--;
         block_recycle(p, b);
         b = next;
@@ -284,7 +294,7 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest)
     if (!r)
         return POOL_EHOST;
     r->addr = b->addr + n;
-    if (addrmap_put(&p->blocks, r->addr, r)) {
+    if (!p->handles_only && addrmap_put(&p->blocks, r->addr, r)) {
         block_recycle(p, r);
         return POOL_EHOST;
     }
@@ -322,7 +332,8 @@ void pool_block_merge(pool_t *p, block_t *a, block_t *b)
         a->seg->last = a;
     a->seg->nblocks--;
     p->nblocks--;
-    addrmap_remove(&p->blocks, b->addr);
+    if (!p->handles_only)
+        addrmap_remove(&p->blocks, b->addr);
     block_recycle(p, b);
 }
 
@@ -375,6 +386,15 @@ void pool_block_mark_freed(pool_t *p, block_t *b)
 
 /* ---- metrics and checks --------------------------------------------------- */
 
+bool pool_block_listed(const pool_t *p, const block_t *b)
+{
+    const segment_t *s = b->seg;
+    if (!s || (b->prev ? b->prev->next != b : s->first != b) ||
+        (b->next ? b->next->prev != b : s->last != b))
+        return false;
+    return p->handles_only || pool_block_at(p, b->addr) == b;
+}
+
 double pool_seed_fragmentation(const pool_t *p)
 {
     size_t n = 0;
@@ -423,7 +443,7 @@ int pool_check(const pool_t *p, const char **why)
                 FAIL("empty block");
             if (b->prev != last)
                 FAIL("block prev link broken");
-            if (pool_block_at(p, b->addr) != b)
+            if (!p->handles_only && pool_block_at(p, b->addr) != b)
                 FAIL("address map disagrees with the block list");
             if (!block_is_free(b)) { /* a free block's requested is its index's */
                 if (b->requested > b->size)
@@ -462,7 +482,7 @@ int pool_check(const pool_t *p, const char **why)
         FAIL("pool requested bytes are wrong");
     if (live != p->live_blocks)
         FAIL("pool live block count is wrong");
-    if (nblocks != p->nblocks || nblocks != p->blocks.count)
+    if (nblocks != p->nblocks || (!p->handles_only && nblocks != p->blocks.count))
         FAIL("pool block count is wrong");
     return 0;
 }

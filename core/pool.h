@@ -142,7 +142,8 @@ typedef struct block_chunk_s block_chunk_t;
 
 typedef struct pool_s {
     tree_t segments;          /* segment_t by addr */
-    addrmap_t blocks;         /* every block by its start address */
+    addrmap_t blocks;         /* every block by its start address (unless handles_only) */
+    bool handles_only;        /* no address map: blocks are reached through their handles */
     block_chunk_t *chunks;    /* storage for block_t, freed at pool_fini */
     block_t *spare;           /* unused block_t structs, linked through next */
     uint64_t next_segment_id;
@@ -156,6 +157,10 @@ typedef struct pool_s {
 } pool_t;
 
 int pool_init(pool_t *p);
+/* A pool without the address map, for callers that keep every block's
+ * handle (a replay, a shadow device freed by handle): splitting and
+ * merging then touch no hash table, and pool_block_at finds nothing. */
+int pool_init_handles_only(pool_t *p);
 void pool_fini(pool_t *p);
 
 /* ---- segments ---------------------------------------------------------- */
@@ -189,11 +194,16 @@ static inline size_t pool_segment_count(const pool_t *p) { return p->segments.co
 
 /* ---- blocks ------------------------------------------------------------ */
 
-/* The block starting exactly at addr, or NULL.  O(1). */
+/* The block starting exactly at addr, or NULL (always, in a pool that
+ * is handles_only).  O(1). */
 static inline block_t *pool_block_at(const pool_t *p, uint64_t addr)
 {
-    return addrmap_get(&p->blocks, addr);
+    return p->handles_only ? NULL : addrmap_get(&p->blocks, addr);
 }
+
+/* Whether b is one of the pool's blocks, linked into its segment (the
+ * address map agrees, when there is one).  O(1); for the walkers. */
+bool pool_block_listed(const pool_t *p, const block_t *b);
 
 /* Split free block b at n (0 < n < b->size): b keeps [addr, addr+n), the
  * new free block *rest gets the remainder, same state and stream.  The

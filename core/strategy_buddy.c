@@ -278,7 +278,7 @@ static int check(const void *vst, const pool_t *p, const char **why)
             const block_t *prev = NULL;
             for (const block_t *b = l->head[k]; b; b = b->idx.list.next) {
                 if (!block_is_free(b) || b->stream != l->stream || order_of(b->size) != k ||
-                    b->idx.list.prev != prev || pool_block_at(p, b->addr) != b) {
+                    b->idx.list.prev != prev || !pool_block_listed(p, b)) {
                     *why = "buddy free list holds a wrong block";
                     return -1;
                 }

@@ -37,7 +37,8 @@ int state_init(const char *strategy, uint64_t total, pid_t pid)
     livemap_clear(&livemap_quiet);
     if (!strategy || strcmp(strategy, "none") == 0)
         return 0;
-    device_config_t dc = {.total = total, .strategy = strategy, .no_timing = true};
+    device_config_t dc = {
+        .total = total, .strategy = strategy, .no_timing = true, .handles_only = true};
     char err[256];
     if (device_create(&dc, &S.sim, err, sizeof err)) {
         S.sim = NULL;

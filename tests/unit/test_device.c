@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tests/unit/failmalloc.h"
+#include "core/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -144,6 +145,63 @@ START_TEST(timing_is_optional)
     ck_assert_uint_eq(device_stats(d, (size_t)strategy_index(device_strategy(d)))->alloc_ns, 0);
     ck_assert_uint_eq(device_trim(d), 0); /* nothing cached outside caching */
     device_destroy(d);
+}
+END_TEST
+
+/* A device without an address map gives every strategy's results and
+ * figures exactly as one with it, freed by handle; its walkers pass;
+ * frees by address are refused with a message. */
+START_TEST(handles_only_device_is_the_same_device)
+{
+    const char *name = strategy_at((size_t)_i)->name;
+    device_t *with = test_device(name, 32 * MiB), *without;
+    device_config_t cfg = {.total = 32 * MiB, .strategy = name, .handles_only = true};
+    ck_assert_int_eq(device_create(&cfg, &without, NULL, 0), POOL_OK);
+    enum { SLOTS = 300 };
+    void *hw[SLOTS] = {0}, *hn[SLOTS] = {0};
+    rng_t g;
+    rng_seed(&g, 77 + (uint64_t)_i);
+    device_result_t a, b;
+    for (int op = 0; op < 20000; op++) {
+        size_t k = (size_t)rng_below(&g, SLOTS);
+        if (hw[k]) {
+            ck_assert_int_eq(device_free_block(with, hw[k], &a), POOL_OK);
+            ck_assert_int_eq(device_free_block(without, hn[k], &b), POOL_OK);
+            REQUIRE(a.addr == b.addr && a.size == b.size, "free %d", op);
+            hw[k] = hn[k] = NULL;
+        } else {
+            uint64_t size = 1 + rng_below(&g, rng_below(&g, 20) ? 4096 : 1 * MiB);
+            uint64_t align = rng_below(&g, 10) ? 16 : 1ull << rng_below(&g, 12);
+            int64_t stream = (int64_t)rng_below(&g, 3);
+            int ea = device_alloc(with, size, align, stream, &a);
+            int eb = device_alloc(without, size, align, stream, &b);
+            REQUIRE(ea == eb && a.addr == b.addr && a.size == b.size &&
+                        strcmp(a.error, b.error) == 0,
+                    "alloc %d: %d/%d %s/%s", op, ea, eb, a.error, b.error);
+            hw[k] = ea ? NULL : a.block;
+            hn[k] = eb ? NULL : b.block;
+        }
+        if (op % 997 == 0) {
+            ck_assert_device_ok(with);
+            ck_assert_device_ok(without);
+        }
+    }
+    device_metrics_t mw, mn;
+    device_metrics(with, &mw);
+    device_metrics(without, &mn);
+    ck_assert_int_eq(memcmp(&mw, &mn, sizeof mw), 0);
+    ck_assert_device_ok(without);
+    ck_assert_int_eq(device_alloc(without, 100, 16, 0, &b), POOL_OK);
+    ck_assert_int_eq(device_free(without, b.addr, &a), POOL_EINVAL);
+    ck_assert_msg(strstr(a.error, "by handle only"), "%s", a.error);
+    ck_assert_int_eq(device_free_request(without, b.addr, &a), POOL_EINVAL);
+    ck_assert_int_eq(device_free_complete(without, b.addr, &a), POOL_EINVAL);
+    ck_assert_int_eq(device_free_block(without, b.block, &a), POOL_OK);
+    ck_assert_int_eq(device_reset(without), POOL_OK); /* the new pool keeps the mode */
+    ck_assert_int_eq(device_alloc(without, 100, 16, 0, &b), POOL_OK);
+    ck_assert_int_eq(device_free(without, b.addr, &a), POOL_EINVAL);
+    device_destroy(with);
+    device_destroy(without);
 }
 END_TEST
 
@@ -298,6 +356,7 @@ Suite *device_suite(void)
     tcase_add_test(tc, timing_is_optional);
     tcase_add_test(tc, status_lists_segments_and_blocks);
     tcase_add_test(tc, free_by_block_handle);
+    tcase_add_loop_test(tc, handles_only_device_is_the_same_device, 0, (int)strategy_count());
     suite_add_tcase(s, tc);
     TCase *oom = tcase_create("host-oom");
     tcase_set_timeout(oom, 300);
