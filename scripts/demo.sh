@@ -55,10 +55,15 @@ memsim run traces every allocation and samples the process every 20 ms:
 
 TXT
 "$MEMSIM" run --out "$OUT/run" --sample-ms 20 -- "$BUILD/examples/demo_workload"
-trace=$(ls "$OUT"/run/memsim.demo_workload.*.jsonl)
+trace=$(ls "$OUT"/run/memsim.demo_workload.*.jsonl*)
 echo
-printf 'its trace, %s records: ' "$(wc -l <"$trace" | tr -d ' ')"
-sed -n 's/^{"ev":"\([a-z_]*\)".*/\1/p' "$trace" | sort | uniq -c | sort -rn |
+# The trace is JSON lines, zstd-compressed by default: zstdcat reads it.
+zstd -dc "$trace" >"$OUT/trace.jsonl"
+printf 'its trace (%s, %s bytes), %s records: ' "$(basename "$trace")" "$(wc -c <"$trace" | tr -d ' ')" \
+    "$(wc -l <"$OUT/trace.jsonl" | tr -d ' ')"
+sed -n -e 's/^{"ev":"\([a-z_]*\)".*/\1/p' -e 's/^\["a".*/alloc/p' -e 's/^\["f".*/free/p' \
+    -e 's/^\["r".*/realloc/p' -e 's/^\["x".*/realloc_failed/p' "$OUT/trace.jsonl" |
+    sort | uniq -c | sort -rn |
     awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2} END {print ""}'
 cat <<'TXT'
 

@@ -12,11 +12,16 @@ fi
 A=$BUILD/memsim-analyze
 J=$JSONQ
 D=$TMP/demo
+# What a user gets: the default, compressed trace (lib.sh asks for plain).
+unset MEMSIM_COMPRESS
 
 expect_status "scripts/demo.sh exits 0" 0 sh scripts/demo.sh "$BUILD" "$D"
 cp "$TMP/out" "$TMP/demo.txt"
 expect_grep "it simulates every strategy" "caching " "$TMP/demo.txt"
 expect_grep "it runs the demo workload" "demo_workload: warmup, fragment" "$TMP/demo.txt"
+expect_grep "it counts the compressed trace's records, compact ones too" \
+    "^its trace (memsim\.demo_workload\.[0-9]*\.0\.jsonl\.zst, [0-9]* bytes), [0-9]* records: [0-9]* alloc, [0-9]* free" \
+    "$TMP/demo.txt"
 expect_grep "it prints the analysis" "persistent_drift (heap_live" "$TMP/demo.txt"
 expect_grep "with the strategy replay" "<- best" "$TMP/demo.txt"
 
@@ -43,8 +48,8 @@ expect_eq "four phases marked (begin and end each)" "$(q summary.records_by_type
 
 # The gap findings need a gap of 1% of the machine's memory (device_total
 # in the samples): the spike's 352 MiB reaches it up to about 36 GB.
-trace=$(ls "$D"/run/memsim.demo_workload.*.jsonl)
-total=$(grep -m 1 '"ev":"sample"' "$trace" | sed -n 's/.*"device_total":\([0-9]*\).*/\1/p')
+trace=$(ls "$D"/run/memsim.demo_workload.*.jsonl.zst)
+total=$(trace_text "$trace" | grep -m 1 '"ev":"sample"' | sed -n 's/.*"device_total":\([0-9]*\).*/\1/p')
 if [ -n "$total" ] && [ "$total" -le $((352 * 1048576 * 100)) ]; then
     expect_grep "transient_spike of the gap, in the spike phase" "^transient_spike gap spike$" "$TMP/findings"
     expect_grep "fragmentation_like, in the fragment phase" "^fragmentation_like gap fragment$" "$TMP/findings"
