@@ -309,11 +309,39 @@ static void warn_incomplete(region_t *r, bool acked)
     say(line);
 }
 
+/* The thread that posts the end; 0: none yet.  Another that comes to the
+ * end meanwhile (a second SIGTERM, handled on another thread) posts no
+ * second end, which the recorder, done with the first, would never
+ * acknowledge (and the program would print "may be incomplete"): it
+ * settles a post of its own the signal cut, waits for the first end to
+ * be written, then goes on to end as it would natively. */
+static _Atomic pid_t ending_tid;
+
+static void wait_for_end(proc_t *p)
+{
+    uint64_t start = clock_ns();
+    while (atomic_load(&p->active) && clock_ns() - start < END_STALL_NS + END_UNSURE_NS) {
+        struct timespec nap = {0, 1000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 void process_end(msg_end_t reason, int status, int sig)
 {
     proc_t *p = memsim_proc;
     if (!proc_tracing() || getpid() != p->pid)
         return; /* a vfork child runs on its parent's memory: not its trace */
+    pid_t none = 0, me = thread_tid();
+    if (!atomic_compare_exchange_strong(&ending_tid, &none, me)) {
+        if (none != me) { /* not the same thread again (a handler inside its own end) */
+            /* A post of ours this signal cut is a hole the first end's
+             * recorder would wait at: publish it first. */
+            if (ring_settle(p->region))
+                atomic_fetch_add(&p->region->interrupted, 1);
+            wait_for_end(p);
+        }
+        return;
+    }
     int saved = errno;
     GUARD_SCOPE;
     region_t *r = p->region;
@@ -417,6 +445,7 @@ static void atfork_child(void)
 {
     pid_t pid = getpid();
     proc_t *p = memsim_proc; /* wiped by the kernel, if it is the page */
+    atomic_store(&ending_tid, 0); /* the child's end is its own */
     p->pid = pid;
     p->arena = forking.arena;
     p->region = NULL;
