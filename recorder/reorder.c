@@ -71,12 +71,14 @@ void reorder_input(reorder_t *ro, const ring_slot_t *m)
     if (!may_pass(m)) {
         reorder_flush(ro);
     } else if (m->kind != MSG_STACK && m->kind != MSG_MALLINFO) {
-        /* A waiting realloc whose old address this names goes first, and
-         * one of the same thread (its done was lost). */
+        /* A waiting realloc goes first when this names its old address
+         * as a block its thread had (an allocation, a free, the old block
+         * of a realloc), and when this is of its thread (its done was
+         * lost).  A realloc moving onto that address is not such a
+         * sign: its slot was claimed before it had the address; when it
+         * is taken, take_at takes the one waiting first. */
         for (unsigned i = 0; i < ro->n;) {
-            uint64_t old = ro->wait[i].a;
-            if (old == m->a || (m->kind == MSG_REALLOC && old == m->b) ||
-                ro->wait[i].tid == m->tid) {
+            if (ro->wait[i].a == m->a || ro->wait[i].tid == m->tid) {
                 ro->early++;
                 take_at(ro, i);
             } else {

@@ -15,11 +15,15 @@
  * until its MSG_REALLOC_DONE: the realloc is taken there, where its new
  * block is known to be had.  It is taken sooner when a message of its
  * thread comes (its done was lost), when another message names its old
- * address (the old block was given back inside the call:
- * glibc's realloc gets the new block before it frees the old one, so
- * taking it there is in order too), when a message that is not a heap
+ * address as a block it had (an allocation, a free, a realloc from it:
+ * the old block was given back inside the call, and glibc's realloc
+ * gets the new block before it frees the old one, so taking it there is
+ * in order too), when a message that is not a heap
  * or mapping event comes (a module, a phase, an exec, a fork, the end),
- * when REORDER_WAITING reallocs wait already, and at reorder_flush.
+ * when REORDER_WAITING reallocs wait already, and at reorder_flush.  A
+ * realloc moving onto its old address is no such sign (its slot too
+ * was claimed before its call): when that one is taken, the one it
+ * waits for goes first.
  */
 #ifndef MEMSIM_RECORDER_REORDER_H
 #define MEMSIM_RECORDER_REORDER_H

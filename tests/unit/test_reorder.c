@@ -90,6 +90,21 @@ START_TEST(a_realloc_onto_a_waiting_ones_old_address_goes_after_it)
 }
 END_TEST
 
+/* A realloc moving onto a waiting one's old address is no sign that the
+ * waiting one has its new block yet: its slot was claimed before. */
+START_TEST(a_realloc_onto_its_old_address_does_not_take_it_early)
+{
+    in(MSG_REALLOC, 3, 0x50, 0x60);
+    in(MSG_REALLOC, 2, 0x10, 0x50);
+    in(MSG_FREE, 4, 0x60, 0); /* 0x60's owner before thread 3's realloc had it */
+    ck_assert_str_eq(log_buf, "f4:60:0");
+    in(MSG_REALLOC_DONE, 3, 0x50, 0x60);
+    in(MSG_REALLOC_DONE, 2, 0x10, 0x50);
+    ck_assert_str_eq(log_buf, "f4:60:0 r3:50:60 r2:10:50");
+    ck_assert_uint_eq(ro.early, 0);
+}
+END_TEST
+
 START_TEST(a_turn_of_the_process_takes_every_waiting_one_first)
 {
     in(MSG_REALLOC, 2, 0x10, 0x20);
@@ -132,6 +147,7 @@ Suite *reorder_suite(void)
     tcase_add_test(tc, a_moved_realloc_waits_for_its_done);
     tcase_add_test(tc, its_old_address_named_takes_it_early);
     tcase_add_test(tc, a_realloc_onto_a_waiting_ones_old_address_goes_after_it);
+    tcase_add_test(tc, a_realloc_onto_its_old_address_does_not_take_it_early);
     tcase_add_test(tc, a_turn_of_the_process_takes_every_waiting_one_first);
     tcase_add_test(tc, a_message_of_its_thread_takes_it_first);
     tcase_add_test(tc, no_more_wait_than_there_is_room_for);
