@@ -361,26 +361,11 @@ block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return fit_block(tree_lower_bound(&t->tree, tag, n->k1, 0));
 }
 
-/* Leftmost node of subtree n with weight >= w; n->max_weight >= w. */
-static tree_node_t *leftmost_fit(tree_node_t *n, uint64_t w)
-{
-    for (;;) {
-        if (n->left && n->left->max_weight >= w)
-            n = n->left;
-        else if (n->weight >= w)
-            return n;
-        else
-            n = n->right;
-    }
-}
-
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
-    const tree_node_t *root = t->tree.root;
     if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
-        return root && root->max_weight >= need ? fit_block(leftmost_fit(t->tree.root, need))
-                                                : NULL;
+        return fit_block(tree_first_fit(&t->tree, need));
     block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
     return b && b->stream == tag ? b : NULL;
 }

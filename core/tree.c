@@ -303,6 +303,11 @@ tree_node_t *tree_find_fit(const tree_t *t, int64_t k0, uint64_t k1,
     return NULL;
 }
 
+tree_node_t *tree_first_fit(const tree_t *t, uint64_t min_weight)
+{
+    return t->root && t->root->max_weight >= min_weight ? leftmost_fit(t->root, min_weight) : NULL;
+}
+
 /* ---- verification ------------------------------------------------------ */
 
 static int check_node(const tree_node_t *n, const tree_node_t *parent,

@@ -67,6 +67,10 @@ tree_node_t *tree_lower_bound(const tree_t *t, int64_t k0, uint64_t k1,
 tree_node_t *tree_find_fit(const tree_t *t, int64_t k0, uint64_t k1,
                            uint64_t k2, uint64_t min_weight);
 
+/* First node in key order of the whole tree whose weight is >=
+ * min_weight, or NULL.  O(log n): tree_find_fit from the tree's start. */
+tree_node_t *tree_first_fit(const tree_t *t, uint64_t min_weight);
+
 /* Largest weight in the tree, 0 when empty. */
 static inline uint64_t tree_max_weight(const tree_t *t)
 {

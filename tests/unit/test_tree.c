@@ -243,6 +243,7 @@ static void check_queries(rng_t *g, const tree_t *t, const ref_t *r,
                       (long long)k0, (unsigned long long)k1,
                       (unsigned long long)k2, (unsigned long long)w,
                       (void *)got, (void *)want);
+        EXPECT_PTR_EQ(tree_first_fit(t, w), ref_find_fit(r, INT64_MIN, 0, 0, w));
     }
 }
 
