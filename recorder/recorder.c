@@ -31,6 +31,7 @@
  * a million free chunks, tens of milliseconds a call), and the program
  * must spend at most 1% of its time in it. */
 #define MALLINFO_PACE 100
+#define MALLINFO_LOST_NS 1000000000ull /* an ask unanswered this long is asked again */
 
 static const char *const end_reasons[END_REASONS] = {
     [END_EXIT] = "exit",
@@ -221,7 +222,7 @@ static void ack(rec_t *rc, uint64_t upto)
  * the end message is the one at the tail (not consumed yet). */
 static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_end)
 {
-    reorder_flush(&rc->ro); /* a realloc still waiting, and what it held */
+    reorder_flush(&rc->ro); /* the reallocs still waiting for their done */
     region_t *r = rc->r;
     uint64_t after = ring_backlog(r);
     if (at_end && after)
@@ -602,7 +603,7 @@ static void sample(rec_t *rc, bool drain)
  * it already), unless for a second; not sooner than their cost allows. */
 static bool mallinfo_may_ask(const rec_t *rc, uint64_t now)
 {
-    if (rc->mallinfo_pending && now - rc->mallinfo_asked < 1000000000ull)
+    if (rc->mallinfo_pending && now - rc->mallinfo_asked < MALLINFO_LOST_NS)
         return false;
     return now >= rc->mallinfo_after;
 }

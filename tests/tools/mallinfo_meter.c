@@ -6,7 +6,6 @@
  *
  *   LD_PRELOAD="libmallinfo-meter.so libmemsim.so" MALLINFO_METER_OUTPUT=F PROGRAM
  */
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
