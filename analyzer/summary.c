@@ -54,7 +54,7 @@ const char *summary_phase_at(const summary_t *s, uint64_t t)
     return name;
 }
 
-static void live_add(summary_t *s, uint64_t addr, uint64_t size)
+static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
 {
     size_t slot;
     if (s->free_slot) {
@@ -66,7 +66,7 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size)
         slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
     }
     if (slot != SIZE_MAX) {
-        s->blocks[slot] = (summary_block_t){.size = size};
+        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack};
         /* An address allocated again without a free (a broken trace)
          * leaves its first block's slot, and bytes, counted. */
         if (addrmap_put(&s->live, addr, (void *)(uintptr_t)(slot + 1))) {
@@ -96,6 +96,22 @@ static bool live_remove(summary_t *s, uint64_t addr)
     s->blocks[slot].tag = s->free_slot;
     s->free_slot = slot + 1;
     return true;
+}
+
+/* After a free of a live block: a temporary when the heap event before
+ * was an allocation of its size and stack (heaptrack's rule). */
+static void freed_now(summary_t *s)
+{
+    if (s->last_was_alloc && s->freed.size == s->last_size && s->freed.stack == s->last_stack)
+        s->temporaries++;
+    s->last_was_alloc = false;
+}
+
+static void allocated_now(summary_t *s, const event_t *e)
+{
+    s->last_was_alloc = true;
+    s->last_size = e->size;
+    s->last_stack = e->stack;
 }
 
 summary_block_t *summary_added(summary_t *s)
@@ -130,31 +146,27 @@ void summary_add(summary_t *s, const event_t *e)
     case EV_ALLOC:
         s->allocations++;
         s->bytes_allocated += e->size;
-        live_add(s, e->addr, e->size);
-        s->last_alloc = e->addr;
+        live_add(s, e->addr, e->size, e->stack);
+        allocated_now(s, e);
         break;
     case EV_FREE:
         s->frees++;
-        if (!live_remove(s, e->addr) && !e->inherited)
+        if (live_remove(s, e->addr))
+            freed_now(s);
+        else if (!e->inherited)
             s->unknown_frees++;
-        /* Frees in between do not matter, only allocations (heaptrack). */
-        if (e->addr == s->last_alloc && e->addr) {
-            s->temporaries++;
-            s->last_alloc = 0;
-        }
         break;
     case EV_REALLOC:
         s->allocations++;
         s->reallocs++;
         s->bytes_allocated += e->size;
-        if (!live_remove(s, e->old_addr) && e->has_old_size && !e->inherited)
+        /* heaptrack sees a free of the old block, then an allocation. */
+        if (live_remove(s, e->old_addr))
+            freed_now(s);
+        else if (e->has_old_size && !e->inherited)
             s->unknown_frees++;
-        /* A realloc frees its old block: a temporary if nothing was
-         * allocated since it (heaptrack sees a free and an allocation). */
-        if (e->old_addr == s->last_alloc && e->old_addr)
-            s->temporaries++;
-        live_add(s, e->addr, e->size);
-        s->last_alloc = e->addr;
+        live_add(s, e->addr, e->size, e->stack);
+        allocated_now(s, e);
         break;
     case EV_SAMPLE:
         s->samples++;

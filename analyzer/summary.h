@@ -6,9 +6,12 @@
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
  *   peak heap    the most requested bytes live at once, and when
- *   temporary    an allocation freed (or realloc'ed) with no other
- *                allocation in between; frees in between do not matter
- *                (heaptrack's definition)
+ *   temporary    heaptrack's count: a free (or a realloc's freeing of
+ *                its old block) that is the very next heap event after
+ *                an allocation of the same size and stack (heaptrack
+ *                compares its allocation records, so a block replaced
+ *                by a twin freed right after it counts too); a free of
+ *                a block the trace never allocated is no event here
  *   leaks        blocks still live at the end of the trace
  */
 #ifndef MEMSIM_ANALYZER_SUMMARY_H
@@ -41,7 +44,8 @@ typedef struct summary_phase_s {
  * map of the same addresses. */
 typedef struct summary_block_s {
     uint64_t size;
-    uint64_t tag; /* the companion's; a free slot: the next free slot + 1 */
+    uint64_t tag;   /* the companion's; a free slot: the next free slot + 1 */
+    uint64_t stack; /* the allocation's stack id (temporaries compare it) */
 } summary_block_t;
 
 typedef struct summary_s {
@@ -76,7 +80,10 @@ typedef struct summary_s {
     size_t npoints, points_cap;
     summary_phase_t *phases;
     size_t nphases, phases_cap;
-    uint64_t last_alloc;     /* address of the latest allocation, 0 once it was freed */
+    /* The latest heap event, when it was an allocation: its size and
+     * stack (temporaries). */
+    bool last_was_alloc;
+    uint64_t last_size, last_stack;
 } summary_t;
 
 int summary_init(summary_t *s);

@@ -57,4 +57,38 @@ expect_eq "analyzer: leaked bytes agree within 1% ($an_leak vs heaptrack's $ht_l
     "$(awk -v a="$an_leak" -v b="$ht_leak" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d <= b / 100) ? "yes" : "no" }')" yes
 expect_eq "analyzer: temporary allocations agree" "$an_temp" "$ht_temp"
 
+# Temporaries as heaptrack counts them (issue 12): tests/programs/temps.c
+# holds each pattern that tells its rule from looser ones, 52 in all.
+PROG=$BUILD/programs/temps
+mkdir -p "$TMP/t"
+expect_status "temps under memsim" 0 env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/t" "$PROG"
+"$BUILD/memsim-analyze" --json --no-replay "$TMP"/t/memsim.temps.*.jsonl >"$TMP/t.json"
+expect_eq "temps: memsim counts the 52 temporaries" "$("$JSONQ" summary.temporary_allocations <"$TMP/t.json")" 52
+expect_status "temps under heaptrack" 0 heaptrack -o "$TMP/htt" "$PROG"
+heaptrack_print "$TMP"/htt.zst >"$TMP/htt.txt" 2>/dev/null
+expect_eq "temps: heaptrack counts the same 52" \
+    "$(sed -n 's/^temporary memory allocations: \([0-9]*\).*/\1/p' "$TMP/htt.txt")" 52
+
+# A real program: sqlite3 inserts (bench/inputs.sh), where the looser
+# rule counted three times heaptrack's figure.  heaptrack's own call is
+# a temporary too.
+if command -v sqlite3 >/dev/null 2>&1; then
+    sh bench/inputs.sh "$TMP/in" 10 2000 >/dev/null
+    mkdir -p "$TMP/s"
+    env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/s" sqlite3 :memory: \
+        <"$TMP/in/inserts.sql" >"$TMP/s.out" 2>&1
+    heaptrack -o "$TMP/hts" sqlite3 :memory: <"$TMP/in/inserts.sql" >/dev/null 2>&1
+    heaptrack_print "$TMP"/hts.zst >"$TMP/hts.txt" 2>/dev/null
+    "$BUILD/memsim-analyze" --json --no-replay "$TMP"/s/memsim.sqlite3.*.jsonl >"$TMP/s.json"
+    ht_temp=$(sed -n 's/^temporary memory allocations: \([0-9]*\).*/\1/p' "$TMP/hts.txt")
+    an_temp=$("$JSONQ" summary.temporary_allocations <"$TMP/s.json")
+    expect_eq "sqlite3: temporaries agree with heaptrack's (less its own one)" \
+        "$((an_temp + 1))" "$ht_temp"
+    expect_eq "sqlite3: allocation calls agree (less heaptrack's own one)" \
+        "$(($("$JSONQ" summary.allocations <"$TMP/s.json") + 1))" \
+        "$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$TMP/hts.txt")"
+else
+    echo "# skip - sqlite3 against heaptrack: sqlite3 is not installed (apt-get install sqlite3)"
+fi
+
 summary
