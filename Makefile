@@ -116,7 +116,7 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 # heap_mix_je is heap_mix linked with jemalloc, built only where
 # libjemalloc is installed (Debian package libjemalloc-dev).
 JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps touch_mb tree_touch sites dlswap \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift touch_mb tree_touch sites dlswap \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
@@ -173,10 +173,10 @@ $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(BUILD)/cli/args.o $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(BUILD)/cli/args.o $(LIBCORE) \
 		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
 		-ldl -lpthread -lm
 
@@ -271,7 +271,7 @@ $(BENCHCOUNT): bench/tools/count.c
 
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c \
+FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c analyzer/mappings.c \
 	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c $(CORE_SRC)
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \

@@ -148,7 +148,11 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
     }
     case EV_MMAP:
     case EV_MUNMAP:
+        opt_u64(o, "stack", &e->stack);
         return need_u64(r, o, "addr", &e->addr) && need_u64(r, o, "size", &e->size);
+    case EV_MREMAP:
+        opt_u64(o, "stack", &e->stack);
+        return true;
     case EV_SAMPLE:
         opt_u64(o, "hwm", &e->hwm);
         opt_u64(o, "tree_rss", &e->tree_rss);

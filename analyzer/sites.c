@@ -175,6 +175,19 @@ static int other(sites_t *s, const event_t *e)
         case -1: return SITES_E_MODULE;
         default: return SITES_E_NOMEM;
         }
+    case EV_MMAP:
+    case EV_MREMAP: { /* a mapping's stack: its frames' modules as loaded now */
+        if (!e->stack)
+            return 0;
+        int problem = 0;
+        site_t *st = &s->v[site_of(s, e->stack, &problem)];
+        if (!st->resolved) {
+            int rc = resolve(s, st);
+            if (rc)
+                problem = rc;
+        }
+        return problem;
+    }
     default:
         return 0;
     }

@@ -170,11 +170,20 @@ void summary_add(summary_t *s, const event_t *e)
         break;
     case EV_SAMPLE:
         s->samples++;
-        if (room((void **)&s->points, &s->points_cap, s->npoints, sizeof *s->points))
-            s->points[s->npoints++] = (summary_point_t){
+        if (room((void **)&s->points, &s->points_cap, s->npoints, sizeof *s->points)) {
+            summary_point_t *p = &s->points[s->npoints++];
+            *p = (summary_point_t){
                 .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
                 .allocated = e->malloc_in_use, .total = e->device_total,
                 .heap_live = e->heap_live};
+            const json_t *r = json_object_get(o, "rollup");
+            const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
+            if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&
+                json_integer_value(rr) >= json_integer_value(ra)) {
+                p->rollup_rss = (uint64_t)json_integer_value(rr);
+                p->rollup_anon = (uint64_t)json_integer_value(ra);
+            }
+        }
         if (e->rss > s->peak_rss)
             s->peak_rss = e->rss;
         if (e->hwm > s->peak_hwm)

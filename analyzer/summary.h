@@ -31,6 +31,8 @@ typedef struct summary_point_s {
     uint64_t allocated; /* allocator in use */
     uint64_t total;     /* device total */
     uint64_t heap_live; /* memsim's live requested bytes */
+    uint64_t mapped, mapped_file; /* the program's mappings live (analyzer/mappings.h) */
+    uint64_t rollup_rss, rollup_anon; /* smaps_rollup's Rss and Anonymous; 0: none */
 } summary_point_t;
 
 /* A phase the program marked. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analyzer/findings.h"
+#include "analyzer/mappings.h"
 #include "analyzer/reader.h"
 #include "analyzer/sites.h"
 #include "analyzer/summary.h"
@@ -50,9 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             have_sites = false;
         }
     }
+    mappings_t maps;
+    mappings_init(&maps);
     event_t e;
     while (reader_next(&r, &e)) {
         summary_add(&s, &e);
+        mappings_add(&maps, &e);
         if (have_sites)
             (void)sites_add_with(&sites, &e, &s); /* the tool's call; problems are its to report */
     }
@@ -64,8 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         symbols_fini(&store);
     }
     findings_config_t c = FINDINGS_DEFAULTS;
-    json_t *f = findings_analyze(&s, &c);
-    json_decref(f);
+    findings_t f;
+    findings_analyze(&s, &maps, &c, &f);
+    mappings_fini(&maps);
     summary_fini(&s);
     reader_close(&r);
     fclose(in);

@@ -32,10 +32,23 @@ expect_eq "leaked allocations" "$(q summary.leaked_allocations)" 1
 expect_eq "peak RSS (the HWM)" "$(q summary.peak_rss_bytes)" 6000000
 expect_eq "peak tree RSS" "$(q summary.peak_tree_rss_bytes)" 9000000
 expect_eq "end reason" "$(q summary.end_reason)" exit
-expect_eq "six strategies replayed" "$(q strategies.#)" 6
-expect_eq "replay field names" "$(q strategies.1.name)" best-fit
-expect_eq "best fit's footprint: 100+200+300, then 304 after 112" "$(q strategies.1.peak_footprint_bytes)" 624
-expect_eq "no request failed" "$(q strategies.1.failed_requests)" 0
+expect_eq "a heap under 1 MiB is not replayed" "$(q strategies.#)" 0
+expect_eq "replay_skipped says so" "$(q replay_skipped)" true
+expect_status "-s replays a small heap" 0 "$A" --json -s best-fit "$TMP/known.jsonl"
+expect_eq "replay field names" "$("$J" strategies.0.name <"$TMP/out")" best-fit
+expect_eq "best fit's footprint: 100+200+300, then 304 after 112" \
+    "$("$J" strategies.0.peak_footprint_bytes <"$TMP/out")" 624
+expect_eq "no request failed" "$("$J" strategies.0.failed_requests <"$TMP/out")" 0
+expect_status "all six" 0 "$A" --json -s first-fit,best-fit,worst-fit,next-fit,buddy,caching \
+    "$TMP/known.jsonl"
+cp "$TMP/out" "$TMP/six.json"
+expect_eq "six strategies replayed" "$("$J" strategies.# <"$TMP/six.json")" 6
+# Sorted best first: fewest failed requests, then the smallest peak footprint
+# (first fit before best fit among equals: the table's order).
+order=$(for i in 0 1 2 3 4 5; do printf '%s ' "$("$J" strategies.$i.name <"$TMP/six.json")"; done)
+expect_eq "ranked by failures, then footprint" "$order" "first-fit best-fit worst-fit next-fit buddy caching "
+expect_eq "the best is marked" "$("$J" strategies.0.best <"$TMP/six.json")" true
+expect_eq "buddy: 400 B over the best" "$("$J" strategies.4.over_best_bytes <"$TMP/six.json")" 400
 expect_eq "findings are an array" "$(q findings.#)" 0
 expect_eq "one site: stack 1" "$(q sites.#)" 1
 expect_eq "its calls" "$(q sites.0.calls)" 4
@@ -46,7 +59,11 @@ expect_eq "its frame, in no module" "$(q sites.0.frames.0.address)" 4096
 
 expect_status "text output" 0 "$A" "$TMP/known.jsonl"
 expect_grep "text names the exe" "/bin/known (pid 42)" "$TMP/out"
-expect_grep "text marks the best strategy" "<- best" "$TMP/out"
+expect_grep "text says the replay was skipped" "not replayed: the peak heap is under 1.00 MiB" "$TMP/out"
+expect_status "text output, replayed" 0 "$A" -s best-fit,buddy "$TMP/known.jsonl"
+expect_grep "text ranks best first" "best-fit *624 B *best" "$TMP/out"
+expect_grep "text: buddy over the best" "buddy *1.00 KiB *+400 B" "$TMP/out"
+expect_grep "a legend of the columns" "J-W frag: peak foot" "$TMP/out"
 # Progress: none when stderr is no terminal (and the run is short); with
 # --progress a status line, redrawn with \r and erased at the end.
 "$A" --no-replay "$TMP/known.jsonl" >/dev/null 2>"$TMP/p.err"
@@ -97,6 +114,15 @@ expect_eq "and read up to it" "$("$J" summary.allocations <"$TMP/out")" 3
 : >"$TMP/empty.jsonl"
 expect_status "an empty file" 2 "$A" "$TMP/empty.jsonl"
 expect_grep "is named" "empty.jsonl: empty trace" "$TMP/err"
+# Input that is not a trace: one line naming the file, and status 2.
+head -c 100000 /dev/urandom >"$TMP/random.bin"
+printf '{"ev":"alloc","t":1,"tid":1,"addr":1,"size":1}\n' >"$TMP/headless.jsonl"
+for f in /etc/passwd /dev/zero "$TMP/random.bin" "$TMP/headless.jsonl"; do
+    expect_status "not a trace: $f" 2 timeout 20 "$A" "$f"
+    expect_one_line "one line for $f" "$TMP/err"
+    expect_grep "naming it: $f" "$f: not a memsim trace" "$TMP/err"
+    expect_eq "no report for $f" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+done
 expect_status "a missing file" 2 "$A" "$TMP/nope.jsonl"
 expect_one_line "one line for it" "$TMP/err"
 expect_status "no trace" 2 "$A"

@@ -34,7 +34,18 @@ samples_drift() { for i in $(seq 20); do echo $((100 * MB + i * 10 * MB)) $((100
 samples_frag() { for i in $(seq 20); do echo $((120 * MB)) $((100 * MB)) $((30 * MB)) $((30 * MB)); done; }
 samples_leak() { for i in $(seq 20); do echo $((120 * MB)) $((100 * MB)) $((100 * MB)) $((50 * MB + i * MB)); done; }
 
-for k in calm spike drift frag leak; do trace $k; done
+# tiny: a process of 3 MiB whose gap spikes by 512 KiB: below the floor.
+samples_tiny() {
+    for i in $(seq 20); do
+        g=$((64 * 1024)); [ "$i" = 10 ] && g=$((512 * 1024))
+        echo $((2 * MB + g)) $((2 * MB)) $((2 * MB)) $((1 * MB))
+    done
+}
+
+for k in calm spike drift frag leak tiny; do trace $k; done
+# The same drift on a 1 TiB machine: the machine's size does not decide.
+sed "s/\"device_total\":$GB/\"device_total\":1099511627776/" "$TMP/drift.jsonl" >"$TMP/drift-tb.jsonl"
+sed "s/\"device_total\":$GB/\"device_total\":25769803776/" "$TMP/drift.jsonl" >"$TMP/drift-24g.jsonl"
 
 expect_status "calm" 0 "$A" --json --no-replay "$TMP/calm.jsonl"
 expect_eq "a calm trace has no findings" "$("$J" findings.# <"$TMP/out")" 0
@@ -46,7 +57,10 @@ expect_eq "spike: on the gap" "$("$J" findings.0.series <"$TMP/out")" gap
 expect_eq "spike: one spike" "$("$J" findings.0.evidence.spike_count <"$TMP/out")" 1
 expect_eq "spike: max z of one outlier in 20, (n-1)/sqrt(n)" \
     "$("$J" findings.0.evidence.max_zscore <"$TMP/out" | awk '{printf "%.3f", $1}')" 4.249
-expect_eq "spike: warning (z below 2 x 3)" "$("$J" findings.0.severity <"$TMP/out")" warning
+# Severity follows the bytes at stake and their share of the peak RSS:
+# the spike's 400 MiB over a mean gap of 39 MiB is 361 MiB of 500 MiB.
+expect_eq "spike: its bytes, the peak above the mean" "$("$J" findings.0.bytes <"$TMP/out")" $((361 * MB))
+expect_eq "spike: critical (72% of peak RSS)" "$("$J" findings.0.severity <"$TMP/out")" critical
 expect_eq "spike: in the marked phase" "$("$J" findings.0.phase <"$TMP/out")" load
 expect_eq "spike: at its sample (1.0 s)" "$("$J" findings.0.evidence_at_s <"$TMP/out")" 1.0
 
@@ -70,10 +84,25 @@ expect_status "heap growth" 0 "$A" --json --no-replay "$TMP/leak.jsonl"
 expect_eq "leak: one finding" "$("$J" findings.# <"$TMP/out")" 1
 expect_eq "leak: drift of the live heap" "$("$J" findings.0.series <"$TMP/out")" heap_live
 expect_eq "leak: persistent_drift" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
+expect_eq "leak: a warning (19 MiB of growth, 16% of peak RSS)" "$("$J" findings.0.severity <"$TMP/out")" warning
+
+for m in 24g tb; do
+    expect_status "drift on a $m machine" 0 "$A" --json --no-replay "$TMP/drift-$m.jsonl"
+    expect_eq "$m: the drift counts" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
+    expect_eq "$m: critical (190 MiB of 290 MiB)" "$("$J" findings.0.severity <"$TMP/out")" critical
+done
+expect_status "tiny" 0 "$A" --json --no-replay "$TMP/tiny.jsonl"
+expect_eq "a gap spike under 1 MiB is no finding" "$("$J" findings.# <"$TMP/out")" 0
 
 # --fail-on, thresholds, remediation override.
-expect_status "--fail-on warning with a warning" 1 "$A" --no-replay --fail-on warning "$TMP/spike.jsonl"
-expect_status "--fail-on critical with a warning" 0 "$A" --no-replay --fail-on critical "$TMP/spike.jsonl"
+expect_status "--fail-on warning with a warning" 1 "$A" --no-replay --fail-on warning "$TMP/leak.jsonl"
+expect_status "--fail-on critical with a warning" 0 "$A" --no-replay --fail-on critical "$TMP/leak.jsonl"
+expect_status "--warn-share raised: info" 0 "$A" --json --no-replay --warn-share 0.2 "$TMP/leak.jsonl"
+expect_eq "the leak is info then" "$("$J" findings.0.severity <"$TMP/out")" info
+expect_status "--min-share above it: no finding" 0 "$A" --json --no-replay --min-share 0.2 "$TMP/leak.jsonl"
+expect_eq "none then" "$("$J" findings.# <"$TMP/out")" 0
+expect_status "a bad --min-bytes" 2 "$A" --min-bytes lots "$TMP/leak.jsonl"
+expect_one_line "one line for it" "$TMP/err"
 expect_status "--fail-on info on a calm trace" 0 "$A" --no-replay --fail-on info "$TMP/calm.jsonl"
 expect_status "a higher --spike-z hides the spike" 0 "$A" --json --no-replay --spike-z 5 "$TMP/spike.jsonl"
 expect_eq "no finding then" "$("$J" findings.# <"$TMP/out")" 0
@@ -86,5 +115,39 @@ expect_one_line "one line for it" "$TMP/err"
 expect_status "a bad --drift-r2" 2 "$A" --drift-r2 2 "$TMP/spike.jsonl"
 expect_status "text output lists the finding" 0 "$A" --no-replay "$TMP/drift.jsonl"
 expect_grep "with its remediation" "unbounded\\|grows steadily" "$TMP/out"
+
+# A real program whose memory is all mappings (tests/programs/map_drift.c:
+# 60 anonymous regions of 2 MiB, touched, one of them half unmapped at the
+# end): the mappings are reported, and the gap's drift is explained by them.
+mkdir -p "$TMP/md"
+expect_status "map_drift under memsim" 0 env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/md" \
+    "$BUILD/programs/map_drift"
+expect_status "its trace analyzed" 0 "$A" --json --no-replay "$TMP"/md/memsim.map_drift.*.jsonl
+cp "$TMP/out" "$TMP/md.json"
+m() { "$J" "$1" <"$TMP/md.json"; }
+expect_eq "map_drift: 60 mmap calls" "$(m summary.mapped_calls)" 60
+expect_eq "map_drift: peak mapped 60 x 2 MiB" "$(m summary.mapped_peak_bytes)" $((120 * MB))
+expect_eq "map_drift: all anonymous" "$(m summary.mapped_peak_anon_bytes)" $((120 * MB))
+expect_eq "map_drift: half a region unmapped at the end" "$(m summary.mapped_end_bytes)" $((119 * MB))
+expect_eq "map_drift: one munmap" "$(m summary.munmap_calls)" 1
+expect_eq "map_drift: one mapping site" "$(m mapping_sites.#)" 1
+expect_eq "map_drift: its calls" "$(m mapping_sites.0.calls)" 60
+expect_grep "map_drift: the site is main" '"function": "main"' "$TMP/md.json"
+expect_eq "map_drift: the gap's drift is found" "$(m findings.0.classification)/$(m findings.0.series)" \
+    persistent_drift/gap
+expect_eq "map_drift: critical" "$(m findings.0.severity)" critical
+expect_eq "map_drift: explained by a mapping" "$(m findings.0.attribution.0.kind)" mapping
+expect_eq "map_drift: by most of the gap" \
+    "$(m findings.0.attribution.0.share | awk '{print ($1 > 0.9) ? "yes" : "no " $1}')" yes
+expect_grep "map_drift: at main" '"label": "main (map_drift.c:' "$TMP/md.json"
+expect_grep "map_drift: mapping advice" "munmap the regions it no longer uses" "$TMP/md.json"
+expect_eq "map_drift: no heap finding for a 4 KiB heap" \
+    "$(grep -c '"series": "heap_live"' "$TMP/md.json")" 0
+expect_eq "map_drift: the timeline holds mapped live" \
+    "$(m timeline.mapped_live_bytes.# | awk '{print ($1 >= 20) ? "yes" : "no " $1}')" yes
+expect_status "its text report" 0 "$A" --no-replay "$TMP"/md/memsim.map_drift.*.jsonl
+expect_grep "text: the mapped line" "mapped: *60 mmap calls; peak 120 MiB" "$TMP/out"
+expect_grep "text: the gap explained" "anonymous mappings made at main (map_drift.c:" "$TMP/out"
+expect_grep "text: the mapping sites" "top mapping sites by mapped at peak" "$TMP/out"
 
 summary

@@ -53,12 +53,14 @@ expect_grep "a stack without its record, named with file and line" \
 expect_eq "one line each" "$(wc -l <"$TMP/err")" 3
 
 expect_status "text" 0 "$A" --no-replay "$TMP/mods.jsonl"
-expect_grep "top sites by peak" "top sites by peak:" "$TMP/out"
-expect_grep "figures" "#1  peak 110 B, 2 calls, 110 B allocated, leaked 10 B in 1 blocks (stack 1)" \
+expect_grep "top sites by peak" "top allocation sites by peak:" "$TMP/out"
+expect_grep "figures, plurals right" "#1  110 B live at peak, 2 calls, 110 B allocated, leaked 10 B in 1 block$" \
     "$TMP/out"
+expect_eq "no internal stack ids in the text" "$(grep -c '(stack [0-9]' "$TMP/out")" 0
+expect_grep "a stack given once, referred to after" "(the stack of #1 by peak)" "$TMP/out"
 expect_grep "module+offset" "liba.so+0x68" "$TMP/out"
 expect_grep "a bare address" "0x3b9ac9ff" "$TMP/out"
-expect_grep "by leaked bytes" "top sites by leaked bytes:" "$TMP/out"
+expect_grep "by leaked bytes" "top allocation sites by leaked bytes:" "$TMP/out"
 expect_grep "a stack without a record" "(no stack record)" "$TMP/out"
 
 expect_status "--collapsed" 0 "$A" --collapsed "$TMP/mods.jsonl"

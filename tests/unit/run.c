@@ -31,6 +31,7 @@ int main(void)
         symbols_suite,
         escape_suite,
         ptree_suite,
+        mappings_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

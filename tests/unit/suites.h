@@ -33,5 +33,6 @@ Suite *sites_suite(void);
 Suite *symbols_suite(void);
 Suite *escape_suite(void);
 Suite *ptree_suite(void);
+Suite *mappings_suite(void);
 
 #endif

@@ -1,0 +1,224 @@
+/*
+ * consumers: the table of what reads a trace.  See consumers.h.
+ */
+#include "analyzer/consumers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analyzer/escape.h"
+
+/* ---- summary ------------------------------------------------------------------- */
+
+static int summary_on_init(process_t *pr)
+{
+    if (summary_init(&pr->s)) {
+        fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+        return -1;
+    }
+    return 0;
+}
+
+static void summary_on_event(process_t *pr, const event_t *e) { summary_add(&pr->s, e); }
+static void summary_on_finish(process_t *pr) { summary_finish(&pr->s); }
+static void summary_on_fini(process_t *pr) { summary_fini(&pr->s); }
+
+static const consumer_t summary_consumer = {"summary", summary_on_init, summary_on_event,
+                                            summary_on_finish, summary_on_fini};
+
+/* ---- sites ----------------------------------------------------------------------- */
+
+static int sites_on_init(process_t *pr)
+{
+    if (!pr->store)
+        return 0;
+    symbols_space_init(&pr->space, pr->store);
+    if (sites_init(&pr->sites, &pr->space)) {
+        fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+        symbols_space_fini(&pr->space);
+        return -1;
+    }
+    pr->have_sites = true;
+    return 0;
+}
+
+/* One line for a problem sites_add found, the first of its kind in the trace. */
+static void site_problem(process_t *pr, int rc)
+{
+    unsigned bit = 1u << -rc;
+    if (pr->site_problems & bit)
+        return;
+    pr->site_problems |= bit;
+    unsigned long long id = pr->sites.problem_id;
+    char what[160];
+    switch (rc) {
+    case SITES_E_NOMEM:
+        snprintf(what, sizeof what, "out of memory: the allocation sites are incomplete");
+        break;
+    case SITES_E_RECORD:
+        snprintf(what, sizeof what, "a stack record without a valid id and frames; skipped");
+        break;
+    case SITES_E_DUPLICATE:
+        snprintf(what, sizeof what, "stack %llu is recorded twice; the first record is kept", id);
+        break;
+    case SITES_E_UNDEFINED:
+        snprintf(what, sizeof what, "stack %llu is used but no stack record came before; its "
+                                    "frames are unknown", id);
+        break;
+    case SITES_E_RANGE:
+        snprintf(what, sizeof what, "stack id %llu is far beyond the others; counted as no stack",
+                 id);
+        break;
+    default:
+        snprintf(what, sizeof what, "a module record without a valid op, path, base or size; "
+                                    "skipped");
+        break;
+    }
+    escape_line(stderr, "%s: %s:%ld: %s", ANALYZE_CMD, pr->path, pr->r.lineno, what);
+}
+
+static void sites_on_event(process_t *pr, const event_t *e)
+{
+    if (!pr->have_sites)
+        return;
+    int rc = sites_add_with(&pr->sites, e, &pr->s);
+    if (rc)
+        site_problem(pr, rc);
+}
+
+static void sites_on_finish(process_t *pr)
+{
+    if (pr->have_sites)
+        sites_finish(&pr->sites);
+}
+
+static void sites_on_fini(process_t *pr)
+{
+    if (!pr->have_sites)
+        return;
+    sites_fini(&pr->sites);
+    symbols_space_fini(&pr->space);
+    pr->have_sites = false;
+}
+
+static const consumer_t sites_consumer = {"sites", sites_on_init, sites_on_event,
+                                          sites_on_finish, sites_on_fini};
+
+/* ---- mappings -------------------------------------------------------------------- */
+
+static int mappings_on_init(process_t *pr) { return mappings_init(&pr->maps); }
+
+static void mappings_on_event(process_t *pr, const event_t *e)
+{
+    if (e->type == EV_MMAP || e->type == EV_MUNMAP || e->type == EV_MREMAP) {
+        mappings_add(&pr->maps, e);
+    } else if (e->type == EV_SAMPLE && pr->s.npoints && pr->s.points[pr->s.npoints - 1].t == e->t) {
+        summary_point_t *p = &pr->s.points[pr->s.npoints - 1];
+        p->mapped = pr->maps.live;
+        p->mapped_file = pr->maps.live_file;
+    }
+}
+
+static void mappings_on_finish(process_t *pr) { (void)pr; }
+static void mappings_on_fini(process_t *pr) { mappings_fini(&pr->maps); }
+
+static const consumer_t mappings_consumer = {"mappings", mappings_on_init, mappings_on_event,
+                                             mappings_on_finish, mappings_on_fini};
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+/* Worker threads for the replay: one per processor beyond the one
+ * reading the trace (which helps too when the replay falls behind). */
+static unsigned replay_threads(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 1 ? (unsigned)(cpus - 1 < 8 ? cpus - 1 : 8) : 0;
+}
+
+static int replay_on_init(process_t *pr)
+{
+    pr->replay = NULL;
+    pr->replay_started = false;
+    return 0;
+}
+
+/* The set starts at the meta record, which names the trace's device. */
+static void replay_start(process_t *pr)
+{
+    const analyze_opts_t *o = pr->o;
+    pr->replay_started = true;
+    if (!o->replay || !o->nstrategies)
+        return;
+    uint64_t dev = o->device_size ? o->device_size
+                   : pr->s.device_size ? pr->s.device_size : ANALYZE_DEFAULT_DEVICE;
+    if (!(pr->replay = replay_set_create(replay_threads()))) {
+        escape_line(stderr, "%s: %s: replay: out of memory", ANALYZE_CMD, pr->path);
+        return;
+    }
+    for (size_t i = 0; i < o->nstrategies; i++) {
+        char err[256];
+        if (replay_set_add(pr->replay, o->strategies[i]->name, dev, err, sizeof err))
+            escape_line(stderr, "%s: %s: replay with %s: %s", ANALYZE_CMD, pr->path,
+                        o->strategies[i]->name, err);
+    }
+}
+
+static void replay_on_event(process_t *pr, const event_t *e)
+{
+    if (!pr->replay_started && e->type == EV_META)
+        replay_start(pr);
+    if (!pr->replay)
+        return;
+    if (e->type == EV_ALLOC)
+        replay_set_alloc(pr->replay, e->addr, e->size, e->align);
+    else if (e->type == EV_FREE)
+        replay_set_free(pr->replay, e->addr);
+    else if (e->type == EV_REALLOC)
+        replay_set_realloc(pr->replay, e->old_addr, e->addr, e->size);
+}
+
+/* Best first: fewest failed requests, then the smallest peak footprint. */
+static int by_footprint(const void *a, const void *b)
+{
+    const replay_result_t *x = a, *y = b;
+    if (x->failed != y->failed)
+        return x->failed < y->failed ? -1 : 1;
+    if (x->m.peak_footprint != y->m.peak_footprint)
+        return x->m.peak_footprint < y->m.peak_footprint ? -1 : 1;
+    return 0;
+}
+
+static void replay_on_finish(process_t *pr)
+{
+    if (!pr->replay)
+        return;
+    pr->nresults = replay_set_count(pr->replay);
+    replay_set_results(pr->replay, pr->results);
+    replay_set_destroy(pr->replay);
+    pr->replay = NULL;
+    if (pr->s.peak_heap < ANALYZE_REPLAY_MIN_HEAP && !pr->o->strategies_given) {
+        pr->nresults = 0; /* a small heap says nothing of the strategies */
+        pr->replay_skipped = true;
+    }
+    /* stable: the table's order among equals */
+    for (size_t i = 1; i < pr->nresults; i++)
+        for (size_t k = i; k > 0 && by_footprint(&pr->results[k - 1], &pr->results[k]) > 0; k--) {
+            replay_result_t t = pr->results[k];
+            pr->results[k] = pr->results[k - 1];
+            pr->results[k - 1] = t;
+        }
+}
+
+static void replay_on_fini(process_t *pr)
+{
+    replay_set_destroy(pr->replay);
+    pr->replay = NULL;
+}
+
+static const consumer_t replay_consumer = {"replay", replay_on_init, replay_on_event,
+                                           replay_on_finish, replay_on_fini};
+
+const consumer_t *const consumers[] = {&summary_consumer, &sites_consumer, &mappings_consumer,
+                                       &replay_consumer};
+const size_t nconsumers = sizeof consumers / sizeof consumers[0];

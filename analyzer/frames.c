@@ -1,0 +1,37 @@
+/*
+ * frames: a site's frames resolved.  See frames.h.
+ */
+#include "analyzer/frames.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t frames_of(symbols_t *store, const site_t *st, frames_t *out)
+{
+    out->n = 0;
+    if (!st)
+        return 0;
+    for (uint32_t i = 0; i < st->nframes; i++) {
+        const symbols_frame_t *f;
+        size_t n = symbols_resolve(store, st->modules ? st->modules[i] : SYMBOLS_NO_MODULE,
+                                   st->frames[i], &f);
+        for (size_t k = 0; k < n; k++) {
+            if (out->n == out->cap) {
+                size_t cap = out->cap ? out->cap * 2 : 64;
+                symbols_frame_t *v = realloc(out->v, cap * sizeof *v);
+                if (!v)
+                    return out->n;
+                out->v = v;
+                out->cap = cap;
+            }
+            out->v[out->n++] = f[k];
+        }
+    }
+    return out->n;
+}
+
+const char *frames_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}

@@ -1,0 +1,91 @@
+/*
+ * inputs: the trace paths.  See inputs.h.
+ */
+#include "analyzer/inputs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyzer/escape.h"
+#include "analyzer/options.h"
+
+static int add_path(paths_t *p, const char *path)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        char **v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n] = strdup(path);
+    return p->v[p->n] ? (int)++p->n * 0 : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ends_with(const char *s, size_t len, const char *tail)
+{
+    size_t n = strlen(tail);
+    return len >= n && strcmp(s + len - n, tail) == 0;
+}
+
+int inputs_collect(const char *arg, paths_t *p)
+{
+    if (strcmp(arg, "-") == 0) { /* standard input */
+        for (size_t i = 0; i < p->n; i++)
+            if (strcmp(p->v[i], "-") == 0) {
+                escape_line(stderr, "%s: standard input (-) is given twice", ANALYZE_CMD);
+                return -1;
+            }
+        return add_path(p, arg);
+    }
+    struct stat st;
+    if (stat(arg, &st)) {
+        escape_line(stderr, "%s: cannot read %s: %s", ANALYZE_CMD, arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return add_path(p, arg);
+    DIR *d = opendir(arg);
+    if (!d) {
+        escape_line(stderr, "%s: cannot read %s: %s", ANALYZE_CMD, arg, strerror(errno));
+        return -1;
+    }
+    size_t first = p->n;
+    char path[4096];
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "memsim.", 7) ||
+            !(ends_with(e->d_name, len, ".jsonl") || ends_with(e->d_name, len, ".jsonl.zst")))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
+        if (add_path(p, path)) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    if (p->n == first) {
+        escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl[.zst])", ANALYZE_CMD, arg);
+        return -1;
+    }
+    qsort(p->v + first, p->n - first, sizeof *p->v, by_name);
+    return 0;
+}
+
+void inputs_free(paths_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->v[i]);
+    free(p->v);
+    *p = (paths_t){0};
+}

@@ -1,0 +1,20 @@
+/*
+ * inputs: the trace paths memsim-analyze was given.  A directory
+ * contributes its memsim.*.jsonl and memsim.*.jsonl.zst files in name
+ * order; "-" is standard input (once).
+ */
+#ifndef MEMSIM_ANALYZER_INPUTS_H
+#define MEMSIM_ANALYZER_INPUTS_H
+
+#include <stddef.h>
+
+typedef struct paths_s {
+    char **v;
+    size_t n, cap;
+} paths_t;
+
+/* Add arg's traces; 0, or -1 after one line on stderr. */
+int inputs_collect(const char *arg, paths_t *p);
+void inputs_free(paths_t *p);
+
+#endif

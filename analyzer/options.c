@@ -1,0 +1,229 @@
+/*
+ * options: memsim-analyze's command line.  See options.h.
+ */
+#include "analyzer/options.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/sites.h"
+#include "cli/args.h"
+
+static void usage(FILE *f)
+{
+    char names[256];
+    fprintf(f,
+            "usage: memsim-analyze [options] TRACE|DIR...\n"
+            "\n"
+            "Read memsim traces (one, several, or a directory of a process tree's) and\n"
+            "report what the program did with memory, and how its allocations would fare\n"
+            "under every allocation strategy.\n"
+            "\n"
+            "      --json              one JSON object for tools (docs/analysis-format.md)\n"
+            "  -s, --strategy A,B      replay only these (known: %s)\n"
+            "      --no-replay         skip the strategy replay\n"
+            "      --sites N           top N allocation sites by peak, by calls and by\n"
+            "                          leaked bytes (default 10; 0: none)\n"
+            "      --collapsed[=KEY]   write every stack as a flame graph's collapsed line\n"
+            "                          weighted by KEY: peak (default), calls or leaked;\n"
+            "                          instead of the report\n"
+            "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
+            "      --progress          show progress on stderr from the start (default: on\n"
+            "                          a terminal, once reading takes over 2 s)\n"
+            "      --no-progress       never show progress\n"
+            "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
+            "      --spike-z Z         z-score above which a sample is a spike (default 3)\n"
+            "      --drift-r2 R2       R² from which a rising series is a drift (default 0.7)\n"
+            "      --frag-ratio F      mean (reserved - in use) / reserved that is\n"
+            "                          fragmentation (default 0.3)\n"
+            "      --gap-ratio G       a gap of this share of the device total counts\n"
+            "                          whatever its share of RSS (default 0.01)\n"
+            "      --min-bytes SIZE    no finding below these bytes at stake (default 1M)\n"
+            "      --min-share S       nor below this share of peak RSS (default 0.02)\n"
+            "      --warn-share S      a warning from this share of peak RSS (default 0.1)\n"
+            "      --critical-share S  critical from this share of peak RSS (default 0.5)\n"
+            "      --remediation FILE  JSON {\"classification\": [\"text\", ...]} replacing the\n"
+            "                          built-in remediation texts\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
+            "input.\n"
+            "\n"
+            "EXAMPLES\n"
+            "  memsim-analyze memsim-myprog-20261130-120000/\n"
+            "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
+            "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
+            "  memsim-analyze --collapsed=leaked memsim.myprog.4242.0.jsonl | flamegraph.pl\n",
+            strategy_names(names, sizeof names));
+}
+
+int options_parse(int argc, char **argv, analyze_opts_t *o)
+{
+    enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
+           OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
+           OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"strategy", required_argument, NULL, 's'},
+        {"no-replay", no_argument, NULL, OPT_NO_REPLAY},
+        {"device-size", required_argument, NULL, 'd'},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"spike-z", required_argument, NULL, OPT_SPIKE},
+        {"drift-r2", required_argument, NULL, OPT_DRIFT},
+        {"frag-ratio", required_argument, NULL, OPT_FRAG},
+        {"gap-ratio", required_argument, NULL, OPT_GAP},
+        {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
+        {"min-share", required_argument, NULL, OPT_MIN_SHARE},
+        {"warn-share", required_argument, NULL, OPT_WARN_SHARE},
+        {"critical-share", required_argument, NULL, OPT_CRITICAL_SHARE},
+        {"remediation", required_argument, NULL, OPT_REMEDIATION},
+        {"sites", required_argument, NULL, OPT_SITES},
+        {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = ANALYZE_DEFAULT_SITES,
+                          .collapsed = ANALYZE_NO_COLLAPSED};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: o->json = true; break;
+        case OPT_NO_REPLAY: o->replay = false; break;
+        case 's': {
+            char *list = optarg, *save = NULL;
+            o->nstrategies = 0;
+            for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+                const strategy_ops_t *ops = strategy_find(name);
+                if (!ops) {
+                    char names[256];
+                    fprintf(stderr, "%s: --strategy: unknown strategy \"%s\" (known: %s)\n", ANALYZE_CMD,
+                            name, strategy_names(names, sizeof names));
+                    return -1;
+                }
+                o->strategies_given = true;
+                if (o->nstrategies < REPLAY_MAX_STRATEGIES)
+                    o->strategies[o->nstrategies++] = ops;
+            }
+            if (!o->nstrategies) {
+                fprintf(stderr, "%s: --strategy: no strategy named\n", ANALYZE_CMD);
+                return -1;
+            }
+            break;
+        }
+        case 'd':
+            if (args_size(ANALYZE_CMD, "--device-size", optarg, 4096, &o->device_size))
+                return -1;
+            break;
+        case OPT_FAIL_ON:
+            if (strcmp(optarg, "info") && strcmp(optarg, "warning") && strcmp(optarg, "critical")) {
+                fprintf(stderr, "%s: --fail-on: \"%s\" is not a severity (info, warning, "
+                                "critical)\n", ANALYZE_CMD, optarg);
+                return -1;
+            }
+            o->fail_on = optarg;
+            break;
+        case OPT_SPIKE:
+            if (args_real(ANALYZE_CMD, "--spike-z", optarg, 0.0, 1e6, &o->findings.spike_z))
+                return -1;
+            break;
+        case OPT_DRIFT:
+            if (args_real(ANALYZE_CMD, "--drift-r2", optarg, 0.0, 1.0, &o->findings.drift_r2))
+                return -1;
+            break;
+        case OPT_FRAG:
+            if (args_real(ANALYZE_CMD, "--frag-ratio", optarg, 0.0, 1.0, &o->findings.frag_ratio))
+                return -1;
+            break;
+        case OPT_GAP:
+            if (args_real(ANALYZE_CMD, "--gap-ratio", optarg, 0.0, 1.0, &o->findings.gap_ratio))
+                return -1;
+            break;
+        case OPT_MIN_BYTES:
+            if (args_size(ANALYZE_CMD, "--min-bytes", optarg, 0, &o->findings.min_bytes))
+                return -1;
+            break;
+        case OPT_MIN_SHARE:
+            if (args_real(ANALYZE_CMD, "--min-share", optarg, 0.0, 1.0, &o->findings.min_share))
+                return -1;
+            break;
+        case OPT_WARN_SHARE:
+            if (args_real(ANALYZE_CMD, "--warn-share", optarg, 0.0, 1.0, &o->findings.warn_share))
+                return -1;
+            break;
+        case OPT_CRITICAL_SHARE:
+            if (args_real(ANALYZE_CMD, "--critical-share", optarg, 0.0, 1.0,
+                          &o->findings.critical_share))
+                return -1;
+            break;
+        case OPT_REMEDIATION: {
+            json_error_t err;
+            json_t *r = json_load_file(optarg, 0, &err);
+            if (!json_is_object(r)) {
+                fprintf(stderr, "%s: --remediation: %s:%d: %s\n", ANALYZE_CMD, optarg, err.line,
+                        r ? "not a JSON object" : err.text);
+                json_decref(r);
+                return -1;
+            }
+            o->findings.remediation = r;
+            break;
+        }
+        case OPT_PROGRESS:
+            o->progress = PROGRESS_ALWAYS;
+            break;
+        case OPT_NO_PROGRESS:
+            o->progress = PROGRESS_NEVER;
+            break;
+        case OPT_SITES:
+            if (args_count(ANALYZE_CMD, "--sites", optarg, 0, &o->sites))
+                return -1;
+            break;
+        case OPT_COLLAPSED:
+            if (!optarg || !strcmp(optarg, "peak"))
+                o->collapsed = SITES_BY_PEAK;
+            else if (!strcmp(optarg, "calls"))
+                o->collapsed = SITES_BY_CALLS;
+            else if (!strcmp(optarg, "leaked"))
+                o->collapsed = SITES_BY_LEAKED;
+            else {
+                fprintf(stderr, "%s: --collapsed: \"%s\" is not a weight (peak, calls, leaked)\n",
+                        ANALYZE_CMD, optarg);
+                return -1;
+            }
+            break;
+        case 'h': usage(stdout); exit(0);
+        case ':':
+            fprintf(stderr, "%s: %s needs a value\n", ANALYZE_CMD, argv[optind - 1]);
+            return -1;
+        default:
+            fprintf(stderr, "%s: unknown option \"%s\" (see %s --help)\n", ANALYZE_CMD, argv[optind - 1],
+                    ANALYZE_CMD);
+            return -1;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
+        return -1;
+    }
+    if (o->json && o->collapsed != ANALYZE_NO_COLLAPSED) {
+        fprintf(stderr, "%s: --json and --collapsed exclude each other\n", ANALYZE_CMD);
+        return -1;
+    }
+    if (o->collapsed != ANALYZE_NO_COLLAPSED)
+        o->replay = false; /* collapsed stacks have no room for it */
+    if (!o->nstrategies)
+        for (size_t i = 0; i < strategy_count() && i < REPLAY_MAX_STRATEGIES; i++)
+            o->strategies[o->nstrategies++] = strategy_at(i);
+    return 0;
+}
+
+void options_fini(analyze_opts_t *o)
+{
+    json_decref(o->findings.remediation);
+    o->findings.remediation = NULL;
+}

@@ -1,0 +1,43 @@
+/*
+ * options: memsim-analyze's command line (usage, parsing, defaults).
+ * Each bad value gets one line naming the option; the caller exits 2.
+ */
+#ifndef MEMSIM_ANALYZER_OPTIONS_H
+#define MEMSIM_ANALYZER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/findings.h"
+#include "analyzer/progress.h"
+#include "analyzer/replay.h"
+#include "core/strategy.h"
+
+#define ANALYZE_CMD "memsim-analyze"
+#define ANALYZE_DEFAULT_DEVICE (64ull << 30)
+#define ANALYZE_DEFAULT_SITES 10
+#define ANALYZE_NO_COLLAPSED (-1)
+/* A trace whose peak heap is below this is not replayed unless -s asks. */
+#define ANALYZE_REPLAY_MIN_HEAP (1ull << 20)
+
+typedef struct analyze_opts_s {
+    bool json, replay;
+    bool strategies_given;   /* -s named them */
+    const strategy_ops_t *strategies[REPLAY_MAX_STRATEGIES];
+    size_t nstrategies;
+    uint64_t device_size;    /* 0: each trace's own */
+    const char *fail_on;
+    findings_config_t findings;
+    uint64_t sites;          /* top sites shown per ranking (0: none) */
+    int collapsed;           /* a sites_key_t, or ANALYZE_NO_COLLAPSED */
+    progress_mode_t progress;
+} analyze_opts_t;
+
+/* Parse argv into *o; the traces start at optind.  0, or -1 after one
+ * line on stderr.  --help prints the usage and exits 0. */
+int options_parse(int argc, char **argv, analyze_opts_t *o);
+/* Free what parsing took (the remediation texts). */
+void options_fini(analyze_opts_t *o);
+
+#endif

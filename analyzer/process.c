@@ -1,0 +1,101 @@
+/*
+ * process: one trace's pass.  See process.h.
+ */
+#include "analyzer/process.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyzer/consumers.h"
+#include "analyzer/escape.h"
+#include "analyzer/progress.h"
+
+uint64_t process_peak_rss(const process_t *pr)
+{
+    return pr->s.peak_hwm > pr->s.peak_rss ? pr->s.peak_hwm : pr->s.peak_rss;
+}
+
+/* The first record must be the meta record on the first line: anything
+ * else is not a memsim trace, said in one line (the reader is quiet
+ * until then, so that a file of random bytes gets one line, not one per
+ * line). */
+static bool first_record(process_t *pr, event_t *e)
+{
+    pr->r.quiet = true;
+    int got = reader_next(&pr->r, e);
+    pr->r.quiet = false;
+    if (got && e->type == EV_META && pr->r.lineno == 1) {
+        if (pr->r.version > READER_FORMAT_VERSION) /* what the quiet reader did not say */
+            escape_line(stderr, "%s: %s:1: trace format version %d is newer than this "
+                        "analyzer's %d; reading what it knows", ANALYZE_CMD, pr->path,
+                        pr->r.version, READER_FORMAT_VERSION);
+        return true;
+    }
+    if (!got && !pr->r.lineno)
+        escape_line(stderr, "%s: %s: empty trace: not a memsim trace", ANALYZE_CMD, pr->path);
+    else
+        escape_line(stderr, "%s: %s: not a memsim trace (its first line is not a meta record)",
+                    ANALYZE_CMD, pr->path);
+    return false;
+}
+
+int process_analyze(process_t *pr, const char *path, const analyze_opts_t *o, symbols_t *store)
+{
+    memset(pr, 0, sizeof *pr);
+    snprintf(pr->path, sizeof pr->path, "%s", path);
+    pr->o = o;
+    pr->store = store;
+    if (reader_open(&pr->r, pr->path))
+        return -1;
+    size_t inited = 0;
+    for (; inited < nconsumers; inited++)
+        if (consumers[inited]->init(pr))
+            break;
+    event_t e;
+    if (inited < nconsumers || !first_record(pr, &e)) {
+        for (size_t i = inited; i-- > 0;)
+            consumers[i]->fini(pr);
+        reader_close(&pr->r);
+        return -1;
+    }
+    struct stat st;
+    progress_t prog;
+    FILE *under = tracein_file(pr->r.in);
+    progress_begin(&prog, o->progress, pr->path,
+                   under && fstat(fileno(under), &st) == 0 && S_ISREG(st.st_mode)
+                       ? (uint64_t)st.st_size : 0);
+    uint64_t records = 0;
+    do {
+        if ((++records & 0xffff) == 0) {
+            off_t at = under ? ftello(under) : 0;
+            progress_update(&prog, at > 0 ? (uint64_t)at : 0, records);
+        }
+        for (size_t i = 0; i < nconsumers; i++)
+            consumers[i]->event(pr, &e);
+    } while (reader_next(&pr->r, &e));
+    progress_end(&prog);
+    for (size_t i = 0; i < nconsumers; i++)
+        consumers[i]->finish(pr);
+    /* The tree's peak is never below the process's own (VmHWM is a true
+     * peak; the tree is only sampled). */
+    if (pr->s.peak_tree_rss < process_peak_rss(pr))
+        pr->s.peak_tree_rss = process_peak_rss(pr);
+    findings_analyze(&pr->s, &pr->maps, &o->findings, &pr->findings);
+    if (pr->s.dropped)
+        escape_line(stderr, "%s: %s: its end record says %" PRIu64 " records could not be "
+                    "written (a full disk, the file size limit): the figures are of what was",
+                    ANALYZE_CMD, pr->path, pr->s.dropped);
+    pr->ok = true;
+    return 0;
+}
+
+void process_fini(process_t *pr)
+{
+    if (pr->ok)
+        for (size_t i = nconsumers; i-- > 0;)
+            consumers[i]->fini(pr);
+    reader_close(&pr->r);
+    pr->ok = false;
+}

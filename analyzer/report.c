@@ -1,0 +1,55 @@
+/*
+ * report: what the three forms share.  See report.h.
+ */
+#include "analyzer/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int report_tree(const process_t *procs, size_t n, ptree_t *t)
+{
+    ptree_item_t *items = calloc(n ? n : 1, sizeof *items);
+    if (!items)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const summary_t *s = &procs[i].s;
+        items[i] = procs[i].ok ? (ptree_item_t){.pid = s->pid, .ppid = s->ppid,
+                                                .start = s->start_unix_ns, .forked = s->forked}
+                               : (ptree_item_t){.start = UINT64_MAX};
+    }
+    int rc = ptree_build(t, items, n);
+    free(items);
+    return rc;
+}
+
+uint64_t report_tree_peak(const process_t *procs, size_t n)
+{
+    uint64_t peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!procs[i].ok)
+            continue;
+        if (procs[i].s.peak_tree_rss > peak)
+            peak = procs[i].s.peak_tree_rss;
+        if (process_peak_rss(&procs[i]) > peak)
+            peak = process_peak_rss(&procs[i]);
+    }
+    return peak;
+}
+
+void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr, char *buf,
+                       size_t len)
+{
+    size_t n = id && pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    if (!n) {
+        snprintf(buf, len, "%s", id ? "a stack without frames" : "no stack");
+        return;
+    }
+    const symbols_frame_t *f = &fr->v[0];
+    char label[64];
+    if (f->function && f->file)
+        snprintf(buf, len, "%s (%s:%u)", f->function, frames_base_name(f->file), f->line);
+    else if (f->function && f->name)
+        snprintf(buf, len, "%s in %s", f->function, f->name);
+    else
+        snprintf(buf, len, "%s", symbols_label(f, label, sizeof label));
+}

@@ -1,0 +1,36 @@
+/*
+ * report: what memsim-analyze prints, in three forms, each in a file of
+ * its own: the text report (report_text.c), one JSON object
+ * (report_json.c, docs/analysis-format.md) and a flame graph's collapsed
+ * stacks (report_collapsed.c).  procs are the traces in the order given;
+ * those that could not be read (ok false) are left out (JSON keeps an
+ * empty object in their place).
+ */
+#ifndef MEMSIM_ANALYZER_REPORT_H
+#define MEMSIM_ANALYZER_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analyzer/frames.h"
+#include "analyzer/process.h"
+#include "analyzer/ptree.h"
+
+/* 0, or -1 when the host is out of memory (one line said). */
+int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o);
+int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o);
+void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t key);
+
+/* Shared by the forms. */
+
+/* The process tree of the traces that were read; 0 or -1. */
+int report_tree(const process_t *procs, size_t n, ptree_t *t);
+/* The highest tree RSS of any process, never below a process's own peak. */
+uint64_t report_tree_peak(const process_t *procs, size_t n);
+/* A site's place in words, from its innermost frame: "main (gap.c:8)",
+ * "f in libx.so", or its address; "no stack" for id 0 or without sites. */
+void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr, char *buf,
+                       size_t len);
+
+#endif

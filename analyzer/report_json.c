@@ -1,0 +1,261 @@
+/*
+ * report_json: the report for tools (docs/analysis-format.md).  See
+ * report.h.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analyzer/escape.h"
+#include "analyzer/report.h"
+
+static double secs(const summary_t *s, uint64_t t)
+{
+    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
+}
+
+/* Names read from a module's file may be any bytes: escape_json. */
+static json_t *frame_json(const symbols_frame_t *f)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "address", (json_int_t)f->address,
+                     "module", escape_json(f->module), "offset",
+                     f->module ? json_integer((json_int_t)f->offset) : json_null(), "function",
+                     escape_json(f->function), "file", escape_json(f->file), "line",
+                     f->line ? json_integer(f->line) : json_null(), "inlined", f->inlined);
+}
+
+static json_t *frames_json(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
+{
+    json_t *frames = json_array();
+    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    for (size_t k = 0; k < nf; k++)
+        json_array_append_new(frames, frame_json(&fr->v[k]));
+    return frames;
+}
+
+/* The top sites by peak. */
+static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
+{
+    json_t *out = json_array();
+    if (!pr->have_sites)
+        return out;
+    uint64_t *ids;
+    size_t n = sites_top(&pr->sites, SITES_BY_PEAK, o->sites, &ids);
+    for (size_t i = 0; i < n; i++) {
+        const site_t *st = sites_get(&pr->sites, ids[i]);
+        json_array_append_new(
+            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
+                           "calls", (json_int_t)st->calls, "allocated_bytes",
+                           (json_int_t)st->allocated, "peak_bytes",
+                           (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
+                           (json_int_t)st->live, "leaked_allocations",
+                           (json_int_t)st->live_blocks, "frames",
+                           frames_json(pr, store, ids[i], fr)));
+    }
+    free(ids);
+    return out;
+}
+
+/* The top mapping sites by bytes mapped at the mapped peak. */
+static json_t *mapping_sites_json(process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                                  frames_t *fr)
+{
+    json_t *out = json_array();
+    uint64_t *ids;
+    size_t n = mappings_top(&pr->maps, MAPPINGS_BY_PEAK, o->sites, &ids);
+    for (size_t i = 0; i < n; i++) {
+        const mapping_site_t *ms = &pr->maps.sites[ids[i]];
+        uint64_t file;
+        uint64_t peak = mappings_site_peak(&pr->maps, ids[i], &file);
+        json_array_append_new(
+            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "id", (json_int_t)ids[i],
+                           "calls", (json_int_t)ms->calls, "mapped_bytes", (json_int_t)ms->mapped,
+                           "peak_bytes", (json_int_t)peak, "peak_file_bytes", (json_int_t)file,
+                           "end_bytes", (json_int_t)ms->live, "file", ms->file, "frames",
+                           frames_json(pr, store, ids[i], fr)));
+    }
+    free(ids);
+    return out;
+}
+
+static json_t *findings_json(process_t *pr, symbols_t *store, frames_t *fr)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < pr->findings.n; i++) {
+        const finding_t *f = &pr->findings.v[i];
+        json_t *ev = json_object();
+        for (size_t k = 0; k < f->nevidence; k++)
+            json_object_set_new(ev, f->evidence[k].name,
+                                f->evidence[k].integer ? json_integer((json_int_t)f->evidence[k].value)
+                                                       : json_real(f->evidence[k].value));
+        json_t *rem = json_array();
+        for (size_t k = 0; k < f->nremediation; k++)
+            json_array_append_new(rem, json_string(f->remediation[k]));
+        json_t *attr = json_array();
+        for (size_t k = 0; k < f->nattribution; k++) {
+            const finding_attribution_t *a = &f->attribution[k];
+            json_t *site = json_null();
+            if (a->has_site) {
+                char where[512];
+                report_site_label(pr, store, a->site, fr, where, sizeof where);
+                site = json_pack("{s:I, s:o, s:b}", "id", (json_int_t)a->site, "label",
+                                 escape_json(where), "file", a->file);
+            }
+            json_array_append_new(attr, json_pack("{s:s, s:I, s:f, s:o, s:s?}", "kind",
+                                                  findings_kind_name(a->kind), "bytes",
+                                                  (json_int_t)a->bytes, "share", a->share, "site",
+                                                  site, "what", a->what));
+        }
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:s, s:f, s:I, s:f, s:o, s:s, s:o, s:f, s:I, s:o, s:o}",
+                            "classification", findings_class_name(f->classification), "series",
+                            findings_series_name(f->series), "severity",
+                            findings_severity_name(f->severity), "confidence", f->confidence,
+                            "bytes", (json_int_t)f->bytes, "share_of_peak_rss", f->share_of_rss,
+                            "evidence", ev, "description", f->description, "remediation", rem,
+                            "evidence_at_s", secs(&pr->s, f->t), "evidence_t_ns",
+                            (json_int_t)f->t, "phase",
+                            f->phase ? escape_json(f->phase) : json_null(), "attribution", attr));
+    }
+    return list;
+}
+
+/* The samples as columns: what a plot draws. */
+static json_t *timeline_json(const process_t *pr)
+{
+    const summary_t *s = &pr->s;
+    json_t *t = json_array(), *rss = json_array(), *heap = json_array(), *mapped = json_array(),
+           *sum = json_array(), *reserved = json_array();
+    for (size_t i = 0; i < s->npoints; i++) {
+        const summary_point_t *p = &s->points[i];
+        json_array_append_new(t, json_real(secs(s, p->t)));
+        json_array_append_new(rss, json_integer((json_int_t)p->used));
+        json_array_append_new(heap, json_integer((json_int_t)p->heap_live));
+        json_array_append_new(mapped, json_integer((json_int_t)p->mapped));
+        json_array_append_new(sum, json_integer((json_int_t)(p->heap_live + p->mapped)));
+        json_array_append_new(reserved, json_integer((json_int_t)p->reserved));
+    }
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "t_s", t, "rss_bytes", rss,
+                     "heap_live_bytes", heap, "mapped_live_bytes", mapped,
+                     "heap_and_mapped_bytes", sum, "allocator_reserved_bytes", reserved);
+}
+
+static json_t *strategies_json(const process_t *pr)
+{
+    json_t *strategies = json_array();
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        uint64_t best = pr->results[0].m.peak_footprint;
+        json_array_append_new(
+            strategies,
+            json_pack("{s:s, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:b}", "name", r->name,
+                      "peak_footprint_bytes", (json_int_t)r->m.peak_footprint, "over_best_bytes",
+                      (json_int_t)(r->m.peak_footprint > best ? r->m.peak_footprint - best : 0),
+                      "fragmentation", r->m.jw_fragmentation,
+                      "internal_fragmentation_at_peak_bytes", (json_int_t)r->m.internal_at_peak,
+                      "external_fragmentation_at_peak", r->m.external_at_peak,
+                      "largest_free_bytes", (json_int_t)r->m.largest_free, "failed_requests",
+                      (json_int_t)r->failed, "requests", (json_int_t)r->requests,
+                      "events_per_s", r->events_per_s, "best", pr->nresults > 1 && i == 0));
+    }
+    return strategies;
+}
+
+static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                            frames_t *fr)
+{
+    const summary_t *s = &pr->s;
+    const mappings_t *m = &pr->maps;
+    json_t *by_type = json_object();
+    for (int t = 0; t < EV_COUNT; t++)
+        if (pr->r.by_type[t])
+            json_object_set_new(by_type, event_type_name((event_type_t)t),
+                                json_integer(pr->r.by_type[t]));
+    /* The trace's path is the user's, any bytes: escape_json. */
+    json_t *summary = json_pack(
+        "{s:o, s:I, s:s, s:s?, s:b, s:I, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:s, s:I,"
+        " s:I, s:I, s:I, s:I, s:I, s:I}",
+        "trace", escape_json(pr->path), "pid", (json_int_t)s->pid, "exe", s->exe,
+        "end_reason", s->end_reason[0] ? s->end_reason : NULL, "truncated", pr->r.truncated,
+        "dropped", (json_int_t)s->dropped,
+        "duration_s", (double)(s->last_t - s->first_t) / 1e9, "records_by_type", by_type,
+        "allocations", (json_int_t)s->allocations, "frees", (json_int_t)s->frees,
+        "reallocs", (json_int_t)s->reallocs, "bytes_allocated", (json_int_t)s->bytes_allocated,
+        "peak_heap_bytes", (json_int_t)s->peak_heap, "peak_heap_at_s", secs(s, s->peak_heap_t),
+        "peak_rss_bytes", (json_int_t)process_peak_rss(pr), "peak_rss_source",
+        s->peak_hwm >= s->peak_rss ? "VmHWM" : "VmRSS", "peak_tree_rss_bytes",
+        (json_int_t)s->peak_tree_rss, "samples", (json_int_t)s->samples,
+        "leaked_bytes", (json_int_t)s->leaked_bytes,
+        "leaked_allocations", (json_int_t)s->leaked_allocations,
+        "temporary_allocations", (json_int_t)s->temporaries,
+        "unknown_frees", (json_int_t)s->unknown_frees, "bad_lines", (json_int_t)pr->r.bad_lines);
+    json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
+    json_object_set_new(summary, "mapped_calls", json_integer((json_int_t)m->calls));
+    json_object_set_new(summary, "munmap_calls", json_integer((json_int_t)m->unmaps));
+    json_object_set_new(summary, "mremap_calls", json_integer((json_int_t)m->remaps));
+    json_object_set_new(summary, "mapped_peak_bytes", json_integer((json_int_t)m->peak));
+    json_object_set_new(summary, "mapped_peak_at_s", json_real(m->calls ? secs(s, m->peak_t) : 0));
+    json_object_set_new(summary, "mapped_peak_anon_bytes",
+                        json_integer((json_int_t)(m->peak - m->peak_file)));
+    json_object_set_new(summary, "mapped_peak_file_bytes", json_integer((json_int_t)m->peak_file));
+    json_object_set_new(summary, "mapped_end_bytes", json_integer((json_int_t)m->live));
+    json_object_set_new(summary, "mapped_end_file_bytes", json_integer((json_int_t)m->live_file));
+    json_t *out = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o}", "summary", summary, "findings",
+                            findings_json(pr, store, fr), "strategies", strategies_json(pr),
+                            "replay_skipped", pr->replay_skipped, "sites",
+                            sites_json(pr, store, o, fr), "mapping_sites",
+                            mapping_sites_json(pr, store, o, fr), "timeline", timeline_json(pr));
+    return out;
+}
+
+static json_t *tree_json(const process_t *procs, const ptree_t *t)
+{
+    json_t *nodes = json_array();
+    for (size_t k = 0; k < t->n; k++) {
+        size_t i = t->order[k];
+        if (!procs[i].ok)
+            continue;
+        const summary_t *s = &procs[i].s;
+        json_t *node = json_pack("{s:I, s:I, s:s, s:I}", "process", (json_int_t)i, "pid",
+                                 (json_int_t)s->pid, "exe", s->exe, "depth",
+                                 (json_int_t)t->depth[i]);
+        json_object_set_new(node, "parent", t->parent[i] == PTREE_NONE
+                                                ? json_null()
+                                                : json_integer((json_int_t)t->parent[i]));
+        json_object_set_new(node, "via", t->via[i] ? json_string(t->via[i]) : json_null());
+        json_array_append_new(nodes, node);
+    }
+    return json_pack("{s:I, s:I, s:o}", "processes", (json_int_t)t->n, "peak_tree_rss_bytes",
+                     (json_int_t)report_tree_peak(procs, t->n), "nodes", nodes);
+}
+
+int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o)
+{
+    frames_t fr = {0};
+    json_t *out;
+    if (n == 1) {
+        out = procs[0].ok ? process_json(&procs[0], store, o, &fr) : json_object();
+    } else {
+        /* processes: in the order of the paths (a failed trace is an empty
+         * object, so tree indices stay valid); tree: who started whom,
+         * depth first. */
+        json_t *list = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(list, procs[i].ok ? process_json(&procs[i], store, o, &fr)
+                                                    : json_object());
+        ptree_t t;
+        if (report_tree(procs, n, &t)) {
+            fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+            json_decref(list);
+            free(fr.v);
+            return -1;
+        }
+        out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t));
+        ptree_free(&t);
+    }
+    json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(out);
+    free(fr.v);
+    return 0;
+}

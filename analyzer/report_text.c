@@ -1,0 +1,295 @@
+/*
+ * report_text: the report for people.  See report.h.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/escape.h"
+#include "analyzer/report.h"
+#include "core/units.h"
+
+#define SHOWN_FRAMES 8 /* frames of a site in the text report; the rest are counted */
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+static double secs(const summary_t *s, uint64_t t)
+{
+    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
+}
+
+static void print_frame(const symbols_frame_t *f)
+{
+    char label[64];
+    if (f->function && f->file)
+        escape_line(stdout, "        %s at %s:%u%s", f->function, frames_base_name(f->file),
+                    f->line, f->inlined ? " (inlined)" : "");
+    else if (f->function && f->name)
+        escape_line(stdout, "        %s in %s", f->function, f->name);
+    else
+        escape_line(stdout, "        %s", symbols_label(f, label, sizeof label));
+}
+
+static void print_stack(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
+{
+    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    if (!nf)
+        printf("        (%s)\n", id ? "no stack record" : "no stack recorded");
+    for (size_t k = 0; k < nf && k < SHOWN_FRAMES; k++)
+        print_frame(&fr->v[k]);
+    if (nf > SHOWN_FRAMES)
+        printf("        … %zu more %s\n", nf - SHOWN_FRAMES,
+               plural(nf - SHOWN_FRAMES, "frame", "frames"));
+}
+
+/* ---- sites ---------------------------------------------------------------------- */
+
+/* Each stack is printed once; a later list refers to it by its number
+ * in the first ("see #2 by peak"). */
+typedef struct shown_s {
+    uint64_t id;
+    int list;
+    size_t rank;
+} shown_t;
+
+static const char *const list_names[] = {"peak", "calls", "leaked bytes"};
+
+static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
+{
+    if (!pr->have_sites || !o->sites)
+        return;
+    shown_t *shown = calloc(3 * o->sites + 1, sizeof *shown);
+    size_t nshown = 0;
+    for (int key = SITES_BY_PEAK; key <= SITES_BY_LEAKED; key++) {
+        uint64_t *ids;
+        size_t n = sites_top(&pr->sites, (sites_key_t)key, o->sites, &ids);
+        printf("  top allocation sites by %s:%s\n", list_names[key], n ? "" : " none");
+        for (size_t i = 0; i < n; i++) {
+            const site_t *st = sites_get(&pr->sites, ids[i]);
+            char a[32], b[32], c[32];
+            uint64_t at_peak = sites_peak_bytes(&pr->sites, ids[i]);
+            char leak[96] = "nothing leaked";
+            if (st->live)
+                snprintf(leak, sizeof leak, "leaked %s in %" PRIu64 " %s",
+                         units_format_bytes(st->live, c, sizeof c), st->live_blocks,
+                         plural(st->live_blocks, "block", "blocks"));
+            printf("    #%zu  %s live at peak, %" PRIu64 " %s, %s allocated, %s\n", i + 1,
+                   units_format_bytes(at_peak, a, sizeof a), st->calls,
+                   plural(st->calls, "call", "calls"),
+                   units_format_bytes(st->allocated, b, sizeof b), leak);
+            const shown_t *seen = NULL;
+            for (size_t k = 0; shown && k < nshown; k++)
+                if (shown[k].id == ids[i])
+                    seen = &shown[k];
+            if (seen) {
+                printf("        (the stack of #%zu by %s)\n", seen->rank, list_names[seen->list]);
+                continue;
+            }
+            if (shown)
+                shown[nshown++] = (shown_t){.id = ids[i], .list = key, .rank = i + 1};
+            print_stack(pr, store, ids[i], fr);
+        }
+        free(ids);
+    }
+    free(shown);
+}
+
+static void print_mapping_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                                frames_t *fr)
+{
+    const mappings_t *m = &pr->maps;
+    if (!o->sites || !m->calls)
+        return;
+    uint64_t *ids;
+    size_t n = mappings_top(m, MAPPINGS_BY_PEAK, o->sites, &ids);
+    printf("  top mapping sites by mapped at peak:%s\n", n ? "" : " none");
+    for (size_t i = 0; i < n; i++) {
+        const mapping_site_t *ms = &m->sites[ids[i]];
+        char a[32], b[32], c[32];
+        printf("    #%zu  %s mapped at peak, %" PRIu64 " mmap %s, %s mapped in all, %s still "
+               "mapped at the end (%s)\n",
+               i + 1, units_format_bytes(mappings_site_peak(m, ids[i], NULL), a, sizeof a),
+               ms->calls, plural(ms->calls, "call", "calls"),
+               units_format_bytes(ms->mapped, b, sizeof b), units_format_bytes(ms->live, c, sizeof c),
+               ms->file ? "file-backed" : "anonymous");
+        print_stack(pr, store, ids[i], fr);
+    }
+    free(ids);
+}
+
+/* ---- strategies ----------------------------------------------------------------- */
+
+static void print_strategies(const process_t *pr)
+{
+    char a[32], b[32], c[32];
+    if (pr->replay_skipped) {
+        printf("  strategies:     not replayed: the peak heap is under %s (-s replays anyway)\n",
+               units_format_bytes(ANALYZE_REPLAY_MIN_HEAP, a, sizeof a));
+        return;
+    }
+    if (!pr->nresults)
+        return;
+    printf("  strategies (the trace's allocations replayed, best first):\n");
+    printf("    %-10s %11s %13s %9s %11s %9s %8s\n", "strategy", "peak foot", "over best",
+           "J-W frag", "int@peak", "ext@peak", "failed");
+    const replay_result_t *best = &pr->results[0];
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        char over[40] = "best";
+        if (i > 0 && r->m.peak_footprint < best->m.peak_footprint)
+            snprintf(over, sizeof over, "-"); /* it failed more requests */
+        else if (i > 0)
+            snprintf(over, sizeof over, "+%s",
+                     units_format_bytes(r->m.peak_footprint > best->m.peak_footprint
+                                            ? r->m.peak_footprint - best->m.peak_footprint : 0,
+                                        b, sizeof b));
+        printf("    %-10s %11s %13s %8.1f%% %11s %8.1f%% %8" PRIu64 "\n", r->name,
+               units_format_bytes(r->m.peak_footprint, a, sizeof a), over,
+               100 * r->m.jw_fragmentation, units_format_bytes(r->m.internal_at_peak, c, sizeof c),
+               100 * r->m.external_at_peak, r->failed);
+    }
+    printf("    peak foot: the most device bytes the strategy held at once; J-W frag: peak foot\n"
+           "    / peak live - 1 (Johnstone-Wilson); int@peak: bytes lost inside blocks (rounding,\n"
+           "    alignment) at the peak; ext@peak: the share of free space outside the largest\n"
+           "    free block at the peak; failed: requests the device could not serve.\n");
+}
+
+/* ---- findings ------------------------------------------------------------------- */
+
+static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
+{
+    const findings_t *fs = &pr->findings;
+    printf("  findings:       %s\n", fs->n ? "" : "none");
+    for (size_t i = 0; i < fs->n; i++) {
+        const finding_t *f = &fs->v[i];
+        char a[32], b[32];
+        escape_line(stdout, "    [%s] %s (%s, %s, %.0f%% of peak RSS, confidence %.2f, at %.3f s%s%s)",
+                    findings_severity_name(f->severity), findings_class_name(f->classification),
+                    findings_series_name(f->series), units_format_bytes(f->bytes, a, sizeof a),
+                    100 * f->share_of_rss, f->confidence, secs(&pr->s, f->t),
+                    f->phase ? ", phase " : "", f->phase ? f->phase : "");
+        escape_line(stdout, "    %s", f->description);
+        if (f->series == SERIES_GAP && f->nattribution) {
+            printf("      what the gap is made of then:\n");
+            for (size_t k = 0; k < f->nattribution; k++) {
+                const finding_attribution_t *at = &f->attribution[k];
+                char where[512];
+                if (at->kind == ATTRIBUTION_MAPPING && at->has_site) {
+                    report_site_label(pr, store, at->site, fr, where, sizeof where);
+                    escape_line(stdout, "        %3.0f%%  %9s  %s mappings made at %s", 100 * at->share,
+                                units_format_bytes(at->bytes, b, sizeof b),
+                                at->file ? "file" : "anonymous", where);
+                } else {
+                    escape_line(stdout, "        %3.0f%%  %9s  %s", 100 * at->share,
+                                units_format_bytes(at->bytes, b, sizeof b),
+                                at->what ? at->what : findings_kind_name(at->kind));
+                }
+            }
+        }
+        for (size_t k = 0; k < f->nremediation; k++)
+            escape_line(stdout, "      - %s", f->remediation[k]);
+    }
+}
+
+/* ---- a process ------------------------------------------------------------------ */
+
+static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
+{
+    const summary_t *s = &pr->s;
+    const mappings_t *m = &pr->maps;
+    char a[32], b[32], c[32];
+    escape_line(stdout, "== %s (pid %" PRId64 ") — %s", s->exe[0] ? s->exe : "?", s->pid,
+                pr->path);
+    char lost[96] = "";
+    if (s->dropped)
+        snprintf(lost, sizeof lost, "; %" PRIu64 " records dropped: the figures are of what "
+                 "was written", s->dropped);
+    escape_line(stdout, "  ended:          %s%s%s",
+                pr->r.truncated ? "truncated (no end record)" : s->end_reason, lost,
+                pr->r.bad_lines ? " — some lines could not be read" : "");
+    printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
+    printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
+           " temporary\n",
+           s->allocations, s->reallocs, plural(s->reallocs, "realloc", "reallocs"),
+           units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+           plural(s->frees, "free", "frees"), s->temporaries);
+    printf("  peak heap:      %s at %.3f s\n", units_format_bytes(s->peak_heap, a, sizeof a),
+           secs(s, s->peak_heap_t));
+    if (m->calls)
+        printf("  mapped:         %" PRIu64 " mmap %s; peak %s at %.3f s (%s anonymous, %s "
+               "file-backed); %s still mapped at the end\n",
+               m->calls, plural(m->calls, "call", "calls"),
+               units_format_bytes(m->peak, a, sizeof a), secs(s, m->peak_t),
+               units_format_bytes(m->peak - m->peak_file, b, sizeof b),
+               units_format_bytes(m->peak_file, c, sizeof c),
+               units_format_bytes(m->live, (char[32]){0}, 32));
+    else
+        printf("  mapped:         no mappings of the program's own\n");
+    if (s->samples)
+        printf("  peak RSS:       %s (VmHWM; tree %s; %" PRIu64 " %s)\n",
+               units_format_bytes(process_peak_rss(pr), a, sizeof a),
+               units_format_bytes(s->peak_tree_rss, b, sizeof b), s->samples,
+               plural(s->samples, "sample", "samples"));
+    printf("  leaked:         %s in %" PRIu64 " %s\n",
+           units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
+           plural(s->leaked_allocations, "block", "blocks"));
+    print_findings(pr, store, fr);
+    print_strategies(pr);
+    print_sites(pr, store, o, fr);
+    print_mapping_sites(pr, store, o, fr);
+}
+
+/* The overview of several traces: one line per process, in tree order. */
+static void print_tree(const process_t *procs, const ptree_t *t)
+{
+    char a[32], b[32], c[32];
+    printf("process tree: %zu traces, peak tree RSS %s\n", t->n,
+           units_format_bytes(report_tree_peak(procs, t->n), a, sizeof a));
+    printf("  %8s %10s %10s %10s %8s  %s\n", "pid", "peak heap", "peak RSS", "leaked",
+           "findings", "process");
+    for (size_t k = 0; k < t->n; k++) {
+        size_t i = t->order[k];
+        if (!procs[i].ok)
+            continue;
+        const summary_t *s = &procs[i].s;
+        const char *slash = strrchr(s->exe, '/');
+        escape_line(stdout, "  %8" PRId64 " %10s %10s %10s %8zu  %*s%s%s%s", s->pid,
+                    units_format_bytes(s->peak_heap, a, sizeof a),
+                    s->samples ? units_format_bytes(process_peak_rss(&procs[i]), b, sizeof b) : "-",
+                    units_format_bytes(s->leaked_bytes, c, sizeof c), procs[i].findings.n,
+                    (int)(2 * (t->depth[i] < 20 ? t->depth[i] : 20)), "",
+                    t->via[i] ? t->via[i] : "", t->via[i] ? " " : "",
+                    slash ? slash + 1 : s->exe[0] ? s->exe : "?");
+    }
+    putchar('\n');
+}
+
+int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o)
+{
+    frames_t fr = {0};
+    if (n == 1) {
+        if (procs[0].ok)
+            print_process(&procs[0], store, o, &fr);
+        free(fr.v);
+        return 0;
+    }
+    ptree_t t;
+    if (report_tree(procs, n, &t)) {
+        fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+        return -1;
+    }
+    print_tree(procs, &t);
+    for (size_t k = 0; k < t.n; k++)
+        if (procs[t.order[k]].ok) {
+            print_process(&procs[t.order[k]], store, o, &fr);
+            if (k + 1 < t.n)
+                putchar('\n');
+        }
+    ptree_free(&t);
+    free(fr.v);
+    return 0;
+}
