@@ -13,6 +13,7 @@
  *   memsim.<exe>.<pid>.<n>.jsonl.zst   the traces (written by memsim-recorder; .jsonl with --no-compress)
  *   rss.jsonl                      one poll a line: elapsed_s, tree_rss_bytes, processes
  *   resources.json                 the run's record (write_resources)
+ *   report.txt, report.json        with --analyze: memsim-analyze's report (run_report.c)
  */
 #include "cli/run.h"
 
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/run_report.h"
 #include "core/procfs.h"
 #include "core/tracefmt.h"
 #include "core/strategy.h"
@@ -122,7 +124,9 @@ static void usage(FILE *f)
             "      --rss-mb M         process tree RSS budget in MiB\n"
             "      --no-children      trace only CMD itself (RSS still counts the whole tree)\n"
             "      --no-compress      write plain JSON-lines traces (default: zstd, .jsonl.zst)\n"
-            "      --analyze          run memsim-analyze on the directory afterwards\n"
+            "      --analyze          afterwards, memsim-analyze's report into DIR/report.txt\n"
+            "                         and DIR/report.json, shown on stdout when it is a\n"
+            "                         terminal, else on stderr (the exit status stays CMD's)\n"
             "  -h, --help             this text\n"
             "\n"
             "A budget exceeded sends SIGTERM to CMD's process group, then SIGKILL %.0f s later\n"
@@ -132,7 +136,8 @@ static void usage(FILE *f)
             "EXAMPLES\n"
             "  memsim run ./my-program --input data.bin\n"
             "  memsim run --out results --rss-mb 2048 --wall-s 600 -- make -j4\n"
-            "  memsim run -s buddy -d 1G --no-children python3 train.py\n",
+            "  memsim run -s buddy -d 1G --no-children python3 train.py\n"
+            "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n",
             strategy_names(names, sizeof names), RUN_GRACE_S);
 }
 
@@ -1021,30 +1026,6 @@ static int write_resources(const run_opts_t *o, const run_watch_t *w, const char
     return 0;
 }
 
-/* --analyze: memsim-analyze DIR, if it has been built beside memsim. */
-static void analyze(const run_paths_t *p)
-{
-    char tool[PATH_MAX + 32];
-    snprintf(tool, sizeof tool, "%s/memsim-analyze", p->self_dir);
-    if (access(tool, X_OK) != 0) {
-        fprintf(stderr, "%s: --analyze: memsim-analyze is not built yet; traces are in %s\n", CMD,
-                p->dir);
-        return;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl(tool, tool, p->dir, (char *)NULL);
-        dprintf(STDERR_FILENO, "%s: --analyze: cannot run %s: %s\n", CMD, tool, strerror(errno));
-        _exit(127);
-    }
-    int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) > 1)
-        fprintf(stderr, "%s: --analyze: memsim-analyze failed on %s\n", CMD, p->dir);
-}
-
 /* One line on stderr at the end: how it ended and where the results are. */
 static void report(const run_watch_t *w, const char *dir, size_t ntraces)
 {
@@ -1102,7 +1083,7 @@ static int run_command(const run_opts_t *o, const run_paths_t *p, char **env, ru
     write_resources(o, w, p->dir, &ntraces);
     report(w, p->dir, ntraces);
     if (o->analyze)
-        analyze(p);
+        run_report(CMD, p->self_dir, p->dir);
     return WIFSIGNALED(w->status) ? 128 + WTERMSIG(w->status) : WEXITSTATUS(w->status);
 }
 

@@ -4,7 +4,8 @@
  * The command runs in its own process group with the preload in its
  * environment; memsim run polls the RSS of its process tree every 10 ms
  * into DIR/rss.jsonl, ends the group when a wall or RSS budget is
- * exceeded, and writes DIR/resources.json beside the traces.
+ * exceeded, and writes DIR/resources.json beside the traces; with
+ * --analyze, DIR/report.txt and DIR/report.json (run_report.h).
  */
 #ifndef MEMSIM_CLI_RUN_H
 #define MEMSIM_CLI_RUN_H

@@ -247,11 +247,147 @@ for round in $(seq 20); do
 done
 expect_eq "SIGTERM forwarded twice: 20 traces end with the signal" "$bad" 0
 
+# ---- --analyze: report.txt and report.json in the directory, shown ----------------
+
 if [ -x "$BUILD/memsim-analyze" ]; then
+    ADIR=$(cd "$BUILD" && pwd -P)
+    HERE=$(pwd -P)
+    # The analyzer as a user types it from here: relative below the
+    # current directory, else absolute.
+    case $ADIR in
+    "$HERE"/*) ATOOL=${ADIR#"$HERE"/}/memsim-analyze ;;
+    *) ATOOL=$ADIR/memsim-analyze ;;
+    esac
     expect_status "--analyze: the command's status" 5 \
         run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5
-    expect_grep "--analyze prints the analysis" "peak heap:" \
-        "$TMP/out"
+    expect_eq "--analyze: report.txt and report.json in the directory" \
+        "$(test -s "$TMP/an/report.txt" && test -s "$TMP/an/report.json" && echo yes)" yes
+    expect_eq "--analyze: nothing on stdout but the program's" "$(cat "$TMP/out")" ""
+    expect_eq "--analyze: the report on stderr, between memsim run's two lines" \
+        "$(sed '1d;$d' "$TMP/err" | md5sum)" "$(md5sum <"$TMP/an/report.txt")"
+
+    # det_heap prints one line; the analysis must not add to it.
+    D=$TMP/an-det
+    run --out "$TMP/det-plain" "$PROG/det_heap" >"$TMP/det-plain.out" 2>/dev/null
+    (PATH=/usr/bin:/bin && run --analyze --out "$D" "$PROG/det_heap") >"$TMP/det.out" 2>"$TMP/det.err"
+    expect_eq "--analyze det_heap: status 0" "$?" 0
+    expect_eq "--analyze: stdout is the program's own, byte for byte" \
+        "$(cmp "$TMP/det.out" "$TMP/det-plain.out" 2>&1 && echo same)" same
+    expect_eq "--analyze: the program's stdout is its one line" "$(wc -l <"$TMP/det.out" | tr -d ' ')" 1
+    expect_eq "--analyze: report.txt and report.json exist" \
+        "$(test -s "$D/report.txt" && test -s "$D/report.json" && echo yes)" yes
+    expect_eq "--analyze: no temporary file left" "$(ls -A "$D" | grep -c '^\.')" 0
+    expect_status "--analyze: report.json parses" 0 "$JSONQ" "" <"$D/report.json"
+    T=$(find "$D" -name 'memsim.det_heap.*.jsonl*')
+    check=$("$TRACECHECK" "${T:-/dev/null}")
+    allocs=$(echo "$check" | sed -n 's/.* allocs=\([0-9]*\).*/\1/p')
+    reallocs=$(echo "$check" | sed -n 's/.* reallocs=\([0-9]*\).*/\1/p')
+    # 20 rounds of 1000 mallocs and 500 reallocs, the leak, stdout's buffer.
+    expect_eq "--analyze: report.json counts det_heap's 30002 allocations" \
+        "$("$JSONQ" summary.allocations <"$D/report.json")" 30002
+    expect_eq "--analyze: report.json agrees with the trace" \
+        "$("$JSONQ" summary.allocations <"$D/report.json")" "$((allocs + reallocs))"
+    expect_eq "--analyze: report.json is memsim-analyze --json's, times aside" \
+        "$("$BUILD/memsim-analyze" --json "$D" 2>/dev/null | grep -v '_s"' | md5sum)" \
+        "$(grep -v '_s"' "$D/report.json" | md5sum)"
+    # stderr: memsim run's line, report.txt whole, then how to see it again.
+    expect_grep "--analyze: stderr opens with memsim run's line" "^memsim run: completed, exit status 0" \
+        "$TMP/det.err"
+    expect_eq "--analyze: report.txt, whole, on stderr" \
+        "$(sed '1d;$d' "$TMP/det.err" | md5sum)" "$(md5sum <"$D/report.txt")"
+    expect_eq "--analyze: the last line says how to see it again" "$(tail -n 1 "$TMP/det.err")" \
+        "memsim run: report: $REAL/an-det/report.txt (again: $ATOOL $REAL/an-det)"
+    # The analyzer found on PATH is named as the shell finds it.
+    (PATH=$ADIR:/usr/bin:/bin && run --analyze --out "$D" "$PROG/det_heap") >/dev/null 2>"$TMP/det.err"
+    expect_eq "--analyze: memsim-analyze on PATH is named so" "$(tail -n 1 "$TMP/det.err")" \
+        "memsim run: report: $REAL/an-det/report.txt (again: memsim-analyze $REAL/an-det)"
+    # From the analyzer's own directory, not on PATH: ./memsim-analyze.
+    (cd "$ADIR" && PATH=/usr/bin:/bin && run --analyze --out "$TMP/an-here" "$PROG/det_heap") \
+        >/dev/null 2>"$TMP/det.err"
+    expect_eq "--analyze: ./memsim-analyze from its directory" "$(tail -n 1 "$TMP/det.err")" \
+        "memsim run: report: $REAL/an-here/report.txt (again: ./memsim-analyze $REAL/an-here)"
+    # A directory below the current one: relative, quoted for the shell.
+    mkdir -p "$TMP/cwd"
+    (cd "$TMP/cwd" && PATH=/usr/bin:/bin && run --analyze --out "it's here" "$PROG/det_heap") \
+        >/dev/null 2>"$TMP/det.err"
+    expect_eq "--analyze: a relative directory quoted for the shell" "$(tail -n 1 "$TMP/det.err")" \
+        "memsim run: report: 'it'\\''s here/report.txt' (again: $ADIR/memsim-analyze 'it'\\''s here')"
+    expect_eq "--analyze: the quoted line works in sh" \
+        "$(cd "$TMP/cwd" && sh -c "cat 'it'\\''s here/report.txt'" | md5sum)" \
+        "$(md5sum <"$TMP/cwd/it's here/report.txt")"
+
+    # On a terminal the report goes to stdout (script(1) gives a pty).
+    if command -v script >/dev/null 2>&1 &&
+        script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+        D=$TMP/an-tty
+        timeout "$LIMIT" script -qec "PATH=/usr/bin:/bin '$MEMSIM' run --analyze --out '$D' \
+            '$PROG/det_heap' 2>'$TMP/tty.err'" /dev/null </dev/null >"$TMP/tty.raw"
+        expect_eq "--analyze on a terminal: status 0" "$?" 0
+        tr -d '\r' <"$TMP/tty.raw" >"$TMP/tty.out"
+        expect_eq "--analyze on a terminal: the program's line, report.txt, the again line" \
+            "$(sed '$d' "$TMP/tty.out" | md5sum)" \
+            "$({ cat "$TMP/det-plain.out" "$D/report.txt"; } | md5sum)"
+        expect_eq "--analyze on a terminal: the again line last" "$(tail -n 1 "$TMP/tty.out")" \
+            "memsim run: report: $REAL/an-tty/report.txt (again: $ATOOL $REAL/an-tty)"
+        expect_eq "--analyze on a terminal: stderr has memsim run's line only" \
+            "$(wc -l <"$TMP/tty.err" | tr -d ' '):$(cut -c1-21 "$TMP/tty.err")" \
+            "1:memsim run: completed"
+    else
+        echo "# skip - --analyze on a terminal: script(1) cannot give a pseudo-terminal here"
+    fi
+
+    # An analyzer that fails: a stand-in beside a copy of memsim.
+    F=$TMP/fake
+    mkdir -p "$F"
+    cp "$MEMSIM" "$F/memsim"
+    ln -s "$LIB" "$F/libmemsim.so"
+    fake() { printf '#!/bin/sh\n%s\n' "$1" >"$F/memsim-analyze" && chmod +x "$F/memsim-analyze"; }
+    frun() { timeout "$LIMIT" "$F/memsim" run --analyze "$@"; }
+    fake 'echo half a report; exit 2'
+    D=$TMP/an-fail
+    mkdir -p "$D" && echo stale >"$D/report.txt" && echo stale >"$D/report.json"
+    expect_status "a failing analyzer: the command's status stays" 3 frun --out "$D" "$PROG/touch_mb" 1 0 3
+    expect_eq "a failing analyzer: one line naming the cause, after memsim run's" \
+        "$(sed 1d "$TMP/err")" \
+        "memsim run: --analyze: no report.txt nor report.json: memsim-analyze exited with status 2"
+    expect_eq "a failing analyzer: no report left, stale or partial" "$(ls -A "$D" | grep -c 'report')" 0
+    expect_eq "a failing analyzer: stdout untouched" "$(cat "$TMP/out")" ""
+    fake 'kill -SEGV $$'
+    expect_status "a crashing analyzer: the command's status stays" 0 frun --out "$D" "$PROG/touch_mb" 1 0 0
+    expect_eq "a crashing analyzer: named" "$(sed 1d "$TMP/err")" \
+        "memsim run: --analyze: no report.txt nor report.json: memsim-analyze was killed by signal 11 (Segmentation fault)"
+    fake 'if [ "$1" = --json ]; then echo "json: cannot" >&2; exit 2; fi; echo "the text"'
+    expect_status "only the JSON fails: the command's status" 0 frun --out "$D" "$PROG/touch_mb" 1 0 0
+    expect_eq "only the JSON fails: report.txt kept, no report.json" \
+        "$(cat "$D/report.txt" 2>&1):$(ls -A "$D" | grep -c 'report.json')" "the text:0"
+    expect_eq "only the JSON fails: its stderr and one line, then the again line" "$(sed 1d "$TMP/err")" \
+        "the text
+json: cannot
+memsim run: --analyze: no report.json: memsim-analyze --json exited with status 2
+memsim run: report: $REAL/an-fail/report.txt (again: $REAL/fake/memsim-analyze $REAL/an-fail)"
+    # A reader of the report gone: memsim run's status is still the command's.
+    fake 'yes a long report | head -n 100000'
+    { frun --out "$TMP/an-pipe" "$PROG/touch_mb" 1 0 3 2>&1; echo $? >"$TMP/pipe.st"; } |
+        head -c 100 >/dev/null
+    expect_eq "--analyze into a closed pipe: the command's status" "$(cat "$TMP/pipe.st")" 3
+    # A signal to memsim run alone while the analyzer writes: passed on to
+    # it, nothing half-written left, and memsim run ends by the signal, as
+    # it did before it wrote reports.
+    fake "echo partial; touch '$TMP/fake.started'; exec sleep 20"
+    D=$TMP/an-term
+    rm -f "$TMP/fake.started"
+    t0=$(date +%s)
+    "$F/memsim" run --analyze --out "$D" "$PROG/touch_mb" 1 0 0 >/dev/null 2>&1 &
+    waiter=$!
+    i=0
+    while [ $i -lt 500 ] && [ ! -e "$TMP/fake.started" ]; do sleep 0.02; i=$((i + 1)); done
+    kill -TERM $waiter
+    { wait $waiter; } 2>/dev/null # without dash's "Terminated"
+    expect_eq "SIGTERM during the analysis: memsim run ends by it" "$?" 143
+    expect_cmp "SIGTERM during the analysis: passed on (the analyzer's 20 s sleep cut)" \
+        "$(($(date +%s) - t0))" "<" 15
+    expect_eq "SIGTERM during the analysis: no report, no temporary file" \
+        "$(ls -A "$D" | grep -c 'report')" 0
 else
     expect_status "--analyze without the analyzer: the command's status" 5 \
         run --analyze --out "$TMP/an" "$PROG/touch_mb" 1 0 5

@@ -1,0 +1,379 @@
+/*
+ * run_report: `memsim run --analyze`'s reports, report.txt and
+ * report.json in the run directory, and report.txt shown (see
+ * run_report.h).
+ */
+#include "cli/run_report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define RR_BUF 65536
+#define RR_PATH (PATH_MAX + 64)
+#define RR_QUOTED (4 * RR_PATH + 3) /* every byte a quote: '\'' */
+
+/* What memsim run forwards to the command (run.c's run_forwarded): here
+ * to the analyzer, which is also in the terminal's foreground group and
+ * usually gets them itself. */
+static const int rr_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define RR_NSIGNALS (sizeof rr_signals / sizeof *rr_signals)
+static volatile sig_atomic_t rr_caught; /* the last one caught, or 0 */
+static struct sigaction rr_found[RR_NSIGNALS];
+
+static void rr_on_signal(int sig) { rr_caught = sig; }
+
+/* Catch them, without SA_RESTART (reads return EINTR); one ignored when
+ * memsim run started stays ignored. */
+static void rr_catch(void)
+{
+    struct sigaction sa = {.sa_handler = rr_on_signal};
+    sigemptyset(&sa.sa_mask);
+    rr_caught = 0;
+    for (size_t i = 0; i < RR_NSIGNALS; i++) {
+        sigaction(rr_signals[i], NULL, &rr_found[i]);
+        if (rr_found[i].sa_handler != SIG_IGN)
+            sigaction(rr_signals[i], &sa, NULL);
+    }
+}
+
+static void rr_restore(void)
+{
+    for (size_t i = 0; i < RR_NSIGNALS; i++)
+        sigaction(rr_signals[i], &rr_found[i], NULL);
+}
+
+/* One analysis: the directory, the tool. */
+typedef struct rr_s {
+    const char *dir;
+    char tool[RR_PATH];
+    bool pipe_ignored; /* SIGPIPE was ignored when memsim run started */
+} rr_t;
+
+/* ---------------------------------------------------------------------
+ * Paths as a user would type them
+ * ------------------------------------------------------------------- */
+
+/* abs relative to the current directory when it lies below it ("." when
+ * it is it), else abs; "./" before one that would read as an option, or
+ * before a command's name without a '/' (the shell would look it up on
+ * PATH). */
+static void user_path(const char *abs, bool command, char *out, size_t len)
+{
+    char cwd[PATH_MAX];
+    const char *p = abs;
+    if (getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") != 0) {
+        size_t n = strlen(cwd);
+        if (strcmp(abs, cwd) == 0)
+            p = ".";
+        else if (strncmp(abs, cwd, n) == 0 && abs[n] == '/')
+            p = abs + n + 1;
+    }
+    bool dot = p[0] == '-' || (command && !strchr(p, '/'));
+    snprintf(out, len, "%s%s", dot ? "./" : "", p);
+}
+
+/* s as one word of the shell: as it is when every byte is plain, else in
+ * single quotes (a quote in it as '\''). */
+static void shell_word(const char *s, char *out, size_t len)
+{
+    bool plain = *s != '\0';
+    for (const char *c = s; *c && plain; c++)
+        plain = isalnum((unsigned char)*c) || strchr("_./+-,:@%", *c);
+    if (plain) {
+        snprintf(out, len, "%s", s);
+        return;
+    }
+    size_t w = 0;
+    if (len < 3) {
+        if (len)
+            *out = '\0';
+        return;
+    }
+    out[w++] = '\'';
+    for (const char *c = s; *c && w + 5 < len; c++) {
+        if (*c == '\'') {
+            memcpy(out + w, "'\\''", 4);
+            w += 4;
+        } else {
+            out[w++] = *c;
+        }
+    }
+    out[w++] = '\'';
+    out[w] = '\0';
+}
+
+/* Whether the shell's `memsim-analyze` is tool: the first one on PATH. */
+static bool on_path(const char *tool)
+{
+    const char *path = getenv("PATH");
+    char mine[PATH_MAX], found[PATH_MAX], cand[RR_PATH];
+    if (!path || !realpath(tool, mine))
+        return false;
+    for (const char *s = path;; s++) {
+        const char *e = strchrnul(s, ':');
+        int n = (int)(e - s);
+        snprintf(cand, sizeof cand, "%.*s%smemsim-analyze", n, s, n ? "/" : "./");
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return realpath(cand, found) && strcmp(found, mine) == 0;
+        if (!*e)
+            return false;
+        s = e;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * One report file
+ * ------------------------------------------------------------------- */
+
+/* write(2) all of buf; 0 or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The child's end, as the one line says it. */
+static void ended(int st, const char *what, char *out, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(out, len, "%s was killed by signal %d (%s)", what, WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    else
+        snprintf(out, len, "%s exited with status %d", what, WEXITSTATUS(st));
+}
+
+/* Pass a caught signal on to the analyzer, once. */
+static void forward(pid_t pid, int *sent)
+{
+    int sig = rr_caught;
+    if (sig && sig != *sent) {
+        kill(pid, sig);
+        *sent = sig;
+    }
+}
+
+/* The analyzer (--json when json) on r->dir, its stdout through a pipe
+ * into a temporary file renamed r->dir/name once it has exited 0 (or 1,
+ * a --fail-on finding, not asked here) and every byte is written.  Its
+ * stderr goes to errfd, or stays memsim run's when errfd < 0.  0; -1
+ * when name was not written: the cause is in *why (empty when a signal
+ * for memsim run ended it), an old file of that name removed. */
+static int analyze_into(const rr_t *r, bool json, const char *name, int errfd, char *why,
+                        size_t whylen)
+{
+    char tmp[RR_PATH], final[RR_PATH];
+    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", r->dir, name);
+    snprintf(final, sizeof final, "%s/%s", r->dir, name);
+    *why = '\0';
+    int fd = mkostemp(tmp, O_CLOEXEC), p[2] = {-1, -1};
+    if (fd < 0 || pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(why, whylen, "cannot create %s: %s", fd < 0 ? tmp : "a pipe", strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        unlink(final);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask); /* as resources.json: mkstemp's 0600 otherwise */
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+    if (errfd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, errfd, STDERR_FILENO);
+    char *argv[4], json_opt[] = "--json";
+    size_t k = 0;
+    argv[k++] = (char *)r->tool;
+    if (json)
+        argv[k++] = json_opt;
+    argv[k++] = (char *)r->dir;
+    argv[k] = NULL;
+    pid_t pid;
+    /* SIGPIPE, ignored here while the report is shown, is the analyzer's
+     * as memsim run found it. */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    if (!r->pipe_ignored) {
+        sigset_t def;
+        sigemptyset(&def);
+        sigaddset(&def, SIGPIPE);
+        posix_spawnattr_setsigdefault(&at, &def);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    }
+    int e = posix_spawn(&pid, r->tool, &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    const char *what = json ? "memsim-analyze --json" : "memsim-analyze";
+    int st = 0, werr = 0, sent = 0;
+    if (e) {
+        snprintf(why, whylen, "cannot run %s: %s", r->tool, strerror(e));
+    } else {
+        static char buf[RR_BUF];
+        for (;;) {
+            forward(pid, &sent);
+            ssize_t n = read(p[0], buf, sizeof buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                if (n < 0 && !werr)
+                    werr = errno;
+                break;
+            }
+            if (!werr && write_all(fd, buf, (size_t)n) != 0)
+                werr = errno; /* the rest is read and dropped: the analyzer ends */
+        }
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            forward(pid, &sent);
+    }
+    close(p[0]);
+    if (close(fd) != 0 && !werr)
+        werr = errno;
+    if (!e && !rr_caught) {
+        if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+            ended(st, what, why, whylen);
+        else if (werr)
+            snprintf(why, whylen, "cannot write %s: %s", final, strerror(werr));
+        else if (rename(tmp, final) != 0)
+            snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, name, strerror(errno));
+        else
+            return 0;
+    }
+    unlink(tmp);
+    unlink(final); /* an old report is not this run's */
+    return -1;
+}
+
+/* ---------------------------------------------------------------------
+ * Showing it
+ * ------------------------------------------------------------------- */
+
+/* path's bytes onto fd; a reader gone (EPIPE) ends it quietly. */
+static void show(const char *path, int fd)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return;
+    static char buf[RR_BUF];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || write_all(fd, buf, (size_t)n) != 0)
+            break;
+    }
+    close(in);
+}
+
+/* The fd's captured bytes (the JSON run's stderr) onto stderr. */
+static void replay_stderr(FILE *f)
+{
+    if (!f)
+        return;
+    fflush(f);
+    rewind(f);
+    static char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (write_all(STDERR_FILENO, buf, n) != 0)
+            break;
+}
+
+void run_report(const char *cmd, const char *self_dir, const char *dir)
+{
+    rr_t r = {.dir = dir};
+    snprintf(r.tool, sizeof r.tool, "%s/memsim-analyze", self_dir);
+    if (access(r.tool, X_OK) != 0) {
+        fprintf(stderr, "%s: --analyze: memsim-analyze is not built yet; traces are in %s\n", cmd,
+                dir);
+        return;
+    }
+    char why[2 * RR_PATH + 128];
+    char rel[RR_PATH], txt[RR_PATH + 16], qdir[RR_QUOTED], qtxt[RR_QUOTED], qtool[RR_QUOTED];
+    user_path(dir, false, rel, sizeof rel);
+    shell_word(rel, qdir, sizeof qdir);
+    snprintf(txt, sizeof txt, "%s/report.txt", rel);
+    shell_word(txt, qtxt, sizeof qtxt);
+    if (on_path(r.tool)) {
+        snprintf(qtool, sizeof qtool, "memsim-analyze");
+    } else {
+        user_path(r.tool, true, rel, sizeof rel);
+        shell_word(rel, qtool, sizeof qtool);
+    }
+
+    /* A reader of the report gone (a closed pipe) must not end memsim
+     * run, whose status is the command's. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, pipe_found;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &pipe_found);
+    r.pipe_ignored = pipe_found.sa_handler == SIG_IGN;
+    rr_catch();
+    fflush(NULL);
+
+    /* The text, with the analyzer's stderr (warnings, progress) as ours. */
+    int out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+    bool have_txt = analyze_into(&r, false, "report.txt", -1, why, sizeof why) == 0;
+    if (!have_txt && *why)
+        fprintf(stderr, "%s: --analyze: no report.txt nor report.json: %s\n", cmd, why);
+    if (have_txt) {
+        char path[RR_PATH];
+        snprintf(path, sizeof path, "%s/report.txt", dir);
+        show(path, out);
+    }
+
+    /* The JSON: its warnings are the text run's again, shown only when it
+     * fails. */
+    if (have_txt && !rr_caught) {
+        FILE *err = tmpfile();
+        if (analyze_into(&r, true, "report.json", err ? fileno(err) : -1, why, sizeof why) != 0 &&
+            *why) {
+            replay_stderr(err);
+            fprintf(stderr, "%s: --analyze: no report.json: %s\n", cmd, why);
+        }
+        if (err)
+            fclose(err);
+    } else {
+        char path[RR_PATH];
+        snprintf(path, sizeof path, "%s/report.json", dir);
+        unlink(path); /* an old one is not this run's either */
+    }
+    if (have_txt && !rr_caught) {
+        char line[3 * RR_QUOTED + 64];
+        int n = snprintf(line, sizeof line, "%s: report: %s (again: %s %s)\n", cmd, qtxt, qtool,
+                         qdir);
+        fflush(stderr);
+        write_all(out, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+    }
+
+    int sig = rr_caught;
+    rr_restore();
+    sigaction(SIGPIPE, &pipe_found, NULL);
+    if (sig) /* as before --analyze wrote files: the signal ends memsim run */
+        raise(sig);
+}
