@@ -363,10 +363,14 @@ static void describe_attribution(finding_t *f, const mappings_t *m)
         }
     const char *what = anon == all ? "anonymous mappings" : anon == 0 ? "file mappings"
                                                                         : "mappings";
+    uint64_t calls = m ? m->calls : 0;
+    char never[64] = "";
+    if (f->classification == FINDING_DRIFT && m)
+        snprintf(never, sizeof never, ", %s never unmapped",
+                 units_format_bytes(m->live, (char[32]){0}, 32));
     snprintf(f->description + len, sizeof f->description - len,
-             " %.0f%% of it is the program's own %s (%" PRIu64 " mmap calls, %s never unmapped).",
-             100 * f->mapping_share, what, m ? m->calls : 0,
-             units_format_bytes(m ? m->live : 0, (char[32]){0}, 32));
+             " %.0f%% of it is the program's own %s (%" PRIu64 " mmap call%s%s).",
+             100 * f->mapping_share, what, calls, calls == 1 ? "" : "s", never);
 }
 
 /* ---- the analysis ---------------------------------------------------------------------- */
@@ -406,7 +410,10 @@ static void keep(findings_t *out, finding_t *f, const summary_t *s, const mappin
                   : f->share_of_rss >= c->warn_share   ? SEVERITY_WARNING
                                                        : SEVERITY_INFO;
     f->phase = summary_phase_at(s, f->t);
-    if (f->series == SERIES_GAP) {
+    if (f->classification == FINDING_FRAGMENTATION) {
+        attribute(f, ATTRIBUTION_ALLOCATOR, f->bytes, f->bytes,
+                  "reserved by the allocator but not in use");
+    } else if (f->series == SERIES_GAP) {
         explain_gap(f, s, m, point_at(s, f->t));
         describe_attribution(f, m);
     } else {

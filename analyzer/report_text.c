@@ -173,7 +173,8 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
                     100 * f->share_of_rss, f->confidence, secs(&pr->s, f->t),
                     f->phase ? ", phase " : "", f->phase ? f->phase : "");
         escape_line(stdout, "    %s", f->description);
-        if (f->series == SERIES_GAP && f->nattribution) {
+        if (f->series == SERIES_GAP && f->classification != FINDING_FRAGMENTATION &&
+            f->nattribution) {
             printf("      what the gap is made of then:\n");
             for (size_t k = 0; k < f->nattribution; k++) {
                 const finding_attribution_t *at = &f->attribution[k];
