@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,14 @@ int inputs_collect(const char *arg, paths_t *p)
         }
     }
     closedir(d);
+    snprintf(path, sizeof path, "%s/resources.json", arg);
+    struct stat rs; /* only a regular file: a FIFO would block the read */
+    json_t *res = stat(path, &rs) == 0 && S_ISREG(rs.st_mode) ? json_load_file(path, 0, NULL) : NULL;
+    json_t *peak = json_object_get(res, "peak_tree_rss_bytes");
+    if (json_is_integer(peak) && json_integer_value(peak) > 0 &&
+        (uint64_t)json_integer_value(peak) > p->run_peak_tree_rss)
+        p->run_peak_tree_rss = (uint64_t)json_integer_value(peak);
+    json_decref(res);
     if (p->n == first) {
         escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl[.zst])", ANALYZE_CMD, arg);
         return -1;

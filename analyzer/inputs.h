@@ -7,10 +7,15 @@
 #define MEMSIM_ANALYZER_INPUTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct paths_s {
     char **v;
     size_t n, cap;
+    /* A memsim run directory's resources.json: the peak tree RSS its
+     * polls saw (and the kernel's peak of its waited-for children); the
+     * highest over the directories given, 0 when none has one. */
+    uint64_t run_peak_tree_rss;
 } paths_t;
 
 /* Add arg's traces; 0, or -1 after one line on stderr. */

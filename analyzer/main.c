@@ -45,14 +45,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < paths.n; i++)
         if (process_analyze(&procs[i], paths.v[i], &o, sym))
             rc = 2;
+    /* A run of one process: memsim run's polls are its tree's. */
+    if (paths.n == 1 && procs[0].ok && paths.run_peak_tree_rss > procs[0].s.peak_tree_rss)
+        procs[0].s.peak_tree_rss = paths.run_peak_tree_rss;
     int out;
     if (o.collapsed != ANALYZE_NO_COLLAPSED) {
         report_collapsed(procs, paths.n, sym, (sites_key_t)o.collapsed);
         out = 0;
     } else if (o.json) {
-        out = report_json(procs, paths.n, sym, &o);
+        out = report_json(procs, paths.n, sym, &o, paths.run_peak_tree_rss);
     } else {
-        out = report_text(procs, paths.n, sym, &o);
+        out = report_text(procs, paths.n, sym, &o, paths.run_peak_tree_rss);
     }
     if (out)
         rc = 2;

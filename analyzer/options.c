@@ -31,6 +31,11 @@ static void usage(FILE *f)
             "                          weighted by KEY: peak (default), calls or leaked;\n"
             "                          instead of the report\n"
             "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
+            "      --all               a full report for every process of a tree (default:\n"
+            "                          those above 1%% of the tree's peak)\n"
+            "      --pid PID[,PID]     full reports for these processes only\n"
+            "      --exe NAME          full reports for the processes of this executable\n"
+            "                          (its path or file name)\n"
             "      --progress          show progress on stderr from the start (default: on\n"
             "                          a terminal, once reading takes over 2 s)\n"
             "      --no-progress       never show progress\n"
@@ -64,7 +69,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
 {
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
-           OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE };
+           OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_ALL, OPT_PID,
+           OPT_EXE };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -83,6 +89,9 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"sites", required_argument, NULL, OPT_SITES},
         {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
         {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"pid", required_argument, NULL, OPT_PID},
+        {"exe", required_argument, NULL, OPT_EXE},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -173,6 +182,31 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             o->findings.remediation = r;
             break;
         }
+        case OPT_ALL:
+            o->all = true;
+            break;
+        case OPT_PID: {
+            char *list = optarg, *save = NULL;
+            for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                uint64_t pid;
+                if (args_count(ANALYZE_CMD, "--pid", p, 1, &pid))
+                    return -1;
+                if (o->npids == ANALYZE_MAX_PIDS) {
+                    fprintf(stderr, "%s: --pid: more than %d pids\n", ANALYZE_CMD,
+                            ANALYZE_MAX_PIDS);
+                    return -1;
+                }
+                o->pids[o->npids++] = (int64_t)pid;
+            }
+            break;
+        }
+        case OPT_EXE:
+            if (!*optarg) {
+                fprintf(stderr, "%s: --exe: an empty name\n", ANALYZE_CMD);
+                return -1;
+            }
+            o->exe = optarg;
+            break;
         case OPT_PROGRESS:
             o->progress = PROGRESS_ALWAYS;
             break;

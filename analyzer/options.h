@@ -20,6 +20,10 @@
 #define ANALYZE_NO_COLLAPSED (-1)
 /* A trace whose peak heap is below this is not replayed unless -s asks. */
 #define ANALYZE_REPLAY_MIN_HEAP (1ull << 20)
+/* A process of a tree gets a full text report from this share of the
+ * tree's peak (unless --all, --pid or --exe). */
+#define ANALYZE_SHOWN_SHARE 0.01
+#define ANALYZE_MAX_PIDS 64
 
 typedef struct analyze_opts_s {
     bool json, replay;
@@ -32,6 +36,13 @@ typedef struct analyze_opts_s {
     uint64_t sites;          /* top sites shown per ranking (0: none) */
     int collapsed;           /* a sites_key_t, or ANALYZE_NO_COLLAPSED */
     progress_mode_t progress;
+    /* Which processes of a tree get a full report (text): by default
+     * those above ANALYZE_SHOWN_SHARE of the tree's peak; all; or those
+     * --pid and --exe select. */
+    bool all;
+    int64_t pids[ANALYZE_MAX_PIDS];
+    size_t npids;
+    const char *exe;
 } analyze_opts_t;
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one

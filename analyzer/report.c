@@ -22,9 +22,11 @@ int report_tree(const process_t *procs, size_t n, ptree_t *t)
     return rc;
 }
 
-uint64_t report_tree_peak(const process_t *procs, size_t n)
+uint64_t report_weight(const process_t *pr) { return pr->s.peak_heap + pr->maps.peak; }
+
+uint64_t report_tree_peak(const process_t *procs, size_t n, uint64_t run_peak)
 {
-    uint64_t peak = 0;
+    uint64_t peak = run_peak;
     for (size_t i = 0; i < n; i++) {
         if (!procs[i].ok)
             continue;

@@ -17,17 +17,25 @@
 #include "analyzer/process.h"
 #include "analyzer/ptree.h"
 
-/* 0, or -1 when the host is out of memory (one line said). */
-int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o);
-int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o);
+/* 0, or -1 when the host is out of memory (one line said).  run_peak:
+ * the peak tree RSS of memsim run's resources.json (0: none). */
+int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak);
+int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak);
 void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t key);
 
 /* Shared by the forms. */
 
 /* The process tree of the traces that were read; 0 or -1. */
 int report_tree(const process_t *procs, size_t n, ptree_t *t);
-/* The highest tree RSS of any process, never below a process's own peak. */
-uint64_t report_tree_peak(const process_t *procs, size_t n);
+/* The highest tree RSS of any process or of memsim run's polls, never
+ * below a process's own peak. */
+uint64_t report_tree_peak(const process_t *procs, size_t n, uint64_t run_peak);
+/* What a process weighs in a tree: its peak heap and peak mapped, the
+ * memory it asked for (its RSS is mostly the shared libraries in a small
+ * process). */
+uint64_t report_weight(const process_t *pr);
 /* A site's place in words, from its innermost frame: "main (gap.c:8)",
  * "f in libx.so", or its address; "no stack" for id 0 or without sites. */
 void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr, char *buf,

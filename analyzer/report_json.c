@@ -208,7 +208,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     return out;
 }
 
-static json_t *tree_json(const process_t *procs, const ptree_t *t)
+static json_t *tree_json(const process_t *procs, const ptree_t *t, uint64_t run_peak)
 {
     json_t *nodes = json_array();
     for (size_t k = 0; k < t->n; k++) {
@@ -226,10 +226,11 @@ static json_t *tree_json(const process_t *procs, const ptree_t *t)
         json_array_append_new(nodes, node);
     }
     return json_pack("{s:I, s:I, s:o}", "processes", (json_int_t)t->n, "peak_tree_rss_bytes",
-                     (json_int_t)report_tree_peak(procs, t->n), "nodes", nodes);
+                     (json_int_t)report_tree_peak(procs, t->n, run_peak), "nodes", nodes);
 }
 
-int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o)
+int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak)
 {
     frames_t fr = {0};
     json_t *out;
@@ -250,7 +251,7 @@ int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts
             free(fr.v);
             return -1;
         }
-        out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t));
+        out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t, run_peak));
         ptree_free(&t);
     }
     json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

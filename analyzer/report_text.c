@@ -244,32 +244,75 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
     print_mapping_sites(pr, store, o, fr);
 }
 
-/* The overview of several traces: one line per process, in tree order. */
-static void print_tree(const process_t *procs, const ptree_t *t)
+/* ---- several processes ------------------------------------------------------------ */
+
+static const char *exe_name(const summary_t *s)
 {
-    char a[32], b[32], c[32];
-    printf("process tree: %zu traces, peak tree RSS %s\n", t->n,
-           units_format_bytes(report_tree_peak(procs, t->n), a, sizeof a));
-    printf("  %8s %10s %10s %10s %8s  %s\n", "pid", "peak heap", "peak RSS", "leaked",
-           "findings", "process");
+    return s->exe[0] ? frames_base_name(s->exe) : "?";
+}
+
+/* Heaviest first (report_weight), ties by pid. */
+static const process_t *sort_base;
+
+static int by_weight(const void *a, const void *b)
+{
+    const process_t *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+    uint64_t wx = report_weight(x), wy = report_weight(y);
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return (x->s.pid > y->s.pid) - (x->s.pid < y->s.pid);
+}
+
+static bool selected(const process_t *pr, const analyze_opts_t *o, uint64_t total)
+{
+    if (o->npids || o->exe) {
+        for (size_t i = 0; i < o->npids; i++)
+            if (pr->s.pid == o->pids[i])
+                return true;
+        return o->exe && (!strcmp(pr->s.exe, o->exe) || !strcmp(exe_name(&pr->s), o->exe));
+    }
+    return o->all || (double)report_weight(pr) >= ANALYZE_SHOWN_SHARE * (double)total;
+}
+
+/* The overview: one line per process, heaviest first. */
+static void print_tree(const process_t *procs, const ptree_t *t, const size_t *order,
+                       uint64_t tree_peak, bool polled)
+{
+    char a[32], b[32], c[32], d[32];
+    size_t linked = 0, nok = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        nok += procs[i].ok;
+        linked += procs[i].ok && t->parent[i] != PTREE_NONE;
+    }
+    if (linked)
+        printf("process tree: %zu %s, peak tree RSS %s (%s)\n", nok, plural(nok, "process", "processes"),
+               units_format_bytes(tree_peak, a, sizeof a),
+               polled ? "memsim run's polls and each process's VmHWM" : "the samples and each process's VmHWM");
+    else
+        printf("%zu traces of unrelated processes (no one started another)\n", nok);
+    printf("  %8s %8s %-16s %10s %10s %10s %10s %10s\n", "pid", "parent", "exe", "calls",
+           "peak heap", "peak mapped", "peak RSS", "leaked");
     for (size_t k = 0; k < t->n; k++) {
-        size_t i = t->order[k];
+        size_t i = order[k];
         if (!procs[i].ok)
             continue;
-        const summary_t *s = &procs[i].s;
-        const char *slash = strrchr(s->exe, '/');
-        escape_line(stdout, "  %8" PRId64 " %10s %10s %10s %8zu  %*s%s%s%s", s->pid,
-                    units_format_bytes(s->peak_heap, a, sizeof a),
-                    s->samples ? units_format_bytes(process_peak_rss(&procs[i]), b, sizeof b) : "-",
-                    units_format_bytes(s->leaked_bytes, c, sizeof c), procs[i].findings.n,
-                    (int)(2 * (t->depth[i] < 20 ? t->depth[i] : 20)), "",
-                    t->via[i] ? t->via[i] : "", t->via[i] ? " " : "",
-                    slash ? slash + 1 : s->exe[0] ? s->exe : "?");
+        const process_t *pr = &procs[i];
+        const summary_t *s = &pr->s;
+        char parent[24] = "-";
+        if (t->parent[i] != PTREE_NONE)
+            snprintf(parent, sizeof parent, "%" PRId64, procs[t->parent[i]].s.pid);
+        escape_line(stdout, "  %8" PRId64 " %8s %-16s %10" PRIu64 " %10s %10s %10s %10s%s%s", s->pid,
+                    parent, exe_name(s), s->allocations, units_format_bytes(s->peak_heap, a, sizeof a),
+                    units_format_bytes(pr->maps.peak, b, sizeof b),
+                    s->samples ? units_format_bytes(process_peak_rss(pr), c, sizeof c) : "-",
+                    units_format_bytes(s->leaked_bytes, d, sizeof d), t->via[i] ? "  " : "",
+                    t->via[i] ? t->via[i] : "");
     }
     putchar('\n');
 }
 
-int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o)
+int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak)
 {
     frames_t fr = {0};
     if (n == 1) {
@@ -279,18 +322,40 @@ int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts
         return 0;
     }
     ptree_t t;
-    if (report_tree(procs, n, &t)) {
+    size_t *order = malloc(n * sizeof *order);
+    if (!order || report_tree(procs, n, &t)) {
+        free(order);
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return -1;
     }
-    print_tree(procs, &t);
-    for (size_t k = 0; k < t.n; k++)
-        if (procs[t.order[k]].ok) {
-            print_process(&procs[t.order[k]], store, o, &fr);
-            if (k + 1 < t.n)
-                putchar('\n');
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    sort_base = procs;
+    qsort(order, n, sizeof *order, by_weight);
+    uint64_t peak = report_tree_peak(procs, n, run_peak), total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += procs[i].ok ? report_weight(&procs[i]) : 0;
+    print_tree(procs, &t, order, peak, run_peak > 0);
+    size_t hidden = 0, shown = 0;
+    for (size_t k = 0; k < n; k++) {
+        process_t *pr = &procs[order[k]];
+        if (!pr->ok)
+            continue;
+        if (!selected(pr, o, total)) {
+            hidden++;
+            continue;
         }
+        if (shown++)
+            putchar('\n');
+        print_process(pr, store, o, &fr);
+    }
+    if (hidden && !o->npids && !o->exe)
+        printf("\n%zu smaller %s not shown in full (under 1%% of the heap and mappings of all): --all shows "
+               "them, --pid PID or --exe NAME one\n", hidden, plural(hidden, "process", "processes"));
+    else if (!shown)
+        printf("no process matches --pid or --exe\n");
     ptree_free(&t);
+    free(order);
     free(fr.v);
     return 0;
 }

@@ -152,4 +152,46 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_eq "every strategy replayed" "$("$J" strategies.# <"$TMP/out")" 6
 fi
 
+# A process tree (issue 12, point 7): one line per process, heaviest first
+# (peak heap + peak mapped); full reports only above 1% of the tree's.
+P=$BUILD/programs
+T=$TMP/tree-run
+"$BUILD/memsim" run --out "$T" -- sh -c "$P/touch_mb 20 100 && $P/touch_mb 2 0" >/dev/null 2>&1
+expect_status "a tree analyzed" 0 "$A" --no-replay --sites 0 "$T"
+cp "$TMP/out" "$TMP/tree.txt"
+expect_grep "the tree is called one" "^process tree: 3 processes, peak tree RSS" "$TMP/tree.txt"
+expect_eq "heaviest first: the 20 MiB touch_mb, then the 2 MiB one, then sh" \
+    "$(sed -n '3,5p' "$TMP/tree.txt" | awk '{print $3 "/" $5 $6}' | tr '\n' ' ')" \
+    "touch_mb/20.0MiB touch_mb/2.00MiB dash/$(sed -n '5p' "$TMP/tree.txt" | awk '{print $5 $6}') "
+expect_eq "two full reports (sh's heap is under 1%)" "$(grep -c '^== ' "$TMP/tree.txt")" 2
+expect_grep "the first is the heaviest" "^== .*touch_mb" "$(head -n 7 "$TMP/tree.txt" >"$TMP/tree.head"; echo "$TMP/tree.head")"
+expect_grep "the others counted" "^1 smaller process not shown in full" "$TMP/tree.txt"
+expect_status "--all" 0 "$A" --no-replay --sites 0 --all "$T"
+expect_eq "--all: three full reports" "$(grep -c '^== ' "$TMP/out")" 3
+sh_pid=$(sed -n '5p' "$TMP/tree.txt" | awk '{print $1}')
+expect_status "--pid" 0 "$A" --no-replay --sites 0 --pid "$sh_pid" "$T"
+expect_eq "--pid: its report only" "$(grep -c "^== .*(pid $sh_pid)" "$TMP/out")/$(grep -c '^== ' "$TMP/out")" 1/1
+expect_status "--exe" 0 "$A" --no-replay --sites 0 --exe touch_mb "$T"
+expect_eq "--exe: both touch_mb" "$(grep -c '^== .*touch_mb' "$TMP/out")/$(grep -c '^== ' "$TMP/out")" 2/2
+expect_status "a bad --pid" 2 "$A" --pid x "$T"
+expect_one_line "one line for it" "$TMP/err"
+# One peak RSS (point 6): the tree's is never below a process's own, and it
+# takes memsim run's polls (resources.json) into account.
+expect_status "the tree as JSON" 0 "$A" --json --no-replay --sites 0 "$T"
+tree_peak=$("$J" tree.peak_tree_rss_bytes <"$TMP/out")
+run_peak=$("$J" peak_tree_rss_bytes <"$T/resources.json")
+low=0
+for i in 0 1 2; do
+    p=$("$J" processes.$i.summary.peak_rss_bytes <"$TMP/out")
+    [ "${p:-0}" -gt "${tree_peak:-0}" ] && low=$((low + 1))
+done
+expect_eq "no process's peak RSS above the tree's" "$low" 0
+expect_eq "the tree's peak at least memsim run's" "$([ "${tree_peak:-0}" -ge "${run_peak:-1}" ] && echo yes)" yes
+# Unrelated traces in one directory are not called a tree.
+mkdir -p "$TMP/strangers"
+cp "$TMP/known.jsonl" "$TMP/strangers/memsim.known.42.0.jsonl"
+sed 's/"pid":42,"ppid":1/"pid":43,"ppid":2/' "$TMP/known.jsonl" >"$TMP/strangers/memsim.known.43.0.jsonl"
+expect_status "unrelated traces" 0 "$A" --no-replay "$TMP/strangers"
+expect_grep "are not a tree" "^2 traces of unrelated processes" "$TMP/out"
+
 summary

@@ -112,14 +112,15 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     expect_eq "tree: four nodes" "$(tq tree.nodes.#)" 4
     expect_eq "tree: the root first" "$(tq tree.nodes.0.parent)" null
     root=$(tq tree.nodes.0.process)
+    root_pid=$(tq tree.nodes.0.pid)
     expect_eq "tree: three forks of the root, one level down" \
         "$(for k in 1 2 3; do echo "$(tq tree.nodes.$k.via) $(tq tree.nodes.$k.parent) $(tq tree.nodes.$k.depth)"; done | sort -u)" \
         "fork $root 1"
     "$BUILD/memsim-analyze" --no-replay --sites 0 "$D" >"$TMP/tree.txt"
     expect_eq "tree: the text opens with the tree" "$(head -n 1 "$TMP/tree.txt" | cut -d, -f1)" \
-        "process tree: 4 traces"
-    expect_eq "tree: the forks indented under their parent" \
-        "$(grep -c '^ *[0-9]* .*  fork tree_touch$' "$TMP/tree.txt")" 3
+        "process tree: 4 processes"
+    expect_eq "tree: the forks, with their parent" \
+        "$(grep -c "^ *[0-9]* *$root_pid tree_touch .*  fork$" "$TMP/tree.txt")" 3
 
     # sh forks a child that execs ls, then execs true itself.
     D=$TMP/shtree
