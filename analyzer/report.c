@@ -3,6 +3,7 @@
  */
 #include "analyzer/report.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,4 +55,42 @@ void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *f
         snprintf(buf, len, "%s in %s", f->function, f->name);
     else
         snprintf(buf, len, "%s", symbols_label(f, label, sizeof label));
+}
+
+void report_rss_parts(const process_t *pr, rss_parts_t *out)
+{
+    const summary_t *s = &pr->s;
+    *out = (rss_parts_t){0};
+    size_t top = SIZE_MAX;
+    for (size_t i = 0; i < s->npoints; i++)
+        if (top == SIZE_MAX || s->points[i].used > s->points[top].used)
+            top = i;
+    if (top == SIZE_MAX)
+        return;
+    const summary_point_t *p = &s->points[top];
+    out->known = true;
+    out->t = p->t;
+    out->rss = p->used;
+    out->allocator_is_heap = !p->reserved;
+    out->allocator = p->reserved ? p->reserved : p->heap_live;
+    out->mapped = p->mapped;
+    out->mapped_file = p->mapped_file;
+    uint64_t left = out->rss;
+    left -= out->allocator < left ? out->allocator : left;
+    left -= out->mapped < left ? out->mapped : left;
+    const summary_point_t *r = NULL; /* the rollup at the peak, else the nearest */
+    for (size_t d = 0; d < s->npoints && !r; d++) {
+        if (top >= d && s->points[top - d].rollup_rss)
+            r = &s->points[top - d];
+        else if (top + d < s->npoints && s->points[top + d].rollup_rss)
+            r = &s->points[top + d];
+    }
+    if (r) {
+        out->have_rollup = true;
+        uint64_t file = r->rollup_rss - r->rollup_anon;
+        file = file > p->mapped_file ? file - p->mapped_file : 0;
+        out->file_pages = file < left ? file : left;
+        left -= out->file_pages;
+    }
+    out->other = left;
 }

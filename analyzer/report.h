@@ -36,6 +36,23 @@ uint64_t report_tree_peak(const process_t *procs, size_t n, uint64_t run_peak);
  * memory it asked for (its RSS is mostly the shared libraries in a small
  * process). */
 uint64_t report_weight(const process_t *pr);
+/* What the RSS was made of at its highest sample: the allocator's part
+ * (glibc's reserved bytes, or the live heap without its figures), the
+ * program's own mappings, file pages outside them (code, libraries) and
+ * the rest of the anonymous memory, from the smaps_rollup nearest. */
+typedef struct rss_parts_s {
+    bool known;                 /* a sample exists */
+    uint64_t t, rss;
+    uint64_t allocator;         /* reserved, or heap live */
+    bool allocator_is_heap;     /* no allocator figures: the live heap */
+    uint64_t mapped, mapped_file;
+    bool have_rollup;
+    uint64_t file_pages;        /* resident file pages not in recorded mappings */
+    uint64_t other;             /* the rest */
+} rss_parts_t;
+
+void report_rss_parts(const process_t *pr, rss_parts_t *out);
+
 /* A site's place in words, from its innermost frame: "main (gap.c:8)",
  * "f in libx.so", or its address; "no stack" for id 0 or without sites. */
 void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr, char *buf,

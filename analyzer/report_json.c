@@ -200,6 +200,18 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     json_object_set_new(summary, "mapped_peak_file_bytes", json_integer((json_int_t)m->peak_file));
     json_object_set_new(summary, "mapped_end_bytes", json_integer((json_int_t)m->live));
     json_object_set_new(summary, "mapped_end_file_bytes", json_integer((json_int_t)m->live_file));
+    rss_parts_t parts;
+    report_rss_parts(pr, &parts);
+    if (parts.known)
+        json_object_set_new(
+            summary, "rss_at_top",
+            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:o, s:I}", "at_s", secs(s, parts.t),
+                      "rss_bytes", (json_int_t)parts.rss, "allocator_bytes",
+                      (json_int_t)parts.allocator, "allocator_is_heap", parts.allocator_is_heap,
+                      "mapped_bytes", (json_int_t)parts.mapped, "mapped_file_bytes",
+                      (json_int_t)parts.mapped_file, "file_pages_bytes",
+                      parts.have_rollup ? json_integer((json_int_t)parts.file_pages) : json_null(),
+                      "other_bytes", (json_int_t)parts.other));
     json_t *out = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o}", "summary", summary, "findings",
                             findings_json(pr, store, fr), "strategies", strategies_json(pr),
                             "replay_skipped", pr->replay_skipped, "sites",

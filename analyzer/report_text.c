@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzer/escape.h"
+#include "analyzer/groups.h"
 #include "analyzer/report.h"
 #include "core/units.h"
 
@@ -48,8 +49,8 @@ static void print_stack(process_t *pr, symbols_t *store, uint64_t id, frames_t *
 
 /* ---- sites ---------------------------------------------------------------------- */
 
-/* Each stack is printed once; a later list refers to it by its number
- * in the first ("see #2 by peak"). */
+/* Each stack is printed once; a later mention refers to where it was
+ * ("the stack under #2 by peak"). */
 typedef struct shown_s {
     uint64_t id;
     int list;
@@ -58,42 +59,67 @@ typedef struct shown_s {
 
 static const char *const list_names[] = {"peak", "calls", "leaked bytes"};
 
+#define SHOWN_STACKS 3 /* stacks under a function in the text report */
+
+static void site_figures(char *buf, size_t len, uint64_t peak, uint64_t calls, uint64_t allocated,
+                         uint64_t leaked, uint64_t blocks)
+{
+    char a[32], b[32], c[32];
+    char leak[96] = "nothing leaked";
+    if (leaked)
+        snprintf(leak, sizeof leak, "leaked %s in %" PRIu64 " %s",
+                 units_format_bytes(leaked, c, sizeof c), blocks, plural(blocks, "block", "blocks"));
+    snprintf(buf, len, "%s live at peak, %" PRIu64 " %s, %s allocated, %s",
+             units_format_bytes(peak, a, sizeof a), calls, plural(calls, "call", "calls"),
+             units_format_bytes(allocated, b, sizeof b), leak);
+}
+
 static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
 {
     if (!pr->have_sites || !o->sites)
         return;
-    shown_t *shown = calloc(3 * o->sites + 1, sizeof *shown);
-    size_t nshown = 0;
+    size_t cap = 3 * o->sites * SHOWN_STACKS + 1, nshown = 0;
+    shown_t *shown = calloc(cap, sizeof *shown);
     for (int key = SITES_BY_PEAK; key <= SITES_BY_LEAKED; key++) {
-        uint64_t *ids;
-        size_t n = sites_top(&pr->sites, (sites_key_t)key, o->sites, &ids);
-        printf("  top allocation sites by %s:%s\n", list_names[key], n ? "" : " none");
-        for (size_t i = 0; i < n; i++) {
-            const site_t *st = sites_get(&pr->sites, ids[i]);
-            char a[32], b[32], c[32];
-            uint64_t at_peak = sites_peak_bytes(&pr->sites, ids[i]);
-            char leak[96] = "nothing leaked";
-            if (st->live)
-                snprintf(leak, sizeof leak, "leaked %s in %" PRIu64 " %s",
-                         units_format_bytes(st->live, c, sizeof c), st->live_blocks,
-                         plural(st->live_blocks, "block", "blocks"));
-            printf("    #%zu  %s live at peak, %" PRIu64 " %s, %s allocated, %s\n", i + 1,
-                   units_format_bytes(at_peak, a, sizeof a), st->calls,
-                   plural(st->calls, "call", "calls"),
-                   units_format_bytes(st->allocated, b, sizeof b), leak);
-            const shown_t *seen = NULL;
-            for (size_t k = 0; shown && k < nshown; k++)
-                if (shown[k].id == ids[i])
-                    seen = &shown[k];
-            if (seen) {
-                printf("        (the stack of #%zu by %s)\n", seen->rank, list_names[seen->list]);
-                continue;
-            }
-            if (shown)
-                shown[nshown++] = (shown_t){.id = ids[i], .list = key, .rank = i + 1};
-            print_stack(pr, store, ids[i], fr);
+        groups_t g;
+        if (groups_build(&g, &pr->sites, store, (sites_key_t)key, fr)) {
+            fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+            break;
         }
-        free(ids);
+        size_t n = g.n < o->sites ? g.n : o->sites;
+        printf("  top allocating functions by %s:%s\n", list_names[key], n ? "" : " none");
+        for (size_t i = 0; i < n; i++) {
+            const group_t *gr = &g.v[i];
+            char figures[256];
+            site_figures(figures, sizeof figures, gr->peak, gr->calls, gr->allocated, gr->leaked,
+                         gr->leaked_blocks);
+            escape_line(stdout, "    #%zu  %s: %s", i + 1, gr->name, figures);
+            for (size_t k = 0; k < gr->nids && k < SHOWN_STACKS; k++) {
+                uint64_t id = gr->ids[k];
+                const site_t *st = sites_get(&pr->sites, id);
+                if (gr->nids > 1) {
+                    site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id),
+                                 st->calls, st->allocated, st->live, st->live_blocks);
+                    printf("      stack %zu of %zu: %s\n", k + 1, gr->nids, figures);
+                }
+                const shown_t *seen = NULL;
+                for (size_t j = 0; shown && j < nshown; j++)
+                    if (shown[j].id == id)
+                        seen = &shown[j];
+                if (seen) {
+                    printf("        (the stack under #%zu by %s)\n", seen->rank,
+                           list_names[seen->list]);
+                    continue;
+                }
+                if (shown && nshown < cap)
+                    shown[nshown++] = (shown_t){.id = id, .list = key, .rank = i + 1};
+                print_stack(pr, store, id, fr);
+            }
+            if (gr->nids > SHOWN_STACKS)
+                printf("      … %zu more %s\n", gr->nids - SHOWN_STACKS,
+                       plural(gr->nids - SHOWN_STACKS, "stack", "stacks"));
+        }
+        groups_free(&g);
     }
     free(shown);
 }
@@ -235,6 +261,21 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                units_format_bytes(process_peak_rss(pr), a, sizeof a),
                units_format_bytes(s->peak_tree_rss, b, sizeof b), s->samples,
                plural(s->samples, "sample", "samples"));
+    rss_parts_t parts;
+    report_rss_parts(pr, &parts);
+    if (parts.known && parts.rss) {
+        char e[32], f[32];
+        printf("  RSS at its top: %s at %.3f s: %s %s, %s the program's mappings",
+               units_format_bytes(parts.rss, a, sizeof a), secs(s, parts.t),
+               units_format_bytes(parts.allocator, b, sizeof b),
+               parts.allocator_is_heap ? "heap" : "held by the allocator",
+               units_format_bytes(parts.mapped, c, sizeof c));
+        if (parts.have_rollup)
+            printf(", %s file pages (code, libraries, files read)",
+                   units_format_bytes(parts.file_pages, e, sizeof e));
+        printf(", %s other%s\n", units_format_bytes(parts.other, f, sizeof f),
+               parts.have_rollup ? " (stacks, the allocator's own mappings)" : "");
+    }
     printf("  leaked:         %s in %" PRIu64 " %s\n",
            units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
            plural(s->leaked_allocations, "block", "blocks"));

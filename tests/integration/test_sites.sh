@@ -53,14 +53,14 @@ expect_grep "a stack without its record, named with file and line" \
 expect_eq "one line each" "$(wc -l <"$TMP/err")" 3
 
 expect_status "text" 0 "$A" --no-replay "$TMP/mods.jsonl"
-expect_grep "top sites by peak" "top allocation sites by peak:" "$TMP/out"
-expect_grep "figures, plurals right" "#1  110 B live at peak, 2 calls, 110 B allocated, leaked 10 B in 1 block$" \
+expect_grep "top sites by peak" "top allocating functions by peak:" "$TMP/out"
+expect_grep "figures, plurals right" "#1  liba.so+0x68: 110 B live at peak, 2 calls, 110 B allocated, leaked 10 B in 1 block$" \
     "$TMP/out"
 expect_eq "no internal stack ids in the text" "$(grep -c '(stack [0-9]' "$TMP/out")" 0
-expect_grep "a stack given once, referred to after" "(the stack of #1 by peak)" "$TMP/out"
+expect_grep "a stack given once, referred to after" "(the stack under #1 by peak)" "$TMP/out"
 expect_grep "module+offset" "liba.so+0x68" "$TMP/out"
 expect_grep "a bare address" "0x3b9ac9ff" "$TMP/out"
-expect_grep "by leaked bytes" "top allocation sites by leaked bytes:" "$TMP/out"
+expect_grep "by leaked bytes" "top allocating functions by leaked bytes:" "$TMP/out"
 expect_grep "a stack without a record" "(no stack record)" "$TMP/out"
 
 expect_status "--collapsed" 0 "$A" --collapsed "$TMP/mods.jsonl"
@@ -161,6 +161,18 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_status "text" 0 "$A" --no-replay "$T"
     expect_grep "leak_here with its file and line" "leak_here at sites.c:$leak_line" "$TMP/out"
     expect_grep "churn with its file and line" "churn at sites.c:$churn_line" "$TMP/out"
+    # Grouped by allocating function: the first frame outside the allocator
+    # and its wrappers (tests/programs/sites_wrap.c: my_xmalloc from two
+    # lines of build).
+    mkdir -p "$TMP/wrap"
+    expect_status "sites_wrap under the preload" 0 env LD_PRELOAD="$BUILD/libmemsim.so" \
+        MEMSIM_OUTPUT="$TMP/wrap" "$BUILD/programs/sites_wrap"
+    expect_status "sites_wrap analyzed" 0 "$A" --no-replay "$TMP"/wrap/memsim.sites_wrap.*.jsonl
+    expect_grep "one function, past the wrapper" \
+        "#1  build (sites_wrap.c): 2.93 KiB live at peak, 2 calls, 2.93 KiB allocated, leaked 2.93 KiB in 2 blocks$" "$TMP/out"
+    expect_grep "its two stacks under it, heaviest first" \
+        "stack 1 of 2: 1.95 KiB live at peak, 1 call" "$TMP/out"
+    expect_eq "the wrapper is not a function of its own" "$(grep -c '#[0-9]  my_xmalloc' "$TMP/out")" 0
     expect_status "--collapsed=leaked" 0 "$A" --collapsed=leaked "$T"
     expect_grep "the leak's line" ";main;leak_here 30000$" "$TMP/out"
     expect_eq "only the leaking stack" "$(grep -c . "$TMP/out")" 1

@@ -32,6 +32,7 @@ int main(void)
         escape_suite,
         ptree_suite,
         mappings_suite,
+        groups_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

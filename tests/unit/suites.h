@@ -34,5 +34,6 @@ Suite *symbols_suite(void);
 Suite *escape_suite(void);
 Suite *ptree_suite(void);
 Suite *mappings_suite(void);
+Suite *groups_suite(void);
 
 #endif
