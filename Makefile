@@ -160,9 +160,9 @@ $(MEMSIM): $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
 
-$(ANALYZE): $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE)
+$(ANALYZE): $(ANALYZER_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/cli/args.o $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
@@ -173,10 +173,10 @@ $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(BUILD)/cli/args.o $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(BUILD)/cli/args.o $(LIBCORE) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
 		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
 		-ldl -lpthread -lm
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analyzer/sites.h"
-#include "cli/args.h"
+#include "core/args.h"
 
 static void usage(FILE *f)
 {

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
+#include "core/args.h"
 #include "cli/run_report.h"
 #include "core/procfs.h"
 #include "core/tracefmt.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
+#include "core/args.h"
 #include "core/device.h"
 #include "core/units.h"
 #include "core/workload.h"

@@ -1,7 +1,7 @@
 /*
  * args: value parsers for command-line options.  See args.h.
  */
-#include "cli/args.h"
+#include "core/args.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,11 +1,12 @@
 /*
- * args: checked parsing of command-line values for memsim's commands.
+ * args: checked parsing of command-line values, shared by memsim and
+ * memsim-analyze (both link core/).
  * Each parser prints one line naming the command, the option and the
  * value on failure ("memsim simulate: --ops: \"x\" is not a count") and
  * returns -1; the caller exits with status 2.
  */
-#ifndef MEMSIM_CLI_ARGS_H
-#define MEMSIM_CLI_ARGS_H
+#ifndef MEMSIM_CORE_ARGS_H
+#define MEMSIM_CORE_ARGS_H
 
 #include <stdint.h>
 
