@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int report_tree(const process_t *procs, size_t n, ptree_t *t)
 {
@@ -93,4 +94,20 @@ void report_rss_parts(const process_t *pr, rss_parts_t *out)
         left -= out->file_pages;
     }
     out->other = left;
+}
+
+void report_describe(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,
+                     char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", f->description);
+    for (size_t i = 0; i < f->nattribution; i++) {
+        const finding_attribution_t *a = &f->attribution[i];
+        if (a->kind != ATTRIBUTION_MAPPING || !a->has_site || a->share < 0.1 || !pr->have_sites)
+            continue;
+        char where[512];
+        report_site_label(pr, store, a->site, fr, where, sizeof where);
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, " Most were made at %s.", where);
+        return;
+    }
 }

@@ -53,6 +53,11 @@ typedef struct rss_parts_s {
 
 void report_rss_parts(const process_t *pr, rss_parts_t *out);
 
+/* A finding's description for the reports: the finding's own, and for a
+ * gap the mappings explain, where the heaviest of them were made. */
+void report_describe(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,
+                     char *buf, size_t len);
+
 /* A site's place in words, from its innermost frame: "main (gap.c:8)",
  * "f in libx.so", or its address; "no stack" for id 0 or without sites. */
 void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *fr, char *buf,

@@ -106,13 +106,15 @@ static json_t *findings_json(process_t *pr, symbols_t *store, frames_t *fr)
                                                   (json_int_t)a->bytes, "share", a->share, "site",
                                                   site, "what", a->what));
         }
+        char desc[1024];
+        report_describe(pr, store, f, fr, desc, sizeof desc);
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:s, s:f, s:I, s:f, s:o, s:s, s:o, s:f, s:I, s:o, s:o}",
+            list, json_pack("{s:s, s:s, s:s, s:f, s:I, s:f, s:o, s:o, s:o, s:f, s:I, s:o, s:o}",
                             "classification", findings_class_name(f->classification), "series",
                             findings_series_name(f->series), "severity",
                             findings_severity_name(f->severity), "confidence", f->confidence,
                             "bytes", (json_int_t)f->bytes, "share_of_peak_rss", f->share_of_rss,
-                            "evidence", ev, "description", f->description, "remediation", rem,
+                            "evidence", ev, "description", escape_json(desc), "remediation", rem,
                             "evidence_at_s", secs(&pr->s, f->t), "evidence_t_ns",
                             (json_int_t)f->t, "phase",
                             f->phase ? escape_json(f->phase) : json_null(), "attribution", attr));

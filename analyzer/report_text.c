@@ -198,7 +198,9 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
                     findings_series_name(f->series), units_format_bytes(f->bytes, a, sizeof a),
                     100 * f->share_of_rss, f->confidence, secs(&pr->s, f->t),
                     f->phase ? ", phase " : "", f->phase ? f->phase : "");
-        escape_line(stdout, "    %s", f->description);
+        char desc[1024];
+        report_describe(pr, store, f, fr, desc, sizeof desc);
+        escape_line(stdout, "    %s", desc);
         if (f->series == SERIES_GAP && f->classification != FINDING_FRAGMENTATION &&
             f->nattribution) {
             printf("      what the gap is made of then:\n");

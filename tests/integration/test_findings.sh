@@ -116,6 +116,18 @@ expect_status "a bad --drift-r2" 2 "$A" --drift-r2 2 "$TMP/spike.jsonl"
 expect_status "text output lists the finding" 0 "$A" --no-replay "$TMP/drift.jsonl"
 expect_grep "with its remediation" "unbounded\\|grows steadily" "$TMP/out"
 
+# Real programs (not under SANITIZE=1: no libmemsim.so).
+if [ "${SANITIZE:-}" != 1 ]; then
+# Calm and tiny real programs: no finding at all (20 MiB held for a
+# second; a shell sleeping, then ls).
+mkdir -p "$TMP/calm1" "$TMP/calm2"
+env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/calm1" "$BUILD/programs/touch_mb" 20 1000
+env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/calm2" sh -c 'sleep 1; ls / >/dev/null'
+for f in "$TMP"/calm1/memsim.* "$TMP"/calm2/memsim.*; do
+    expect_status "calm: $(basename "$f") analyzed" 0 "$A" --json --no-replay "$f"
+    expect_eq "calm: no finding in $(basename "$f")" "$("$J" findings.# <"$TMP/out")" 0
+done
+
 # A real program whose memory is all mappings (tests/programs/map_drift.c:
 # 60 anonymous regions of 2 MiB, touched, one of them half unmapped at the
 # end): the mappings are reported, and the gap's drift is explained by them.
@@ -141,6 +153,7 @@ expect_eq "map_drift: by most of the gap" \
     "$(m findings.0.attribution.0.share | awk '{print ($1 > 0.9) ? "yes" : "no " $1}')" yes
 expect_grep "map_drift: at main" '"label": "main (map_drift.c:' "$TMP/md.json"
 expect_grep "map_drift: mapping advice" "munmap the regions it no longer uses" "$TMP/md.json"
+expect_grep "map_drift: the description names the site" "Most were made at main (map_drift.c:" "$TMP/md.json"
 expect_eq "map_drift: no heap finding for a 4 KiB heap" \
     "$(grep -c '"series": "heap_live"' "$TMP/md.json")" 0
 expect_eq "map_drift: the timeline holds mapped live" \
@@ -152,5 +165,7 @@ expect_grep "text: what the RSS is made of" "RSS at its top: .* the program's ma
 expect_grep "text: the mapped line" "mapped: *60 mmap calls; peak 120 MiB" "$TMP/out"
 expect_grep "text: the gap explained" "anonymous mappings made at main (map_drift.c:" "$TMP/out"
 expect_grep "text: the mapping sites" "top mapping sites by mapped at peak" "$TMP/out"
+
+fi
 
 summary
