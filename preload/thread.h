@@ -44,15 +44,38 @@ typedef struct thread_area_s {
  * area.  0 or -1. */
 int thread_init(void);
 
+/* The calling thread's area and id once known (initial-exec TLS, so
+ * that the hooks' fast path reads them inline); use the functions. */
+extern __thread thread_area_t *thread_mine_ __attribute__((tls_model("initial-exec")));
+extern __thread pid_t thread_tid_ __attribute__((tls_model("initial-exec")));
+thread_area_t *thread_area_map(void);
+pid_t thread_tid_ask(void);
+
 /* The calling thread's area, mapped (and its alternate stack installed
  * where the program has none) on first use; NULL without memory. */
-thread_area_t *thread_area(void);
+static inline thread_area_t *thread_area(void)
+{
+    thread_area_t *a = thread_mine_;
+    return __builtin_expect(a != NULL, 1) ? a : thread_area_map();
+}
 
-/* fn(arg) on memsim's stack of area a. */
-void thread_call(thread_area_t *a, void (*fn)(void *), void *arg);
+/* fn(arg) with the stack pointer at top (preload/thread.c). */
+void memsim_on_stack(void (*fn)(void *), void *arg, char *top) __attribute__((visibility("hidden")));
+
+/* fn(arg) on memsim's stack of area a.  Inline, so that the hook's frame
+ * is the only one between the program's and memsim's stack: an unwinder
+ * started on memsim's stack walks as few of memsim's frames as can be. */
+static inline void thread_call(thread_area_t *a, void (*fn)(void *), void *arg)
+{
+    memsim_on_stack(fn, arg, a->stack_top);
+}
 
 /* The calling thread's id (cached). */
-pid_t thread_tid(void);
+static inline pid_t thread_tid(void)
+{
+    pid_t t = thread_tid_;
+    return __builtin_expect(t != 0, 1) ? t : thread_tid_ask();
+}
 
 /* In a fork child: the calling thread's cached id is its parent's. */
 void thread_forget_tid(void);

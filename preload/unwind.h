@@ -32,12 +32,33 @@ int unwind_init(unsigned depth, const char **why);
 /* The depth in use (0: stacks are off). */
 unsigned unwind_depth(void);
 
-/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
- * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
- * in *first and their number. */
-unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first);
+/* What unwind_init set (use the functions). */
+extern int (*unwind_backtrace_)(void **buffer, int size);
+extern unsigned unwind_depth_;
+extern uintptr_t unwind_self_lo_, unwind_self_hi_; /* libmemsim's own text */
 
 /* Whether pc lies in libmemsim's own code. */
-int unwind_is_self(uintptr_t pc);
+static inline int unwind_is_self(uintptr_t pc)
+{
+    return pc >= unwind_self_lo_ && pc < unwind_self_hi_;
+}
+
+/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
+ * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
+ * in *first and their number.  Inline: every frame of memsim's between
+ * the program's and the unwinder costs a step of the unwinder. */
+static inline unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
+{
+    *first = pc;
+    if (!unwind_backtrace_ || !unwind_depth_)
+        return 0;
+    int got = unwind_backtrace_((void **)pc, (int)(unwind_depth_ + UNWIND_SELF_MAX));
+    unsigned n = got > 0 ? (unsigned)got : 0, i = 0;
+    while (i < n && unwind_is_self(pc[i]))
+        i++;
+    *first = pc + i;
+    n -= i;
+    return n < unwind_depth_ ? n : unwind_depth_;
+}
 
 #endif
