@@ -46,15 +46,17 @@ static void post_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *c
     ring_post(memsim_proc->region, &s, frames, n * sizeof *frames, 0);
 }
 
-/* The caller's stack id.  A new stack may mean a library was loaded:
- * the module list is checked then (a library unloaded and another
- * loaded at its address would look known otherwise).  Inline in
- * events_job, so that the unwinder has one frame fewer to walk. */
-static inline __attribute__((always_inline)) uint32_t capture(void)
+_Static_assert((UNWIND_MAX_DEPTH + UNWIND_SELF_MAX) * sizeof(uintptr_t) <= THREAD_BT_BYTES,
+               "the unwinder's frames fit memsim_on_stack_bt's buffer");
+
+/* The id of the stack the unwinder put in pc.  A new stack may mean a
+ * library was loaded: the module list is checked then (a library
+ * unloaded and another loaded at its address would look known
+ * otherwise). */
+static uint32_t stack_id(const uintptr_t *pc, int got)
 {
-    uintptr_t pc[UNWIND_MAX_DEPTH + UNWIND_SELF_MAX];
     const uintptr_t *f;
-    unsigned n = unwind_capture(pc, &f);
+    unsigned n = unwind_frames(pc, got, &f);
     if (!n)
         return 0;
     bool is_new;
@@ -98,13 +100,12 @@ static inline void mallinfo_due(region_t *r)
         mallinfo_post(r);
 }
 
-void events_job(void *arg)
+/* The job's message, with its stack id (0: none). */
+static inline void job_post(events_job_t *j, uint32_t stack)
 {
-    events_job_t *j = arg;
     region_t *r = memsim_proc->region;
-    ring_slot_t m = {.kind = j->kind, .fn = j->fn, .a = j->a, .b = j->b, .c = j->c, .d = j->d};
-    if (j->flags & EVENTS_JOB_STACK)
-        m.stack = capture();
+    ring_slot_t m = {.kind = j->kind, .fn = j->fn, .stack = stack,
+                     .a = j->a, .b = j->b, .c = j->c, .d = j->d};
     m.t = clock_ticks();
     m.tid = thread_tid();
     if (j->flags & EVENTS_JOB_BEGIN) {
@@ -119,19 +120,11 @@ void events_job(void *arg)
     mallinfo_due(r);
 }
 
-/* ---- the events --------------------------------------------------------------------- */
+void events_job(void *arg) { job_post(arg, 0); }
 
-void events_move_begin(events_move_t *m)
-{
-    memset(m, 0, sizeof *m);
-    if (!proc_tracing())
-        return;
-    events_job_t j = {.flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN};
-    events_run(&j);
-    m->claim = j.claim;
-    m->stack = j.stack;
-    m->t = j.t;
-}
+void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(pc, got)); }
+
+/* ---- the events --------------------------------------------------------------------- */
 
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)

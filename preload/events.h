@@ -24,10 +24,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "preload/msg.h"
 #include "preload/process.h"
 #include "preload/thread.h"
+#include "preload/unwind.h"
 
 /* The functions events name (ring_slot_t.fn; the trace's "fn"). */
 typedef enum events_fn_e {
@@ -53,8 +55,8 @@ const char *events_fn_name(events_fn_t fn);
 /* ---- the hooks' fast path ------------------------------------------------------------
  *
  * Inline in the hooks, so that between the program's frames and the
- * unwinder there are only the hook's frame, memsim_on_stack's and
- * events_job's: every frame of memsim's costs the unwinder a step. */
+ * unwinder there are only the hook's frame and memsim_on_stack_bt's:
+ * every frame of memsim's costs the unwinder a step. */
 
 #define EVENTS_JOB_STACK 1u /* capture the caller's stack */
 #define EVENTS_JOB_BEGIN 2u /* only take the place (ring_begin) */
@@ -70,21 +72,26 @@ typedef struct events_job_s {
     uint64_t claim;     /* EVENTS_JOB_BEGIN: out, ring_begin's */
 } events_job_t;
 
-/* Capture (EVENTS_JOB_STACK), read the time and post the job's message,
- * or only take its place (EVENTS_JOB_BEGIN).  arg: an events_job_t. */
+/* Read the time and post the job's message, or only take its place
+ * (EVENTS_JOB_BEGIN).  arg: an events_job_t.  events_job_bt: with the
+ * stack the unwinder put in pc (memsim_on_stack_bt's). */
 void events_job(void *arg);
+void events_job_bt(void *arg, uintptr_t *pc, int got);
 
-/* The job on memsim's stack; errno kept. */
+/* The job on memsim's stack, its stack captured there (EVENTS_JOB_STACK,
+ * when stacks are on); errno kept.  Without memory for memsim's stack:
+ * the event, without its stack. */
 static inline void events_run(events_job_t *j)
 {
     int saved = errno;
     thread_area_t *a = thread_area();
-    if (__builtin_expect(a != NULL, 1)) {
-        thread_call(a, events_job, j);
-    } else { /* no memory for memsim's stack: the event, without its stack */
-        j->flags &= ~EVENTS_JOB_STACK;
+    int want = j->flags & EVENTS_JOB_STACK ? unwind_want() : 0;
+    if (__builtin_expect(a == NULL, 0))
         events_job(j);
-    }
+    else if (want)
+        memsim_on_stack_bt(events_job_bt, j, a->stack_top, unwind_backtrace_, want);
+    else
+        thread_call(a, events_job, j);
     errno = saved;
 }
 
@@ -118,7 +125,17 @@ typedef struct events_move_s {
     uint32_t stack;
     uint64_t t;
 } events_move_t;
-void events_move_begin(events_move_t *m);
+static inline void events_move_begin(events_move_t *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!proc_tracing())
+        return;
+    events_job_t j = {.flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN};
+    events_run(&j);
+    m->claim = j.claim;
+    m->stack = j.stack;
+    m->t = j.t;
+}
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller);
 void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,

@@ -47,6 +47,42 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size memsim_on_stack, .-memsim_on_stack\n");
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+_Static_assert(THREAD_BT_BYTES % 16 == 0, "the stack stays 16-byte aligned below the buffer");
+
+/* memsim_on_stack's frame, with the unwinder called from it: the buffer
+ * is the THREAD_BT_BYTES below top, fn and arg are kept below it while
+ * bt runs, and fn's frame is below the buffer. */
+__asm__(".text\n"
+        ".globl memsim_on_stack_bt\n"
+        ".hidden memsim_on_stack_bt\n"
+        ".type memsim_on_stack_bt,@function\n"
+        "memsim_on_stack_bt:\n"
+        ".cfi_startproc\n"
+        "    push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "    mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "    lea -" STR(THREAD_BT_BYTES) "(%rdx), %rsp\n"
+        "    push %rdi\n"
+        "    push %rsi\n"
+        "    lea 16(%rsp), %rdi\n"
+        "    mov %r8d, %esi\n"
+        "    call *%rcx\n"
+        "    pop %rdi\n"
+        "    pop %rcx\n"
+        "    mov %rsp, %rsi\n"
+        "    mov %eax, %edx\n"
+        "    call *%rcx\n"
+        "    mov %rbp, %rsp\n"
+        "    pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size memsim_on_stack_bt, .-memsim_on_stack_bt\n");
+
 static int sys_sigaltstack(const stack_t *ss, stack_t *old)
 {
     return (int)syscall(SYS_sigaltstack, ss, old);

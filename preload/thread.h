@@ -27,10 +27,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define THREAD_STACK (128u << 10)
 #define THREAD_ALTSTACK (32u << 10)
+#define THREAD_BT_BYTES 2176 /* memsim_on_stack_bt's buffer: 272 frames */
 
 typedef struct thread_area_s {
     void *base;        /* the mapping */
@@ -61,6 +63,13 @@ static inline thread_area_t *thread_area(void)
 
 /* fn(arg) with the stack pointer at top (preload/thread.c). */
 void memsim_on_stack(void (*fn)(void *), void *arg, char *top) __attribute__((visibility("hidden")));
+
+/* On memsim's stack at top: got = bt(pc, size), pc the THREAD_BT_BYTES
+ * below top (size * sizeof(void *) of them at most), then fn(arg, pc,
+ * got).  An unwinder called as bt walks this frame of memsim's and its
+ * caller's (the hook's) before the program's: no other. */
+void memsim_on_stack_bt(void (*fn)(void *, uintptr_t *, int), void *arg, char *top,
+                        int (*bt)(void **, int), int size) __attribute__((visibility("hidden")));
 
 /* fn(arg) on memsim's stack of area a.  Inline, so that the hook's frame
  * is the only one between the program's and memsim's stack: an unwinder

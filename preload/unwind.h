@@ -43,22 +43,35 @@ static inline int unwind_is_self(uintptr_t pc)
     return pc >= unwind_self_lo_ && pc < unwind_self_hi_;
 }
 
-/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
- * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
- * in *first and their number.  Inline: every frame of memsim's between
- * the program's and the unwinder costs a step of the unwinder. */
-static inline unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
+/* The frames to call the unwinder for (its size), 0 when stacks are off. */
+static inline int unwind_want(void)
 {
-    *first = pc;
-    if (!unwind_backtrace_ || !unwind_depth_)
-        return 0;
-    int got = unwind_backtrace_((void **)pc, (int)(unwind_depth_ + UNWIND_SELF_MAX));
+    return unwind_backtrace_ && unwind_depth_ ? (int)(unwind_depth_ + UNWIND_SELF_MAX) : 0;
+}
+
+/* Of got frames the unwinder put in pc (unwind_backtrace_(pc,
+ * unwind_want())), the program's (memsim's own skipped) in *first, and
+ * their number. */
+static inline unsigned unwind_frames(const uintptr_t *pc, int got, const uintptr_t **first)
+{
     unsigned n = got > 0 ? (unsigned)got : 0, i = 0;
     while (i < n && unwind_is_self(pc[i]))
         i++;
     *first = pc + i;
     n -= i;
     return n < unwind_depth_ ? n : unwind_depth_;
+}
+
+/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
+ * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
+ * in *first and their number.  Every frame of memsim's between the
+ * program's and the unwinder costs a step of the unwinder: the hooks
+ * call the unwinder from memsim_on_stack_bt (preload/thread.h). */
+static inline unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
+{
+    *first = pc;
+    int want = unwind_want();
+    return want ? unwind_frames(pc, unwind_backtrace_((void **)pc, want), first) : 0;
 }
 
 #endif
