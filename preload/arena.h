@@ -99,8 +99,14 @@ typedef struct region_s {
     _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
     _Atomic uint64_t rec_dropped; /* records the recorder could not write */
     _Atomic uint64_t records;     /* records in the trace so far */
-    _Atomic uint32_t want_mallinfo; /* set each sample: the next heap event posts MSG_MALLINFO */
-    _Atomic uint64_t end_dropped; /* the end record's "dropped", once written */
+    /* A cache line of its own: every heap event reads it, and the
+     * recorder writes the fields before it (heartbeat, acked) all the
+     * time; in one line with them, each of the program's events would
+     * wait for the line to come back from the recorder's core. */
+    _Atomic uint32_t want_mallinfo __attribute__((aligned(64))); /* set each sample: the next
+                                                                   heap event posts MSG_MALLINFO */
+    _Atomic uint64_t end_dropped __attribute__((aligned(64))); /* the end record's "dropped",
+                                                                  once written */
     _Atomic uint32_t interrupted; /* posts a fatal signal cut at their claim, their
                                      slot unknown (ring_settle): holes, not losses */
     int32_t write_errno;          /* why a write failed, or 0 */

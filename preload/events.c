@@ -39,15 +39,6 @@ const char *events_fn_name(events_fn_t fn) { return fn < FN_COUNT ? fn_names[fn]
 
 /* ---- on memsim's stack ------------------------------------------------------------ */
 
-#define JOB_STACK 1u /* capture the caller's stack */
-#define JOB_BEGIN 2u /* only take the place (ring_begin) */
-
-typedef struct job_s {
-    ring_slot_t m;
-    unsigned flags;
-    uint64_t claim;
-} job_t;
-
 static void post_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx)
 {
     (void)ctx;
@@ -55,19 +46,22 @@ static void post_stack(uint64_t id, const uintptr_t *frames, unsigned n, void *c
     ring_post(memsim_proc->region, &s, frames, n * sizeof *frames, 0);
 }
 
-/* The caller's stack id.  A new stack may mean a library was loaded:
- * the module list is checked then (a library unloaded and another
- * loaded at its address would look known otherwise). */
-static uint32_t capture(void)
+_Static_assert((UNWIND_MAX_DEPTH + UNWIND_SELF_MAX) * sizeof(uintptr_t) <= THREAD_BT_BYTES,
+               "the unwinder's frames fit memsim_on_stack_bt's buffer");
+
+/* The id of the stack the unwinder put in pc.  A new stack may mean a
+ * library was loaded: the module list is checked then (a library
+ * unloaded and another loaded at its address would look known
+ * otherwise). */
+static uint32_t stack_id(const uintptr_t *pc, int got)
 {
-    uintptr_t pc[UNWIND_MAX_DEPTH + UNWIND_SELF_MAX];
     const uintptr_t *f;
-    unsigned n = unwind_capture(pc, &f);
+    unsigned n = unwind_frames(pc, got, &f);
     if (!n)
         return 0;
     bool is_new;
     uint64_t id = stacks_intern(f, n, post_stack, NULL, &is_new);
-    if (is_new)
+    if (__builtin_expect(is_new, 0))
         modules_changed();
     return id <= UINT32_MAX ? (uint32_t)id : 0;
 }
@@ -76,11 +70,10 @@ static uint32_t capture(void)
  * only with heap events, so the next one reads them).  The message
  * carries when the call began (t) and ended (d): mallinfo2 walks every
  * free chunk of every arena, and the recorder paces its asks by it. */
-static void mallinfo_due(region_t *r)
+static __attribute__((noinline)) void mallinfo_post(region_t *r)
 {
     uint32_t one = 1;
-    if (!atomic_load_explicit(&r->want_mallinfo, memory_order_relaxed) ||
-        !atomic_compare_exchange_strong(&r->want_mallinfo, &one, 0))
+    if (!atomic_compare_exchange_strong(&r->want_mallinfo, &one, 0))
         return;
     if (!(r->flags & REGION_GLIBC_MALLOC))
         return;
@@ -101,70 +94,37 @@ static void mallinfo_due(region_t *r)
     ring_post(r, &s, NULL, 0, 0);
 }
 
-static void run_job(void *arg)
+static inline void mallinfo_due(region_t *r)
 {
-    job_t *j = arg;
+    if (__builtin_expect(atomic_load_explicit(&r->want_mallinfo, memory_order_relaxed) != 0, 0))
+        mallinfo_post(r);
+}
+
+/* The job's message, with its stack id (0: none). */
+static inline void job_post(events_job_t *j, uint32_t stack)
+{
     region_t *r = memsim_proc->region;
-    if (j->flags & JOB_STACK)
-        j->m.stack = capture();
-    j->m.t = clock_ticks();
-    j->m.tid = thread_tid();
-    if (j->flags & JOB_BEGIN) {
+    ring_slot_t m = {.kind = j->kind, .fn = j->fn, .stack = stack,
+                     .a = j->a, .b = j->b, .c = j->c, .d = j->d};
+    m.t = clock_ticks();
+    m.tid = thread_tid();
+    if (j->flags & EVENTS_JOB_BEGIN) {
         /* Not the figures now: this thread holds a claim until the real
          * call returns, and a post in between could not wait for room. */
         j->claim = ring_begin(r, 0);
+        j->stack = m.stack;
+        j->t = m.t;
         return;
     }
-    ring_post(r, &j->m, NULL, 0, 0);
+    ring_post(r, &m, NULL, 0, 0);
     mallinfo_due(r);
 }
 
-static void run(job_t *j)
-{
-    int saved = errno;
-    thread_area_t *a = thread_area();
-    if (a) {
-        thread_call(a, run_job, j);
-    } else { /* no memory for memsim's stack: the event, without its stack */
-        j->flags &= ~JOB_STACK;
-        run_job(j);
-    }
-    errno = saved;
-}
+void events_job(void *arg) { job_post(arg, 0); }
+
+void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(pc, got)); }
 
 /* ---- the events --------------------------------------------------------------------- */
-
-void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align)
-{
-    if (!proc_tracing())
-        return;
-    job_t j = {.m = {.kind = MSG_ALLOC, .fn = (uint8_t)fn, .a = (uintptr_t)p, .b = size, .c = align},
-               .flags = JOB_STACK};
-    run(&j);
-}
-
-void events_free(events_fn_t fn, const void *p, const void *caller)
-{
-    if (!proc_tracing())
-        return;
-    /* No stack (frees are not unwound), but still on memsim's stack: the
-     * program's pays the hook's frame only. */
-    job_t j = {.m = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p,
-                     .b = (uintptr_t)caller}};
-    run(&j);
-}
-
-void events_move_begin(events_move_t *m)
-{
-    memset(m, 0, sizeof *m);
-    if (!proc_tracing())
-        return;
-    job_t j = {.flags = JOB_STACK | JOB_BEGIN};
-    run(&j);
-    m->claim = j.claim;
-    m->stack = j.m.stack;
-    m->t = j.m.t;
-}
 
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)
@@ -184,8 +144,8 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
     ring_end(memsim_proc->region, m->claim, &s, 0);
     if (p && p != old) {
         /* Moved: where the new block was had (recorder/reorder.h). */
-        job_t j = {.m = {.kind = MSG_REALLOC_DONE, .a = (uintptr_t)old, .b = (uintptr_t)p}};
-        run(&j);
+        events_job_t j = {.kind = MSG_REALLOC_DONE, .a = (uintptr_t)old, .b = (uintptr_t)p};
+        events_run(&j);
     }
     errno = saved;
 }
@@ -214,23 +174,23 @@ void events_mmap(events_fn_t fn, const void *p, size_t len, int prot, int flags,
 {
     if (!proc_tracing())
         return;
-    job_t j = {.m = {.kind = MSG_MMAP,
-                     .fn = (uint8_t)fn,
-                     .a = (uintptr_t)p,
-                     .b = len,
-                     .c = (uint64_t)(uint32_t)prot | (uint64_t)(uint32_t)flags << 32,
-                     .d = (uint64_t)(int64_t)fd},
-               .flags = JOB_STACK};
-    run(&j);
+    events_job_t j = {.kind = MSG_MMAP,
+                      .fn = (uint8_t)fn,
+                      .flags = EVENTS_JOB_STACK,
+                      .a = (uintptr_t)p,
+                      .b = len,
+                      .c = (uint64_t)(uint32_t)prot | (uint64_t)(uint32_t)flags << 32,
+                      .d = (uint64_t)(int64_t)fd};
+    events_run(&j);
 }
 
 void events_munmap(const void *p, size_t len)
 {
     if (!proc_tracing())
         return;
-    job_t j = {.m = {.kind = MSG_MUNMAP, .fn = FN_MUNMAP, .a = (uintptr_t)p, .b = len},
-               .flags = JOB_STACK};
-    run(&j);
+    events_job_t j = {.kind = MSG_MUNMAP, .fn = FN_MUNMAP, .flags = EVENTS_JOB_STACK,
+                      .a = (uintptr_t)p, .b = len};
+    events_run(&j);
 }
 
 /* Blocks got before the ring existed (dlsym's, the unwinder's while it

@@ -20,9 +20,16 @@
 #ifndef MEMSIM_PRELOAD_EVENTS_H
 #define MEMSIM_PRELOAD_EVENTS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "preload/msg.h"
+#include "preload/process.h"
+#include "preload/thread.h"
+#include "preload/unwind.h"
 
 /* The functions events name (ring_slot_t.fn; the trace's "fn"). */
 typedef enum events_fn_e {
@@ -45,10 +52,71 @@ typedef enum events_fn_e {
 
 const char *events_fn_name(events_fn_t fn);
 
-void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align);
+/* ---- the hooks' fast path ------------------------------------------------------------
+ *
+ * Inline in the hooks, so that between the program's frames and the
+ * unwinder there are only the hook's frame and memsim_on_stack_bt's:
+ * every frame of memsim's costs the unwinder a step. */
+
+#define EVENTS_JOB_STACK 1u /* capture the caller's stack */
+#define EVENTS_JOB_BEGIN 2u /* only take the place (ring_begin) */
+
+/* An event, as the hook knows it, for events_job on memsim's stack. */
+typedef struct events_job_s {
+    uint8_t kind;       /* msg_kind_t */
+    uint8_t fn;         /* events_fn_t */
+    unsigned flags;     /* EVENTS_JOB_* */
+    uint64_t a, b, c, d; /* the message's words (preload/msg.h) */
+    uint32_t stack;     /* EVENTS_JOB_BEGIN: out, the stack id */
+    uint64_t t;         /* EVENTS_JOB_BEGIN: out, the time */
+    uint64_t claim;     /* EVENTS_JOB_BEGIN: out, ring_begin's */
+} events_job_t;
+
+/* Read the time and post the job's message, or only take its place
+ * (EVENTS_JOB_BEGIN).  arg: an events_job_t.  events_job_bt: with the
+ * stack the unwinder put in pc (memsim_on_stack_bt's). */
+void events_job(void *arg);
+void events_job_bt(void *arg, uintptr_t *pc, int got);
+
+/* The job on memsim's stack, its stack captured there (EVENTS_JOB_STACK,
+ * when stacks are on); errno kept.  Without memory for memsim's stack:
+ * the event, without its stack. */
+static inline void events_run(events_job_t *j)
+{
+    int saved = errno;
+    thread_area_t *a = thread_area();
+    int want = j->flags & EVENTS_JOB_STACK ? unwind_want() : 0;
+    if (__builtin_expect(a == NULL, 0))
+        events_job(j);
+    else if (want)
+        memsim_on_stack_bt(events_job_bt, j, a->stack_top, unwind_backtrace_, want);
+    else
+        thread_call(a, events_job, j);
+    errno = saved;
+}
+
+static inline void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align)
+{
+    if (!proc_tracing())
+        return;
+    events_job_t j = {.kind = MSG_ALLOC, .fn = (uint8_t)fn, .flags = EVENTS_JOB_STACK,
+                      .a = (uintptr_t)p, .b = size, .c = align};
+    events_run(&j);
+}
+
 /* A free costs no unwinding: its caller (the hook's return address) is
- * all that is kept, for the error record of a free of no live block. */
-void events_free(events_fn_t fn, const void *p, const void *caller);
+ * all that is kept, for the error record of a free of no live block.
+ * Still on memsim's stack: the program's pays the hook's frame only. */
+static inline void events_free(events_fn_t fn, const void *p, const void *caller)
+{
+    if (!proc_tracing())
+        return;
+    events_job_t j = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p,
+                      .b = (uintptr_t)caller};
+    events_run(&j);
+}
+
+/* ---- the rest ------------------------------------------------------------------------ */
 
 /* realloc, reallocarray (old != NULL), mremap: the place is taken with
  * the stack before the real call; end says what it did. */
@@ -57,7 +125,17 @@ typedef struct events_move_s {
     uint32_t stack;
     uint64_t t;
 } events_move_t;
-void events_move_begin(events_move_t *m);
+static inline void events_move_begin(events_move_t *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!proc_tracing())
+        return;
+    events_job_t j = {.flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN};
+    events_run(&j);
+    m->claim = j.claim;
+    m->stack = j.stack;
+    m->t = j.t;
+}
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller);
 void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,

@@ -146,18 +146,14 @@ static bool slot_matches(const void *slot, void *ctx)
     return same(s->e, s->hash, p->frames, p->n);
 }
 
-uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
-                       bool *is_new)
+/* A stack not in this thread's cache (stacks_intern's slow path): the
+ * table, under its lock. */
+static __attribute__((noinline)) uint64_t intern_locked_table(uint64_t h, unsigned gen,
+                                                              unsigned slot,
+                                                              const uintptr_t *frames, unsigned n,
+                                                              stacks_write_fn write, void *ctx,
+                                                              bool *is_new)
 {
-    *is_new = false;
-    if (!n)
-        return 0;
-    uint64_t h = hash_frames(frames, n);
-    unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
-    unsigned slot = (unsigned)(h % TLS_CACHE);
-    if (cache[slot].gen == gen && cache[slot].hash == h && same(cache[slot].e, h, frames, n))
-        return cache[slot].e->id;
-
     table_lock();
     probe_t probe = {frames, n};
     const slot_t *s = hashtab_find_match(&table, &table_type, h, slot_matches, &probe);
@@ -185,6 +181,20 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
     cache[slot].e = found;
     cache[slot].gen = gen;
     return found->id;
+}
+
+uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
+                       bool *is_new)
+{
+    *is_new = false;
+    if (!n)
+        return 0;
+    uint64_t h = hash_frames(frames, n);
+    unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    unsigned slot = (unsigned)(h % TLS_CACHE);
+    if (cache[slot].gen == gen && cache[slot].hash == h && same(cache[slot].e, h, frames, n))
+        return cache[slot].e->id;
+    return intern_locked_table(h, gen, slot, frames, n, write, ctx, is_new);
 }
 
 uint64_t stacks_count(void) { return atomic_load(&nstacks); }

@@ -17,15 +17,14 @@
 
 static pthread_key_t key;
 static bool key_ok;
-static __thread thread_area_t *mine __attribute__((tls_model("initial-exec")));
+__thread thread_area_t *thread_mine_ __attribute__((tls_model("initial-exec")));
 static __thread thread_area_t own __attribute__((tls_model("initial-exec")));
-static __thread pid_t tid __attribute__((tls_model("initial-exec")));
+__thread pid_t thread_tid_ __attribute__((tls_model("initial-exec")));
 
 /* fn(arg) with the stack pointer at top.  A frame-pointer frame: its
  * unwind information says the caller's frame is at rbp, on the stack it
  * came from, so an unwinder started on memsim's stack walks back onto
  * the program's. */
-void memsim_on_stack(void (*fn)(void *), void *arg, char *top) __attribute__((visibility("hidden")));
 __asm__(".text\n"
         ".globl memsim_on_stack\n"
         ".hidden memsim_on_stack\n"
@@ -48,6 +47,42 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size memsim_on_stack, .-memsim_on_stack\n");
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+_Static_assert(THREAD_BT_BYTES % 16 == 0, "the stack stays 16-byte aligned below the buffer");
+
+/* memsim_on_stack's frame, with the unwinder called from it: the buffer
+ * is the THREAD_BT_BYTES below top, fn and arg are kept below it while
+ * bt runs, and fn's frame is below the buffer. */
+__asm__(".text\n"
+        ".globl memsim_on_stack_bt\n"
+        ".hidden memsim_on_stack_bt\n"
+        ".type memsim_on_stack_bt,@function\n"
+        "memsim_on_stack_bt:\n"
+        ".cfi_startproc\n"
+        "    push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "    mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "    lea -" STR(THREAD_BT_BYTES) "(%rdx), %rsp\n"
+        "    push %rdi\n"
+        "    push %rsi\n"
+        "    lea 16(%rsp), %rdi\n"
+        "    mov %r8d, %esi\n"
+        "    call *%rcx\n"
+        "    pop %rdi\n"
+        "    pop %rcx\n"
+        "    mov %rsp, %rsi\n"
+        "    mov %eax, %edx\n"
+        "    call *%rcx\n"
+        "    mov %rbp, %rsp\n"
+        "    pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size memsim_on_stack_bt, .-memsim_on_stack_bt\n");
+
 static int sys_sigaltstack(const stack_t *ss, stack_t *old)
 {
     return (int)syscall(SYS_sigaltstack, ss, old);
@@ -56,7 +91,7 @@ static int sys_sigaltstack(const stack_t *ss, stack_t *old)
 static void area_free(void *p)
 {
     thread_area_t *a = p;
-    if (!a || a != mine)
+    if (!a || a != thread_mine_)
         return;
     if (a->alt_ours) {
         stack_t cur;
@@ -68,7 +103,7 @@ static void area_free(void *p)
             return; /* still running on it: keep the mapping */
         }
     }
-    mine = NULL;
+    thread_mine_ = NULL;
     sysmem_free(a->base, a->size);
 }
 
@@ -90,10 +125,10 @@ static void altstack_install(thread_area_t *a)
     a->alt_ours = sys_sigaltstack(&ss, NULL) == 0;
 }
 
-thread_area_t *thread_area(void)
+thread_area_t *thread_area_map(void)
 {
-    if (mine)
-        return mine;
+    if (thread_mine_)
+        return thread_mine_;
     char *base = sysmem_alloc(AREA_BYTES);
     if (!base)
         return NULL;
@@ -105,41 +140,35 @@ thread_area_t *thread_area(void)
                           .size = AREA_BYTES,
                           .stack_top = base + PAGE + THREAD_STACK,
                           .altstack = base + PAGE + THREAD_STACK + PAGE};
-    mine = &own;
-    altstack_install(mine);
+    thread_mine_ = &own;
+    altstack_install(thread_mine_);
     if (key_ok)
-        pthread_setspecific(key, mine);
-    return mine;
+        pthread_setspecific(key, thread_mine_);
+    return thread_mine_;
 }
 
-void thread_call(thread_area_t *a, void (*fn)(void *), void *arg)
+pid_t thread_tid_ask(void)
 {
-    memsim_on_stack(fn, arg, a->stack_top);
+    thread_tid_ = (pid_t)syscall(SYS_gettid);
+    return thread_tid_;
 }
 
-pid_t thread_tid(void)
-{
-    if (!tid)
-        tid = (pid_t)syscall(SYS_gettid);
-    return tid;
-}
-
-void thread_forget_tid(void) { tid = 0; }
+void thread_forget_tid(void) { thread_tid_ = 0; }
 
 bool thread_altstack_ours(void)
 {
-    if (!mine || !mine->alt_ours)
+    if (!thread_mine_ || !thread_mine_->alt_ours)
         return false;
     stack_t cur;
-    return sys_sigaltstack(NULL, &cur) == 0 && cur.ss_sp == mine->altstack &&
+    return sys_sigaltstack(NULL, &cur) == 0 && cur.ss_sp == thread_mine_->altstack &&
            !(cur.ss_flags & SS_DISABLE);
 }
 
 void thread_altstack_gone(bool disabled)
 {
-    if (!mine)
+    if (!thread_mine_)
         return;
-    mine->alt_ours = false;
+    thread_mine_->alt_ours = false;
     if (disabled)
-        altstack_install(mine);
+        altstack_install(thread_mine_);
 }

@@ -27,10 +27,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define THREAD_STACK (128u << 10)
 #define THREAD_ALTSTACK (32u << 10)
+#define THREAD_BT_BYTES 2176 /* memsim_on_stack_bt's buffer: 272 frames */
 
 typedef struct thread_area_s {
     void *base;        /* the mapping */
@@ -44,15 +46,45 @@ typedef struct thread_area_s {
  * area.  0 or -1. */
 int thread_init(void);
 
+/* The calling thread's area and id once known (initial-exec TLS, so
+ * that the hooks' fast path reads them inline); use the functions. */
+extern __thread thread_area_t *thread_mine_ __attribute__((tls_model("initial-exec")));
+extern __thread pid_t thread_tid_ __attribute__((tls_model("initial-exec")));
+thread_area_t *thread_area_map(void);
+pid_t thread_tid_ask(void);
+
 /* The calling thread's area, mapped (and its alternate stack installed
  * where the program has none) on first use; NULL without memory. */
-thread_area_t *thread_area(void);
+static inline thread_area_t *thread_area(void)
+{
+    thread_area_t *a = thread_mine_;
+    return __builtin_expect(a != NULL, 1) ? a : thread_area_map();
+}
 
-/* fn(arg) on memsim's stack of area a. */
-void thread_call(thread_area_t *a, void (*fn)(void *), void *arg);
+/* fn(arg) with the stack pointer at top (preload/thread.c). */
+void memsim_on_stack(void (*fn)(void *), void *arg, char *top) __attribute__((visibility("hidden")));
+
+/* On memsim's stack at top: got = bt(pc, size), pc the THREAD_BT_BYTES
+ * below top (size * sizeof(void *) of them at most), then fn(arg, pc,
+ * got).  An unwinder called as bt walks this frame of memsim's and its
+ * caller's (the hook's) before the program's: no other. */
+void memsim_on_stack_bt(void (*fn)(void *, uintptr_t *, int), void *arg, char *top,
+                        int (*bt)(void **, int), int size) __attribute__((visibility("hidden")));
+
+/* fn(arg) on memsim's stack of area a.  Inline, so that the hook's frame
+ * is the only one between the program's and memsim's stack: an unwinder
+ * started on memsim's stack walks as few of memsim's frames as can be. */
+static inline void thread_call(thread_area_t *a, void (*fn)(void *), void *arg)
+{
+    memsim_on_stack(fn, arg, a->stack_top);
+}
 
 /* The calling thread's id (cached). */
-pid_t thread_tid(void);
+static inline pid_t thread_tid(void)
+{
+    pid_t t = thread_tid_;
+    return __builtin_expect(t != 0, 1) ? t : thread_tid_ask();
+}
 
 /* In a fork child: the calling thread's cached id is its parent's. */
 void thread_forget_tid(void);

@@ -22,9 +22,9 @@
 
 typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
 
-static int (*backtrace_fn)(void **buffer, int size);
-static unsigned depth;
-static uintptr_t self_lo, self_hi; /* libmemsim's own text */
+int (*unwind_backtrace_)(void **buffer, int size);
+unsigned unwind_depth_;
+uintptr_t unwind_self_lo_, unwind_self_hi_;
 
 /* ---- what libunwind's relocations are pointed at ------------------------------------- */
 
@@ -223,8 +223,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         if (probe >= lo && probe < hi) {
-            self_lo = lo;
-            self_hi = hi;
+            unwind_self_lo_ = lo;
+            unwind_self_hi_ = hi;
             return 1;
         }
     }
@@ -233,13 +233,13 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 int unwind_init(unsigned want, const char **why)
 {
-    depth = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
-    if (!depth)
+    unwind_depth_ = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
+    if (!unwind_depth_)
         return 0;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        depth = 0;
+        unwind_depth_ = 0;
         *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
         return -1;
     }
@@ -251,35 +251,19 @@ int unwind_init(unsigned want, const char **why)
         (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
     void **as = dlsym(h, "_ULx86_64_local_addr_space");
     if (!bt) {
-        depth = 0;
+        unwind_depth_ = 0;
         *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
         return -1;
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
-    backtrace_fn = bt;
+    unwind_backtrace_ = bt;
     /* libunwind initializes itself on first use (its validation pipe
      * among it, now redirected): here, not in the middle of the
      * program's first malloc. */
     void *warm[4];
-    backtrace_fn(warm, 4);
+    unwind_backtrace_(warm, 4);
     return 0;
 }
 
-unsigned unwind_depth(void) { return backtrace_fn ? depth : 0; }
-
-int unwind_is_self(uintptr_t pc) { return pc >= self_lo && pc < self_hi; }
-
-unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
-{
-    *first = pc;
-    if (!backtrace_fn || !depth)
-        return 0;
-    int got = backtrace_fn((void **)pc, (int)(depth + UNWIND_SELF_MAX));
-    unsigned n = got > 0 ? (unsigned)got : 0, i = 0;
-    while (i < n && unwind_is_self(pc[i]))
-        i++;
-    *first = pc + i;
-    n -= i;
-    return n < depth ? n : depth;
-}
+unsigned unwind_depth(void) { return unwind_backtrace_ ? unwind_depth_ : 0; }

@@ -32,12 +32,46 @@ int unwind_init(unsigned depth, const char **why);
 /* The depth in use (0: stacks are off). */
 unsigned unwind_depth(void);
 
-/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
- * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
- * in *first and their number. */
-unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first);
+/* What unwind_init set (use the functions). */
+extern int (*unwind_backtrace_)(void **buffer, int size);
+extern unsigned unwind_depth_;
+extern uintptr_t unwind_self_lo_, unwind_self_hi_; /* libmemsim's own text */
 
 /* Whether pc lies in libmemsim's own code. */
-int unwind_is_self(uintptr_t pc);
+static inline int unwind_is_self(uintptr_t pc)
+{
+    return pc >= unwind_self_lo_ && pc < unwind_self_hi_;
+}
+
+/* The frames to call the unwinder for (its size), 0 when stacks are off. */
+static inline int unwind_want(void)
+{
+    return unwind_backtrace_ && unwind_depth_ ? (int)(unwind_depth_ + UNWIND_SELF_MAX) : 0;
+}
+
+/* Of got frames the unwinder put in pc (unwind_backtrace_(pc,
+ * unwind_want())), the program's (memsim's own skipped) in *first, and
+ * their number. */
+static inline unsigned unwind_frames(const uintptr_t *pc, int got, const uintptr_t **first)
+{
+    unsigned n = got > 0 ? (unsigned)got : 0, i = 0;
+    while (i < n && unwind_is_self(pc[i]))
+        i++;
+    *first = pc + i;
+    n -= i;
+    return n < unwind_depth_ ? n : unwind_depth_;
+}
+
+/* Capture the caller's stack into pc (room for UNWIND_MAX_DEPTH +
+ * UNWIND_SELF_MAX); returns the program's frames (memsim's own skipped)
+ * in *first and their number.  Every frame of memsim's between the
+ * program's and the unwinder costs a step of the unwinder: the hooks
+ * call the unwinder from memsim_on_stack_bt (preload/thread.h). */
+static inline unsigned unwind_capture(uintptr_t *pc, const uintptr_t **first)
+{
+    *first = pc;
+    int want = unwind_want();
+    return want ? unwind_frames(pc, unwind_backtrace_((void **)pc, want), first) : 0;
+}
 
 #endif

@@ -661,6 +661,15 @@ static void wait_exec(rec_t *rc)
     }
 }
 
+/* No hole at the tail.  Stored only when it changes: producers read the
+ * ring's flags in the same cache line at every event (closed, sleeping),
+ * and a store at every turn of the loop would take the line from them. */
+static void hole_none(region_t *r)
+{
+    if (atomic_load_explicit(&r->ring.hole_since, memory_order_relaxed))
+        atomic_store(&r->ring.hole_since, 0);
+}
+
 void rec_run(rec_t *rc)
 {
     unsigned idle = 0, holes = 0;
@@ -684,7 +693,7 @@ void rec_run(rec_t *rc)
             break;
         if (n) {
             idle = holes = 0;
-            atomic_store(&r->ring.hole_since, 0);
+            hole_none(r);
             continue;
         }
         if (ring_backlog(r) > 0) { /* a claim at the tail is still being filled */
@@ -704,7 +713,7 @@ void rec_run(rec_t *rc)
             sched_yield();
             continue;
         }
-        atomic_store(&r->ring.hole_since, 0);
+        hole_none(r);
         if (++idle < IDLE_SPINS) {
             __builtin_ia32_pause();
             continue;
