@@ -46,7 +46,11 @@
 #define CONFIG_STRATEGY_NONE "none" /* no shadow simulation */
 
 #define CONFIG_DEFAULT_OUTPUT "."
-#define CONFIG_DEFAULT_STRATEGY "best-fit"
+/* The live shadow device is opt-in: memsim-analyze replays the trace
+ * through every strategy offline (the same figures), and the live one
+ * cost the recorder about a third of its time per event (issue 11:
+ * docs/preload.md, "Cost"). */
+#define CONFIG_DEFAULT_STRATEGY CONFIG_STRATEGY_NONE
 #define CONFIG_DEFAULT_STACK_DEPTH 64u
 #define CONFIG_DEFAULT_SAMPLE_MS 100u
 /* Device size when sysconf cannot tell the physical memory. */

@@ -55,7 +55,7 @@ static void assert_defaults(const config_t *c)
 {
     ck_assert_str_eq(c->output, ".");
     ck_assert(!c->output_is_pattern);
-    ck_assert_str_eq(c->strategy, "best-fit");
+    ck_assert_str_eq(c->strategy, "none"); /* the live shadow device is opt-in */
     ck_assert_uint_eq(c->device_size, physical_memory());
     ck_assert_uint_eq(c->stack_depth, 64);
     ck_assert_uint_eq(c->sample_ms, 100);
