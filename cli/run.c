@@ -553,50 +553,51 @@ static void env_free(char **env, size_t own)
 
 /* Signals to memsim run that go on to the command's group: the command
  * then ends as it would, and its traces get their end records. */
-static const int run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define RUN_NFORWARDED (sizeof run_forwarded / sizeof *run_forwarded)
-static volatile sig_atomic_t run_pending[RUN_NFORWARDED];
+const int run_signals[RUN_NSIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static volatile sig_atomic_t run_pending[RUN_NSIGNALS];
 
 static void on_signal(int sig)
 {
-    for (size_t i = 0; i < RUN_NFORWARDED; i++)
-        if (run_forwarded[i] == sig)
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        if (run_signals[i] == sig)
             run_pending[i] = 1;
 }
 
 static void forward_pending(pid_t pgid)
 {
-    for (size_t i = 0; i < RUN_NFORWARDED; i++) {
+    for (size_t i = 0; i < RUN_NSIGNALS; i++) {
         if (run_pending[i]) {
             run_pending[i] = 0;
-            kill(-pgid, run_forwarded[i]);
+            kill(-pgid, run_signals[i]);
         }
     }
 }
 
-/* Catch the forwarded signals with on_signal, without SA_RESTART, so
- * that sleeps and reads return EINTR and the loop forwards at once.  A
- * signal ignored when memsim run started (nohup, a background job of a
- * shell) stays ignored, here and in the command.  The dispositions found
- * go to run_found for restore_handlers. */
-static struct sigaction run_found[RUN_NFORWARDED];
-
-static void catch_handlers(void)
+void run_signals_catch(void (*fn)(int), struct sigaction found[RUN_NSIGNALS])
 {
-    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction sa = {.sa_handler = fn};
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < RUN_NFORWARDED; i++) {
-        sigaction(run_forwarded[i], NULL, &run_found[i]);
-        if (run_found[i].sa_handler != SIG_IGN)
-            sigaction(run_forwarded[i], &sa, NULL);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++) {
+        sigaction(run_signals[i], NULL, &found[i]);
+        if (found[i].sa_handler != SIG_IGN)
+            sigaction(run_signals[i], &sa, NULL);
     }
 }
 
-static void restore_handlers(void)
+void run_signals_restore(const struct sigaction found[RUN_NSIGNALS])
 {
-    for (size_t i = 0; i < RUN_NFORWARDED; i++)
-        sigaction(run_forwarded[i], &run_found[i], NULL);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        sigaction(run_signals[i], &found[i], NULL);
 }
+
+/* Catch the forwarded signals with on_signal, so that the loop forwards
+ * them at once; the dispositions found go to run_found for
+ * restore_handlers. */
+static struct sigaction run_found[RUN_NSIGNALS];
+
+static void catch_handlers(void) { run_signals_catch(on_signal, run_found); }
+
+static void restore_handlers(void) { run_signals_restore(run_found); }
 
 /* Make pgid the terminal's foreground group.  A process outside the
  * foreground group gets SIGTTOU for that unless it ignores it. */
@@ -643,8 +644,8 @@ static int start(const run_opts_t *o, char **env, run_watch_t *w)
 {
     sigset_t block, old;
     sigemptyset(&block);
-    for (size_t i = 0; i < RUN_NFORWARDED; i++)
-        sigaddset(&block, run_forwarded[i]);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        sigaddset(&block, run_signals[i]);
     /* Blocked across the fork: a signal then waits for the handlers (in
      * the parent) or for the default dispositions (in the child). */
     int pfd[2];

@@ -20,41 +20,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/run.h"
+
 extern char **environ;
 
 #define RR_BUF 65536
 #define RR_PATH (PATH_MAX + 64)
 #define RR_QUOTED (4 * RR_PATH + 3) /* every byte a quote: '\'' */
 
-/* What memsim run forwards to the command (run.c's run_forwarded): here
+/* What memsim run forwards to the command (run.h's run_signals): here
  * to the analyzer, which is also in the terminal's foreground group and
  * usually gets them itself. */
-static const int rr_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define RR_NSIGNALS (sizeof rr_signals / sizeof *rr_signals)
 static volatile sig_atomic_t rr_caught; /* the last one caught, or 0 */
-static struct sigaction rr_found[RR_NSIGNALS];
+static struct sigaction rr_found[RUN_NSIGNALS];
 
 static void rr_on_signal(int sig) { rr_caught = sig; }
 
-/* Catch them, without SA_RESTART (reads return EINTR); one ignored when
- * memsim run started stays ignored. */
+/* memsim run's signals (run.h), caught while the analyzer runs. */
 static void rr_catch(void)
 {
-    struct sigaction sa = {.sa_handler = rr_on_signal};
-    sigemptyset(&sa.sa_mask);
     rr_caught = 0;
-    for (size_t i = 0; i < RR_NSIGNALS; i++) {
-        sigaction(rr_signals[i], NULL, &rr_found[i]);
-        if (rr_found[i].sa_handler != SIG_IGN)
-            sigaction(rr_signals[i], &sa, NULL);
-    }
+    run_signals_catch(rr_on_signal, rr_found);
 }
 
-static void rr_restore(void)
-{
-    for (size_t i = 0; i < RR_NSIGNALS; i++)
-        sigaction(rr_signals[i], &rr_found[i], NULL);
-}
+static void rr_restore(void) { run_signals_restore(rr_found); }
 
 /* One analysis: the directory, the tool. */
 typedef struct rr_s {
