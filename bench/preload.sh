@@ -34,10 +34,10 @@ for t in 1 4; do
     n=""; m=""; d=""; h=""
     for r in $(seq "$REPS"); do
         n="$n $(wall "$PROG" "$t" "$OPS")"
-        rm -f "$OUT"/*.jsonl
+        rm -f "$OUT"/*.jsonl*
         d="$d $(wall env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" MEMSIM_STRATEGY=none "$PROG" "$t" "$OPS")"
-        rm -f "$OUT"/*.jsonl
-        m="$m $(wall env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG" "$t" "$OPS")"
+        rm -f "$OUT"/*.jsonl*
+        m="$m $(wall env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" MEMSIM_STRATEGY=best-fit "$PROG" "$t" "$OPS")"
         if [ "$have_heaptrack" = yes ]; then
             h="$h $(wall heaptrack -o "$OUT/ht" "$PROG" "$t" "$OPS")"
             rm -f "$OUT"/ht*
@@ -48,9 +48,9 @@ for t in 1 4; do
     dm=$(echo "$d" | tr ' ' '\n' | grep . | median)
     hm=-
     [ "$have_heaptrack" = yes ] && hm=$(echo "$h" | tr ' ' '\n' | grep . | median)
-    f=$(ls "$OUT"/*.jsonl | head -n 1)
+    f=$(ls "$OUT"/*.jsonl.zst | head -n 1)
     bytes=$(wc -c <"$f")
-    records=$(wc -l <"$f")
+    records=$(zstd -dc "$f" | wc -l)
     printf '%-8s %9s %9s %9s %9s %12s %12s %12s %14s\n' "$t" "$nm" "$mm" "$dm" "$hm" \
         "$(echo "$mm $nm" | awk '{printf "%.2f", $1 / $2}')" \
         "$(echo "$dm $nm" | awk '{printf "%.2f", $1 / $2}')" \
@@ -58,7 +58,7 @@ for t in 1 4; do
         "$(echo "$bytes $records" | awk '{printf "%.1f", $1 / $2}')"
 done
 [ "$have_heaptrack" = yes ] || echo "(heaptrack is not installed: apt-get install heaptrack for the comparison)"
-echo "memsim: the default (stacks and the best-fit shadow device); no-device: MEMSIM_STRATEGY=none"
+echo "memsim: stacks and the best-fit shadow device (MEMSIM_STRATEGY=best-fit); no-device: MEMSIM_STRATEGY=none, the default"
 echo "target: memsim's overhead (memsim/native - 1) at most half of heaptrack's"
 
 # The poller's own cost: CPU of an idle program (sleep) under memsim at
