@@ -80,6 +80,39 @@ void escape_write(FILE *f, const char *s, size_t n, const char *also)
 
 void escape_put(FILE *f, const char *s) { escape_write(f, s, strlen(s), NULL); }
 
+void escape_html(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s), *run = p;
+    while (p < end) {
+        size_t len = utf8_len(p, (size_t)(end - p));
+        const char *entity = NULL;
+        if (len == 1) {
+            switch (*p) {
+            case '<': entity = "&lt;"; break;
+            case '>': entity = "&gt;"; break;
+            case '&': entity = "&amp;"; break;
+            case '"': entity = "&quot;"; break;
+            case '\'': entity = "&#39;"; break;
+            default: break;
+            }
+        }
+        if (len && !entity && !hostile(p, len, NULL)) {
+            p += len;
+            continue;
+        }
+        fwrite(run, 1, (size_t)(p - run), f);
+        if (entity)
+            fputs(entity, f);
+        else
+            put_hex(f, p, len ? len : 1);
+        p += len ? len : 1;
+        run = p;
+    }
+    fwrite(run, 1, (size_t)(p - run), f);
+}
+
 void escape_vline(FILE *f, const char *fmt, va_list ap)
 {
     char small[1024], *text = small;

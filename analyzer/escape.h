@@ -38,6 +38,11 @@ void escape_write(FILE *f, const char *s, size_t n, const char *also);
 /* s, escaped, to f. */
 void escape_put(FILE *f, const char *s);
 
+/* s for an HTML text or attribute (quoted): escaped as escape_put
+ * writes it, and & < > " ' as character references, so that no string
+ * of a trace can open markup or script in a report.  NULL: nothing. */
+void escape_html(FILE *f, const char *s);
+
 /* One line: the text fmt formats, all of it escaped, then a newline.
  * fmt itself holds no newline. */
 __attribute__((format(printf, 2, 3)))

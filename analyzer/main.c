@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyzer/escape.h"
 #include "analyzer/inputs.h"
 #include "analyzer/options.h"
 #include "analyzer/process.h"
@@ -52,6 +53,10 @@ int main(int argc, char **argv)
     if (o.collapsed != ANALYZE_NO_COLLAPSED) {
         report_collapsed(procs, paths.n, sym, (sites_key_t)o.collapsed);
         out = 0;
+    } else if (o.html) {
+        out = report_html(procs, paths.n, sym, &o, paths.run_peak_tree_rss, o.html);
+        if (!out)
+            escape_line(stderr, "%s: the report is in %s", ANALYZE_CMD, o.html);
     } else if (o.json) {
         out = report_json(procs, paths.n, sym, &o, paths.run_peak_tree_rss);
     } else {

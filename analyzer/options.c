@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "under every allocation strategy.\n"
             "\n"
             "      --json              one JSON object for tools (docs/analysis-format.md)\n"
+            "      --html FILE         write one self-contained HTML report with plots to\n"
+            "                          FILE instead (it opens offline in any browser)\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
             "      --sites N           top N allocation sites by peak, by calls and by\n"
@@ -70,7 +72,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_ALL, OPT_PID,
-           OPT_EXE };
+           OPT_EXE, OPT_HTML };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -92,6 +94,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"all", no_argument, NULL, OPT_ALL},
         {"pid", required_argument, NULL, OPT_PID},
         {"exe", required_argument, NULL, OPT_EXE},
+        {"html", required_argument, NULL, OPT_HTML},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -200,6 +203,13 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             }
             break;
         }
+        case OPT_HTML:
+            if (!*optarg) {
+                fprintf(stderr, "%s: --html: an empty file name\n", ANALYZE_CMD);
+                return -1;
+            }
+            o->html = optarg;
+            break;
         case OPT_EXE:
             if (!*optarg) {
                 fprintf(stderr, "%s: --exe: an empty name\n", ANALYZE_CMD);
@@ -242,6 +252,10 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     }
     if (optind >= argc) {
         fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
+        return -1;
+    }
+    if (o->html && (o->json || o->collapsed != ANALYZE_NO_COLLAPSED)) {
+        fprintf(stderr, "%s: --html excludes --json and --collapsed\n", ANALYZE_CMD);
         return -1;
     }
     if (o->json && o->collapsed != ANALYZE_NO_COLLAPSED) {

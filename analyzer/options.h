@@ -43,6 +43,7 @@ typedef struct analyze_opts_s {
     int64_t pids[ANALYZE_MAX_PIDS];
     size_t npids;
     const char *exe;
+    const char *html;        /* --html FILE, or NULL */
 } analyze_opts_t;
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one

@@ -1,8 +1,9 @@
 /*
  * report: what memsim-analyze prints, in three forms, each in a file of
  * its own: the text report (report_text.c), one JSON object
- * (report_json.c, docs/analysis-format.md) and a flame graph's collapsed
- * stacks (report_collapsed.c).  procs are the traces in the order given;
+ * (report_json.c, docs/analysis-format.md), a flame graph's collapsed
+ * stacks (report_collapsed.c) and a self-contained HTML page with plots
+ * (report_html.c).  procs are the traces in the order given;
  * those that could not be read (ok false) are left out (JSON keeps an
  * empty object in their place).
  */
@@ -24,6 +25,10 @@ int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts
 int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak);
 void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t key);
+/* One self-contained HTML file at path (written whole, then renamed into
+ * place); 0, or -1 after one line. */
+int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak, const char *path);
 
 /* Shared by the forms. */
 

@@ -109,6 +109,7 @@ static void freed_now(summary_t *s)
 
 static void allocated_now(summary_t *s, const event_t *e)
 {
+    s->size_hist[e->size ? 64 - __builtin_clzll(e->size) : 0]++;
     s->last_was_alloc = true;
     s->last_size = e->size;
     s->last_stack = e->stack;

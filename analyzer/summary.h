@@ -65,6 +65,7 @@ typedef struct summary_s {
     uint64_t bytes_allocated;
     uint64_t heap, peak_heap, peak_heap_t;
     uint64_t temporaries;
+    uint64_t size_hist[65];  /* allocations by request size: [k] holds sizes in [2^(k-1), 2^k) ([0]: 0) */
     uint64_t peak_rss, peak_hwm, peak_tree_rss;
     uint64_t samples;
     uint64_t unknown_frees;  /* frees of blocks the trace never allocated */

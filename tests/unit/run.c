@@ -33,6 +33,7 @@ int main(void)
         ptree_suite,
         mappings_suite,
         groups_suite,
+        downsample_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

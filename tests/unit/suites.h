@@ -35,5 +35,6 @@ Suite *escape_suite(void);
 Suite *ptree_suite(void);
 Suite *mappings_suite(void);
 Suite *groups_suite(void);
+Suite *downsample_suite(void);
 
 #endif

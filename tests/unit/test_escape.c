@@ -151,6 +151,31 @@ START_TEST(copy_cut_at_a_character)
 }
 END_TEST
 
+/* HTML: markup characters as references, control bytes and broken
+ * UTF-8 as escape_put writes them, valid UTF-8 as it is. */
+static void check_html(const char *s, const char *want)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    ck_assert_ptr_nonnull(f);
+    escape_html(f, s);
+    fclose(f);
+    ck_assert_str_eq(out, want);
+    free(out);
+}
+
+START_TEST(html)
+{
+    check_html("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;");
+    check_html("a\"b'c&d", "a&quot;b&#39;c&amp;d");
+    check_html("</script><script>x()</script>", "&lt;/script&gt;&lt;script&gt;x()&lt;/script&gt;");
+    check_html("caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac");
+    check_html("bad\xff\x1b[2J\n", "bad\\xff\\x1b[2J\\x0a");
+    check_html("", "");
+}
+END_TEST
+
 Suite *escape_suite(void)
 {
     Suite *s = suite_create("escape");
@@ -163,6 +188,7 @@ Suite *escape_suite(void)
     tcase_add_test(tc, line);
     tcase_add_test(tc, json);
     tcase_add_test(tc, copy_cut_at_a_character);
+    tcase_add_test(tc, html);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,604 @@
+/*
+ * report_html: one self-contained HTML file (see report.h): inline CSS,
+ * inline SVG drawn here, and a few lines of inline script for the flame
+ * graph's weight and search.  A Content-Security-Policy forbids every
+ * fetch, so the file opens offline and nothing in it can load anything.
+ * Every string from a trace goes through escape_html.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyzer/downsample.h"
+#include "analyzer/escape.h"
+#include "analyzer/groups.h"
+#include "analyzer/report.h"
+#include "core/units.h"
+
+#define W 960           /* plot width in px */
+#define TL_H 280        /* timeline height */
+#define PAD_L 70
+#define PAD_R 10
+#define PAD_T 10
+#define PAD_B 30
+#define FLAME_ROW 17
+#define FLAME_STACKS 2000 /* stacks drawn in a flame graph, heaviest first */
+#define FLAME_DEPTH 48
+
+static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_format_bytes(b, buf, len); }
+
+static double secs(const summary_t *s, uint64_t t)
+{
+    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
+}
+
+/* ---- the timeline ---------------------------------------------------------------- */
+
+typedef struct series_s {
+    const char *name, *color;
+    double *v;
+} series_t;
+
+static void polyline(FILE *f, const double *t, const double *v, size_t n, double t1, double vmax,
+                     const char *color, const char *name)
+{
+    double ot[2 * W], ov[2 * W];
+    size_t m = downsample_minmax(t, v, n, W - PAD_L - PAD_R, ot, ov);
+    fprintf(f, "<polyline class=\"series\" data-name=\"%s\" fill=\"none\" stroke=\"%s\" "
+               "stroke-width=\"1.5\" points=\"", name, color);
+    for (size_t i = 0; i < m; i++) {
+        double x = PAD_L + (t1 > 0 ? ot[i] / t1 : 0) * (W - PAD_L - PAD_R);
+        double y = PAD_T + (1 - (vmax > 0 ? ov[i] / vmax : 0)) * (TL_H - PAD_T - PAD_B);
+        fprintf(f, "%.1f,%.1f ", x, y);
+    }
+    fputs("\"/>\n", f);
+}
+
+static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
+{
+    const summary_t *s = &pr->s;
+    size_t n = s->npoints;
+    if (n < 2) {
+        fputs("<p class=\"none\">Fewer than two samples: no timeline.</p>\n", f);
+        return;
+    }
+    double *t = malloc(n * sizeof *t);
+    series_t ser[] = {
+        {"RSS", "#d62728", NULL},          {"tree RSS", "#ff9896", NULL},
+        {"heap live", "#1f77b4", NULL},    {"mapped live", "#2ca02c", NULL},
+        {"heap + mapped", "#17becf", NULL}, {"allocator reserved", "#9467bd", NULL},
+        {"gap (RSS - reserved)", "#7f7f7f", NULL},
+    };
+    size_t ns = sizeof ser / sizeof ser[0];
+    bool ok = t != NULL;
+    for (size_t k = 0; k < ns; k++)
+        ok = (ser[k].v = malloc(n * sizeof(double))) && ok;
+    double vmax = 1;
+    for (size_t i = 0; ok && i < n; i++) {
+        const summary_point_t *p = &s->points[i];
+        t[i] = secs(s, p->t);
+        double vals[] = {(double)p->used, 0, (double)p->heap_live, (double)p->mapped,
+                         (double)(p->heap_live + p->mapped), (double)p->reserved,
+                         p->used > p->reserved ? (double)(p->used - p->reserved) : 0};
+        for (size_t k = 0; k < ns; k++) {
+            ser[k].v[i] = vals[k];
+            if (vals[k] > vmax)
+                vmax = vals[k];
+        }
+    }
+    /* tree RSS from the samples' tree_rss is not kept per point: the
+     * process's own RSS stands for it when it has no children. */
+    double t1 = ok ? t[n - 1] : 0;
+    char a[32];
+    fprintf(f, "<svg id=\"timeline\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+               "role=\"img\" aria-label=\"timeline\">\n", W, TL_H, W, TL_H);
+    /* phases, shaded and named */
+    for (size_t i = 0; ok && i < s->nphases; i++) {
+        const summary_phase_t *ph = &s->phases[i];
+        double b = secs(s, ph->begin), e = ph->end == UINT64_MAX ? t1 : secs(s, ph->end);
+        double x0 = PAD_L + (t1 > 0 ? b / t1 : 0) * (W - PAD_L - PAD_R);
+        double x1 = PAD_L + (t1 > 0 ? e / t1 : 0) * (W - PAD_L - PAD_R);
+        fprintf(f, "<g class=\"phase\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+                   "fill=\"#%s\" opacity=\"0.35\"/><text x=\"%.1f\" y=\"%d\" class=\"phase-name\">",
+                x0, PAD_T, x1 - x0 > 0.5 ? x1 - x0 : 0.5, TL_H - PAD_T - PAD_B,
+                i % 2 ? "fde0c5" : "e5f5e0", x0 + 3, PAD_T + 12);
+        escape_html(f, ph->name);
+        fputs("</text></g>\n", f);
+    }
+    /* axes */
+    for (int k = 0; k <= 4; k++) {
+        double y = PAD_T + (1 - k / 4.0) * (TL_H - PAD_T - PAD_B);
+        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
+                   "<text x=\"%d\" y=\"%.1f\" class=\"axis\" text-anchor=\"end\">%s</text>\n",
+                PAD_L, W - PAD_R, y, y, PAD_L - 4, y + 4,
+                fmt_bytes((uint64_t)(vmax * k / 4), a, sizeof a));
+    }
+    for (int k = 0; k <= 4; k++) {
+        double x = PAD_L + k / 4.0 * (W - PAD_L - PAD_R);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"axis\" text-anchor=\"middle\">%.2f s</text>\n",
+                x, TL_H - 10, t1 * k / 4);
+    }
+    for (size_t k = 0; ok && k < ns; k++)
+        if (k != 1) /* no tree series per point (above) */
+            polyline(f, t, ser[k].v, n, t1, vmax, ser[k].color, ser[k].name);
+    /* findings where their evidence lies, described on hover */
+    for (size_t i = 0; ok && i < pr->findings.n; i++) {
+        const finding_t *fd = &pr->findings.v[i];
+        double x = PAD_L + (t1 > 0 ? secs(s, fd->t) / t1 : 0) * (W - PAD_L - PAD_R);
+        char desc[1024];
+        report_describe(pr, store, fd, fr, desc, sizeof desc);
+        fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
+                findings_severity_name(fd->severity), findings_class_name(fd->classification));
+        escape_html(f, desc);
+        for (size_t k = 0; k < fd->nattribution; k++) {
+            const finding_attribution_t *at = &fd->attribution[k];
+            char where[512] = "";
+            if (at->has_site)
+                report_site_label(pr, store, at->site, fr, where, sizeof where);
+            fprintf(f, "\n%.0f%% %s ", 100 * at->share, fmt_bytes(at->bytes, a, sizeof a));
+            escape_html(f, at->has_site ? where : at->what ? at->what : findings_kind_name(at->kind));
+        }
+        fprintf(f, "</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"finding-line\"/>"
+                   "<circle cx=\"%.1f\" cy=\"%d\" r=\"6\"/></g>\n",
+                x, x, PAD_T, TL_H - PAD_B, x, PAD_T + 6);
+    }
+    fputs("</svg>\n<p class=\"legend\">", f);
+    for (size_t k = 0; k < ns; k++)
+        if (k != 1)
+            fprintf(f, "<span style=\"color:%s\">&#9632;</span> %s &nbsp; ", ser[k].color,
+                    ser[k].name);
+    fputs("<span class=\"critical\">&#9679;</span> a finding (hover for what it is)</p>\n", f);
+    free(t);
+    for (size_t k = 0; k < ns; k++)
+        free(ser[k].v);
+}
+
+/* ---- strategies ------------------------------------------------------------------ */
+
+static void strategies(FILE *f, const process_t *pr)
+{
+    char a[32], b[32];
+    if (pr->replay_skipped) {
+        fprintf(f, "<p class=\"none\">Not replayed: the peak heap is under %s.</p>\n",
+                fmt_bytes(ANALYZE_REPLAY_MIN_HEAP, a, sizeof a));
+        return;
+    }
+    if (!pr->nresults) {
+        fputs("<p class=\"none\">No replay (--no-replay).</p>\n", f);
+        return;
+    }
+    uint64_t max = 1;
+    for (size_t i = 0; i < pr->nresults; i++)
+        if (pr->results[i].m.peak_footprint > max)
+            max = pr->results[i].m.peak_footprint;
+    int rows = (int)pr->nresults, h = 24 * rows + 10, lw = 110;
+    fprintf(f, "<svg id=\"strategies\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
+            W, h, W, h);
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        double w = (double)r->m.peak_footprint / (double)max * (W - lw - 260);
+        fprintf(f, "<g class=\"bar%s\"><title>%s: peak footprint %s, J-W fragmentation %.1f%%, "
+                   "internal at peak %s, failed %" PRIu64 "</title>"
+                   "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">%s</text>"
+                   "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>"
+                   "<text x=\"%.1f\" y=\"%zu\">%s, %.1f%% J-W%s</text></g>\n",
+                i == 0 ? " best" : "", r->name, fmt_bytes(r->m.peak_footprint, a, sizeof a),
+                100 * r->m.jw_fragmentation, fmt_bytes(r->m.internal_at_peak, b, sizeof b),
+                r->failed, lw - 6, 24 * i + 18, r->name, lw, 24 * i + 5, w > 1 ? w : 1,
+                i == 0 ? "#2ca02c" : "#9ecae1", lw + (w > 1 ? w : 1) + 6, 24 * i + 18,
+                fmt_bytes(r->m.peak_footprint, a, sizeof a), 100 * r->m.jw_fragmentation,
+                i == 0 ? " (best)" : "");
+    }
+    fputs("</svg>\n", f);
+}
+
+/* ---- request sizes ----------------------------------------------------------------- */
+
+static void histogram(FILE *f, const summary_t *s)
+{
+    int lo = 64, hi = 0;
+    uint64_t max = 0;
+    for (int k = 0; k <= 64; k++)
+        if (s->size_hist[k]) {
+            lo = k < lo ? k : lo;
+            hi = k > hi ? k : hi;
+            max = s->size_hist[k] > max ? s->size_hist[k] : max;
+        }
+    if (!max) {
+        fputs("<p class=\"none\">No allocations.</p>\n", f);
+        return;
+    }
+    int bars = hi - lo + 1, bw = (W - PAD_L) / (bars > 0 ? bars : 1), h = 180;
+    if (bw > 60)
+        bw = 60;
+    fprintf(f, "<svg id=\"sizes\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
+            W, h + 40, W, h + 40);
+    char a[32];
+    for (int k = lo; k <= hi; k++) {
+        double bh = (double)s->size_hist[k] / (double)max * h;
+        int x = PAD_L + (k - lo) * bw;
+        fprintf(f, "<g><title>%s to %s: %" PRIu64 " allocations</title>"
+                   "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#6baed6\"/>"
+                   "<text x=\"%d\" y=\"%d\" class=\"axis\" text-anchor=\"middle\">%s</text></g>\n",
+                k ? fmt_bytes(1ull << (k - 1), a, sizeof a) : "0 B",
+                k ? fmt_bytes(k < 64 ? (1ull << k) - 1 : UINT64_MAX, (char[32]){0}, 32) : "0 B",
+                s->size_hist[k], x, 10 + h - bh, bw - 2, bh, x + bw / 2, h + 28,
+                k ? fmt_bytes(1ull << (k - 1), a, sizeof a) : "0");
+    }
+    fputs("</svg>\n", f);
+}
+
+/* ---- the flame graph (an icicle: roots on top) -------------------------------------- */
+
+typedef struct fnode_s {
+    char *name;
+    uint64_t w;
+    struct fnode_s *kids;
+    size_t nkids, cap;
+} fnode_t;
+
+static fnode_t *child(fnode_t *n, const char *name)
+{
+    for (size_t i = 0; i < n->nkids; i++)
+        if (!strcmp(n->kids[i].name, name))
+            return &n->kids[i];
+    if (n->nkids == n->cap) {
+        size_t cap = n->cap ? 2 * n->cap : 4;
+        fnode_t *v = realloc(n->kids, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        n->kids = v;
+        n->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    n->kids[n->nkids] = (fnode_t){.name = copy};
+    return &n->kids[n->nkids++];
+}
+
+static void fnode_free(fnode_t *n)
+{
+    for (size_t i = 0; i < n->nkids; i++)
+        fnode_free(&n->kids[i]);
+    free(n->kids);
+    free(n->name);
+}
+
+static void add_stack(fnode_t *root, process_t *pr, symbols_t *store, uint64_t id, uint64_t w,
+                      frames_t *fr)
+{
+    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    root->w += w;
+    fnode_t *n = root;
+    if (!nf) {
+        if ((n = child(n, id ? "[stack without frames]" : "[no stack]")))
+            n->w += w;
+        return;
+    }
+    size_t from = nf > FLAME_DEPTH ? nf - FLAME_DEPTH : 0;
+    for (size_t k = nf; k-- > from && n;) {
+        char label[64];
+        const symbols_frame_t *sf = &fr->v[k];
+        if ((n = child(n, sf->function ? sf->function : symbols_label(sf, label, sizeof label))))
+            n->w += w;
+    }
+}
+
+static int max_depth(const fnode_t *n)
+{
+    int d = 0;
+    for (size_t i = 0; i < n->nkids; i++) {
+        int k = max_depth(&n->kids[i]);
+        d = k > d ? k : d;
+    }
+    return d + 1;
+}
+
+static void draw_node(FILE *f, const fnode_t *n, double x, double w, int depth, uint64_t total,
+                      bool bytes)
+{
+    if (w < 0.3)
+        return;
+    char a[32];
+    double y = depth * FLAME_ROW;
+    unsigned hash = 5381;
+    for (const char *c = n->name; *c; c++)
+        hash = hash * 33 + (unsigned char)*c;
+    fputs("<g class=\"frame\"><title>", f);
+    escape_html(f, n->name);
+    if (bytes)
+        fprintf(f, " — %s (%.1f%%)</title>", fmt_bytes(n->w, a, sizeof a),
+                total ? 100.0 * (double)n->w / (double)total : 0);
+    else
+        fprintf(f, " — %" PRIu64 " (%.1f%%)</title>", n->w,
+                total ? 100.0 * (double)n->w / (double)total : 0);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"hsl(%u,70%%,%u%%)\"/>",
+            x, y, w, FLAME_ROW - 1, 10 + hash % 40, 55 + hash % 20);
+    if (w > 40) {
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"fname\">", x + 3, y + 12);
+        size_t room = (size_t)((w - 6) / 6.5);
+        char cut[256];
+        snprintf(cut, sizeof cut, "%s", n->name);
+        if (strlen(cut) > room && room > 1) {
+            size_t at = room - 1;
+            while (at > 0 && ((unsigned char)cut[at] & 0xc0) == 0x80)
+                at--; /* not inside a character */
+            strcpy(cut + at, "…");
+        }
+        escape_html(f, cut);
+        fputs("</text>", f);
+    }
+    fputs("</g>\n", f);
+    double cx = x;
+    for (size_t i = 0; i < n->nkids; i++) {
+        double cw = n->w ? w * (double)n->kids[i].w / (double)n->w : 0;
+        draw_node(f, &n->kids[i], cx, cw, depth + 1, total, bytes);
+        cx += cw;
+    }
+}
+
+static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, const char *key,
+                  bool shown)
+{
+    fnode_t root = {.name = "all"};
+    bool bytes = strcmp(key, "calls") != 0;
+    if (!strcmp(key, "mapped")) {
+        uint64_t *ids;
+        size_t n = mappings_top(&pr->maps, MAPPINGS_BY_PEAK, FLAME_STACKS, &ids);
+        for (size_t i = 0; i < n; i++)
+            add_stack(&root, pr, store, ids[i], mappings_site_peak(&pr->maps, ids[i], NULL), fr);
+        free(ids);
+    } else if (pr->have_sites) {
+        sites_key_t k = !strcmp(key, "peak") ? SITES_BY_PEAK : !strcmp(key, "calls") ? SITES_BY_CALLS
+                                                                                     : SITES_BY_LEAKED;
+        uint64_t *ids;
+        size_t n = sites_top(&pr->sites, k, FLAME_STACKS, &ids);
+        for (size_t i = 0; i < n; i++)
+            add_stack(&root, pr, store, ids[i], sites_key(&pr->sites, ids[i], k), fr);
+        free(ids);
+    }
+    root.name = strdup(bytes ? "all" : "all calls");
+    int depth = max_depth(&root);
+    fprintf(f, "<svg class=\"flame plot\" data-key=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" "
+               "height=\"%d\"%s>\n", key, W, depth * FLAME_ROW, W, depth * FLAME_ROW,
+            shown ? "" : " style=\"display:none\"");
+    if (root.w)
+        draw_node(f, &root, 0, W, 0, root.w, bytes);
+    else
+        fprintf(f, "<text x=\"10\" y=\"14\">nothing to weigh by %s</text>\n", key);
+    fputs("</svg>\n", f);
+    fnode_free(&root);
+}
+
+/* ---- tables ------------------------------------------------------------------------ */
+
+static void stack_details(FILE *f, process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
+{
+    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    fputs("<details><summary>stack</summary><ol class=\"stack\">", f);
+    for (size_t k = 0; k < nf; k++) {
+        char label[64];
+        const symbols_frame_t *sf = &fr->v[k];
+        fputs("<li>", f);
+        escape_html(f, sf->function ? sf->function : symbols_label(sf, label, sizeof label));
+        if (sf->file) {
+            fputs(" <span class=\"at\">at ", f);
+            escape_html(f, frames_base_name(sf->file));
+            fprintf(f, ":%u</span>", sf->line);
+        } else if (sf->name) {
+            fputs(" <span class=\"at\">in ", f);
+            escape_html(f, sf->name);
+            fputs("</span>", f);
+        }
+        fputs("</li>", f);
+    }
+    if (!nf)
+        fputs("<li>(no frames)</li>", f);
+    fputs("</ol></details>", f);
+}
+
+static void sites_table(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                        frames_t *fr, sites_key_t key, const char *what)
+{
+    if (!pr->have_sites)
+        return;
+    groups_t g;
+    if (groups_build(&g, &pr->sites, store, key, fr))
+        return;
+    char a[32], b[32], c[32];
+    if (!g.n) {
+        fprintf(f, "<h3>Top allocating functions by %s</h3>\n<p class=\"none\">None.</p>\n", what);
+        groups_free(&g);
+        return;
+    }
+    fprintf(f, "<h3>Top allocating functions by %s</h3>\n<table class=\"sites\"><tr><th>#</th>"
+               "<th>function</th><th>live at peak</th><th>calls</th><th>allocated</th>"
+               "<th>leaked</th><th>stacks</th></tr>\n", what);
+    size_t n = g.n < (o->sites ? o->sites : 10) ? g.n : (o->sites ? o->sites : 10);
+    for (size_t i = 0; i < n; i++) {
+        const group_t *gr = &g.v[i];
+        fprintf(f, "<tr><td>%zu</td><td>", i + 1);
+        escape_html(f, gr->name);
+        fprintf(f, "</td><td>%s</td><td>%" PRIu64 "</td><td>%s</td><td>%s in %" PRIu64
+                   "</td><td>%zu ",
+                fmt_bytes(gr->peak, a, sizeof a), gr->calls, fmt_bytes(gr->allocated, b, sizeof b),
+                fmt_bytes(gr->leaked, c, sizeof c), gr->leaked_blocks, gr->nids);
+        stack_details(f, pr, store, gr->ids[0], fr);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    groups_free(&g);
+}
+
+/* ---- a process --------------------------------------------------------------------- */
+
+static void process_section(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                            frames_t *fr, size_t index)
+{
+    const summary_t *s = &pr->s;
+    char a[32], b[32], c[32], d[32];
+    unsigned sev[3] = {0};
+    for (size_t i = 0; i < pr->findings.n; i++)
+        sev[pr->findings.v[i].severity]++;
+    fprintf(f, "<section class=\"process\" id=\"p%zu\">\n<h2>", index);
+    escape_html(f, s->exe[0] ? s->exe : "?");
+    fprintf(f, " <span class=\"pid\">pid %" PRId64 "</span></h2>\n", s->pid);
+    fprintf(f, "<div class=\"cards\"><div><b>%.3f s</b>duration</div><div><b>%s</b>peak heap</div>"
+               "<div><b>%s</b>peak mapped</div><div><b>%s</b>peak RSS</div><div><b>%s</b>leaked in "
+               "%" PRIu64 " blocks</div><div><b>%u / %u / %u</b>critical / warning / info</div></div>\n",
+            (double)(s->last_t - s->first_t) / 1e9, fmt_bytes(s->peak_heap, a, sizeof a),
+            fmt_bytes(pr->maps.peak, b, sizeof b), fmt_bytes(process_peak_rss(pr), c, sizeof c),
+            fmt_bytes(s->leaked_bytes, d, sizeof d), s->leaked_allocations, sev[SEVERITY_CRITICAL],
+            sev[SEVERITY_WARNING], sev[SEVERITY_INFO]);
+    fprintf(f, "<p>%" PRIu64 " allocations (%" PRIu64 " reallocs), %s in all, %" PRIu64
+               " frees, %" PRIu64 " temporary; %" PRIu64 " mmap calls. Trace: ",
+            s->allocations, s->reallocs, fmt_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+            s->temporaries, pr->maps.calls);
+    escape_html(f, pr->path);
+    fputs(".</p>\n<h3>Timeline</h3>\n", f);
+    timeline(f, pr, store, fr);
+    fputs("<h3>Findings</h3>\n", f);
+    if (!pr->findings.n)
+        fputs("<p class=\"none\">None.</p>\n", f);
+    for (size_t i = 0; i < pr->findings.n; i++) {
+        const finding_t *fd = &pr->findings.v[i];
+        char desc[1024];
+        report_describe(pr, store, fd, fr, desc, sizeof desc);
+        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s</b> (%s, %s, %.0f%% of peak RSS, at "
+                   "%.3f s) <p>", findings_severity_name(fd->severity),
+                findings_severity_name(fd->severity), findings_class_name(fd->classification),
+                findings_series_name(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
+                100 * fd->share_of_rss, secs(s, fd->t));
+        escape_html(f, desc);
+        fputs("</p><ul>", f);
+        for (size_t k = 0; k < fd->nremediation; k++) {
+            fputs("<li>", f);
+            escape_html(f, fd->remediation[k]);
+            fputs("</li>", f);
+        }
+        fputs("</ul></div>\n", f);
+    }
+    fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
+    strategies(f, pr);
+    fputs("<h3>Flame graph</h3>\n<p class=\"controls\">weight: "
+          "<label><input type=\"radio\" name=\"w", f);
+    fprintf(f, "%zu\" value=\"peak\" checked> live at peak</label> <label><input type=\"radio\" "
+               "name=\"w%zu\" value=\"calls\"> calls</label> <label><input type=\"radio\" name=\"w%zu\" "
+               "value=\"leaked\"> leaked bytes</label> <label><input type=\"radio\" name=\"w%zu\" "
+               "value=\"mapped\"> mapped bytes</label> &nbsp; search: <input type=\"search\" "
+               "class=\"find\" placeholder=\"function\"></p>\n<div class=\"flames\">\n",
+            index, index, index, index);
+    flame(f, pr, store, fr, "peak", true);
+    flame(f, pr, store, fr, "calls", false);
+    flame(f, pr, store, fr, "leaked", false);
+    flame(f, pr, store, fr, "mapped", false);
+    fputs("</div>\n", f);
+    sites_table(f, pr, store, o, fr, SITES_BY_PEAK, "bytes live at the peak heap");
+    sites_table(f, pr, store, o, fr, SITES_BY_LEAKED, "leaked bytes");
+    fputs("<h3>Request sizes</h3>\n", f);
+    histogram(f, s);
+    fputs("</section>\n", f);
+}
+
+static const char css[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1000px}"
+    "h1{font-size:1.4em}h2{border-top:2px solid #ddd;padding-top:.6em}.pid{color:#888;font-size:.7em}"
+    ".cards{display:flex;flex-wrap:wrap;gap:.6em}.cards div{background:#f4f6f8;padding:.5em .8em;"
+    "border-radius:6px;min-width:8em}.cards b{display:block;font-size:1.2em}"
+    ".plot{display:block;max-width:100%;height:auto;background:#fff}.grid{stroke:#eee}"
+    ".axis{font-size:11px;fill:#666}.phase-name{font-size:11px;fill:#555}"
+    ".finding circle{fill:#d62728;cursor:help}.finding.warning circle{fill:#ff7f0e}"
+    ".finding.info circle{fill:#1f77b4}.finding-line{stroke:#d62728;stroke-dasharray:4 3}"
+    ".finding-box{border-left:4px solid #d62728;padding:.2em .8em;margin:.5em 0;background:#fdf2f2}"
+    ".finding-box.warning{border-color:#ff7f0e;background:#fff6ec}.finding-box.info{border-color:"
+    "#1f77b4;background:#eef5fb}.critical{color:#d62728}.none{color:#888}"
+    ".bar text{font-size:12px}.fname{font-size:11px;pointer-events:none}"
+    ".frame rect{stroke:#fff;stroke-width:.5}.frame.hit rect{fill:#e377c2}"
+    "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.2em .4em;"
+    "text-align:left;vertical-align:top}.stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;"
+    "font-size:12px}.at{color:#888}.legend{font-size:12px}";
+
+/* The flame graph's weight switch and search: nothing else runs. */
+static const char script[] =
+    "document.querySelectorAll('section.process').forEach(function(s){"
+    "s.querySelectorAll('input[type=radio]').forEach(function(r){r.addEventListener('change',"
+    "function(){s.querySelectorAll('svg.flame').forEach(function(g){g.style.display="
+    "g.getAttribute('data-key')===r.value?'':'none';});});});"
+    "var q=s.querySelector('input.find');if(q)q.addEventListener('input',function(){var v="
+    "q.value.toLowerCase();s.querySelectorAll('g.frame').forEach(function(g){var t=g.querySelector("
+    "'title').textContent.toLowerCase();g.classList.toggle('hit',v!==''&&t.indexOf(v)>=0);});});});";
+
+int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+                uint64_t run_peak, const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, tmp, strerror(errno));
+        return -1;
+    }
+    frames_t fr = {0};
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n<title>memsim: ",
+          f);
+    size_t first = SIZE_MAX, shown = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].ok && (first == SIZE_MAX || report_weight(&procs[i]) > report_weight(&procs[first])))
+            first = i;
+    escape_html(f, first != SIZE_MAX ? procs[first].s.exe : "no trace");
+    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>memsim report: ", css);
+    escape_html(f, first != SIZE_MAX ? procs[first].s.exe : "no trace");
+    fputs("</h1>\n", f);
+    if (n > 1) {
+        char a[32];
+        fprintf(f, "<p>%zu traces; peak tree RSS %s.</p>\n<table class=\"tree\"><tr><th>pid</th>"
+                   "<th>exe</th><th>peak heap</th><th>peak mapped</th><th>peak RSS</th></tr>\n",
+                n, fmt_bytes(report_tree_peak(procs, n, run_peak), a, sizeof a));
+        for (size_t i = 0; i < n; i++) {
+            if (!procs[i].ok)
+                continue;
+            char b[32], c[32];
+            fprintf(f, "<tr><td>%" PRId64 "</td><td>", procs[i].s.pid);
+            escape_html(f, procs[i].s.exe);
+            fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+                    fmt_bytes(procs[i].s.peak_heap, a, sizeof a),
+                    fmt_bytes(procs[i].maps.peak, b, sizeof b),
+                    fmt_bytes(process_peak_rss(&procs[i]), c, sizeof c));
+        }
+        fputs("</table>\n", f);
+    }
+    /* the processes that matter, heaviest first (as the text report) */
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += procs[i].ok ? report_weight(&procs[i]) : 0;
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    for (size_t k = 0; done && k < n; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++)
+            if (procs[i].ok && !done[i] && (best == SIZE_MAX || report_weight(&procs[i]) > report_weight(&procs[best])))
+                best = i;
+        if (best == SIZE_MAX)
+            break;
+        done[best] = true;
+        if (n > 1 && !o->all && (double)report_weight(&procs[best]) < ANALYZE_SHOWN_SHARE * (double)total)
+            continue;
+        process_section(f, &procs[best], store, o, &fr, shown++);
+    }
+    free(done);
+    fprintf(f, "<script>%s</script>\n</body></html>\n", script);
+    free(fr.v);
+    bool bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,68 @@
+# memsim-analyze --html (issue 13): one self-contained HTML file, every
+# string from the trace escaped, loaded in headless Chromium (Debian's
+# chromium) with no console error; a screenshot is kept in
+# $BUILD/test-artifacts/.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - the HTML report of real runs: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit $?
+fi
+
+# A program whose file name is markup: its exe is in the report's title,
+# headings and tables.
+EVIL='<img src=x onerror=alert(1)>'
+mkdir -p "$TMP/bin" "$TMP/run"
+cp "$BUILD/programs/touch_mb" "$TMP/bin/$EVIL"
+# (env would take its name, with "=" in it, for an assignment)
+expect_status "the markup-named program traced" 0 sh -c 'LD_PRELOAD="$1" MEMSIM_OUTPUT="$2" exec "$3" 24 300' \
+    sh "$(cd "$BUILD" && pwd)/libmemsim.so" "$TMP/run" "$TMP/bin/$EVIL"
+T=$(ls "$TMP"/run/memsim.*.jsonl)
+expect_status "--html writes the report" 0 "$A" --html "$TMP/r.html" "$T"
+expect_grep "and says where" "the report is in $TMP/r.html" "$TMP/err"
+expect_eq "nothing on stdout" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+R=$TMP/r.html
+expect_eq "the name never appears as markup" "$(grep -c '<img' "$R")" 0
+expect_grep "it appears escaped" '&lt;img src=x onerror=alert(1)&gt;' "$R"
+expect_eq "only its own script: one script element" "$(grep -o '<script' "$R" | wc -l | tr -d ' ')" 1
+expect_grep "a policy that forbids every fetch" "Content-Security-Policy\" content=\"default-src 'none'" "$R"
+expect_eq "no outside resource" "$(grep -c 'src="http\|href="http\|url(http' "$R")" 0
+expect_grep "a timeline" '<svg id="timeline"' "$R"
+expect_grep "strategy bars (a 24 MiB heap is replayed)" '<svg id="strategies"' "$R"
+expect_grep "a flame graph" '<svg class="flame plot" data-key="peak"' "$R"
+expect_grep "request sizes" '<svg id="sizes"' "$R"
+expect_status "--html with --json" 2 "$A" --html "$TMP/x.html" --json "$T"
+expect_one_line "one line for it" "$TMP/err"
+expect_status "--html into a missing directory" 2 "$A" --html "$TMP/nope/r.html" "$T"
+expect_one_line "one line for that" "$TMP/err"
+
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "# skip - the report in a browser: chromium is not installed (apt-get install chromium)"
+    summary
+    exit $?
+fi
+ART=$BUILD/test-artifacts
+mkdir -p "$ART"
+browse() { # browse ARGS...: headless Chromium, a fresh profile, logging on stderr
+    rm -rf "$TMP/profile"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$TMP/profile" \
+        --enable-logging=stderr --v=0 "$@"
+}
+browse --dump-dom "file://$R" >"$TMP/dom.html" 2>"$TMP/chromium.err"
+expect_eq "no console error" "$(grep -c 'CONSOLE' "$TMP/chromium.err")" 0
+expect_eq "no alert ran (the name stayed text)" "$(grep -ci 'alert' "$TMP/chromium.err")" 0
+n_poly=$(grep -o '<polyline class="series"' "$TMP/dom.html" | wc -l | tr -d ' ')
+expect_eq "the timeline's series are drawn" "$([ "$n_poly" -ge 5 ] && echo yes)" yes
+expect_eq "the strategy bars are drawn" \
+    "$([ "$(grep -o '<g class="bar' "$TMP/dom.html" | wc -l)" -ge 6 ] && echo yes)" yes
+expect_eq "the flame graph has frames" \
+    "$([ "$(grep -o '<g class="frame"' "$TMP/dom.html" | wc -l)" -ge 3 ] && echo yes)" yes
+browse --window-size=1100,2600 --screenshot="$ART/html-report.png" "file://$R" >/dev/null 2>&1
+expect_eq "a screenshot kept ($ART/html-report.png)" \
+    "$([ -s "$ART/html-report.png" ] && echo yes)" yes
+
+summary
