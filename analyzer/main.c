@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyzer/escape.h"
 #include "analyzer/inputs.h"
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
         out = 0;
     } else if (o.html) {
         out = report_html(procs, paths.n, sym, &o, paths.run_peak_tree_rss, o.html);
-        if (!out)
+        if (!out && strcmp(o.html, "-"))
             escape_line(stderr, "%s: the report is in %s", ANALYZE_CMD, o.html);
     } else if (o.json) {
         out = report_json(procs, paths.n, sym, &o, paths.run_peak_tree_rss);

@@ -537,8 +537,9 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
                 uint64_t run_peak, const char *path)
 {
     char tmp[4200];
+    bool to_stdout = !strcmp(path, "-");
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
     if (!f) {
         escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, tmp, strerror(errno));
         return -1;
@@ -595,6 +596,14 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
     fprintf(f, "<script>%s</script>\n</body></html>\n", script);
     free(fr.v);
     bool bad = ferror(f);
+    if (to_stdout) {
+        if (fflush(f) || bad) {
+            escape_line(stderr, "%s: --html: cannot write the standard output: %s", ANALYZE_CMD,
+                        strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     if (fclose(f) || bad || rename(tmp, path)) {
         escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, path, strerror(errno));
         unlink(tmp);

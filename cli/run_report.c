@@ -164,13 +164,13 @@ static void forward(pid_t pid, int *sent)
     }
 }
 
-/* The analyzer (--json when json) on r->dir, its stdout through a pipe
+/* The analyzer (with opt, e.g. "--json", when not NULL) on r->dir, its stdout through a pipe
  * into a temporary file renamed r->dir/name once it has exited 0 (or 1,
  * a --fail-on finding, not asked here) and every byte is written.  Its
  * stderr goes to errfd, or stays memsim run's when errfd < 0.  0; -1
  * when name was not written: the cause is in *why (empty when a signal
  * for memsim run ended it), an old file of that name removed. */
-static int analyze_into(const rr_t *r, bool json, const char *name, int errfd, char *why,
+static int analyze_into(const rr_t *r, const char *opt, const char *name, int errfd, char *why,
                         size_t whylen)
 {
     char tmp[RR_PATH], final[RR_PATH];
@@ -196,11 +196,13 @@ static int analyze_into(const rr_t *r, bool json, const char *name, int errfd, c
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
     if (errfd >= 0)
         posix_spawn_file_actions_adddup2(&fa, errfd, STDERR_FILENO);
-    char *argv[4], json_opt[] = "--json";
+    char *argv[5], html_to[] = "-";
     size_t k = 0;
     argv[k++] = (char *)r->tool;
-    if (json)
-        argv[k++] = json_opt;
+    if (opt)
+        argv[k++] = (char *)opt;
+    if (opt && !strcmp(opt, "--html"))
+        argv[k++] = html_to; /* the page on its standard output */
     argv[k++] = (char *)r->dir;
     argv[k] = NULL;
     pid_t pid;
@@ -219,7 +221,8 @@ static int analyze_into(const rr_t *r, bool json, const char *name, int errfd, c
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
-    const char *what = json ? "memsim-analyze --json" : "memsim-analyze";
+    char what[64];
+    snprintf(what, sizeof what, "memsim-analyze%s%s", opt ? " " : "", opt ? opt : "");
     int st = 0, werr = 0, sent = 0;
     if (e) {
         snprintf(why, whylen, "cannot run %s: %s", r->tool, strerror(e));
@@ -327,7 +330,7 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
 
     /* The text, with the analyzer's stderr (warnings, progress) as ours. */
     int out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
-    bool have_txt = analyze_into(&r, false, "report.txt", -1, why, sizeof why) == 0;
+    bool have_txt = analyze_into(&r, NULL, "report.txt", -1, why, sizeof why) == 0;
     if (!have_txt && *why)
         fprintf(stderr, "%s: --analyze: no report.txt nor report.json: %s\n", cmd, why);
     if (have_txt) {
@@ -340,7 +343,7 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
      * fails. */
     if (have_txt && !rr_caught) {
         FILE *err = tmpfile();
-        if (analyze_into(&r, true, "report.json", err ? fileno(err) : -1, why, sizeof why) != 0 &&
+        if (analyze_into(&r, "--json", "report.json", err ? fileno(err) : -1, why, sizeof why) != 0 &&
             *why) {
             replay_stderr(err);
             fprintf(stderr, "%s: --analyze: no report.json: %s\n", cmd, why);
@@ -352,10 +355,32 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
         snprintf(path, sizeof path, "%s/report.json", dir);
         unlink(path); /* an old one is not this run's either */
     }
+    /* The page, the same way. */
+    bool have_html = false;
     if (have_txt && !rr_caught) {
-        char line[3 * RR_QUOTED + 64];
-        int n = snprintf(line, sizeof line, "%s: report: %s (again: %s %s)\n", cmd, qtxt, qtool,
-                         qdir);
+        FILE *err = tmpfile();
+        have_html = analyze_into(&r, "--html", "report.html", err ? fileno(err) : -1, why,
+                                 sizeof why) == 0;
+        if (!have_html && *why) {
+            replay_stderr(err);
+            fprintf(stderr, "%s: --analyze: no report.html: %s\n", cmd, why);
+        }
+        if (err)
+            fclose(err);
+    } else {
+        char path[RR_PATH];
+        snprintf(path, sizeof path, "%s/report.html", dir);
+        unlink(path);
+    }
+    if (have_txt && !rr_caught) {
+        char line[4 * RR_QUOTED + 64], html[RR_PATH + 16], qhtml[RR_QUOTED] = "";
+        if (have_html) {
+            user_path(dir, false, rel, sizeof rel);
+            snprintf(html, sizeof html, "%s/report.html", rel);
+            shell_word(html, qhtml, sizeof qhtml);
+        }
+        int n = snprintf(line, sizeof line, "%s: report: %s%s%s (again: %s %s)\n", cmd, qtxt,
+                         have_html ? ", " : "", qhtml, qtool, qdir);
         fflush(stderr);
         write_all(out, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
     }

@@ -358,8 +358,24 @@ void process_end(msg_end_t reason, int status, int sig)
                      .a = (uint64_t)reason,
                      .b = (uint64_t)(int64_t)status,
                      .c = (uint64_t)(sig > 0 ? sig : 0)};
+    uint32_t cut = atomic_load(&r->interrupted);
     uint64_t end = ring_post(r, &m, NULL, 0, RING_SYNC);
-    bool acked = end && ring_wait_acked(r, end, unsure ? END_UNSURE_NS : END_STALL_NS) == 0;
+    /* Waited for in slices: another thread's handler (a second signal)
+     * may cut a post of its own meanwhile, whose claim, if it took one,
+     * is a hole before the end that no ack passes while the process
+     * lives.  Then it is unsure too: the recorder finishes the trace once
+     * the process is gone, and no "may be incomplete" is owed. */
+    bool acked = false;
+    for (uint64_t waited = 0; end && !acked;) {
+        uint64_t slice = unsure ? END_UNSURE_NS : END_UNSURE_NS < END_STALL_NS - waited
+                                                      ? END_UNSURE_NS : END_STALL_NS - waited;
+        acked = ring_wait_acked(r, end, slice) == 0;
+        waited += slice;
+        if (!unsure && atomic_load(&r->interrupted) != cut)
+            unsure = true;
+        else if (unsure || waited >= END_STALL_NS)
+            break;
+    }
     atomic_store(&p->active, false);
     if (acked || !unsure)
         warn_incomplete(r, acked);

@@ -27,6 +27,8 @@ expect_grep "with the strategy replay, ranked" "over best" "$TMP/demo.txt"
 expect_grep "the mapped-memory story" "mapped: *1 mmap call; peak 352 MiB" "$TMP/demo.txt"
 expect_grep "the spike attributed to its mapping" "file mappings made at spike (demo_workload.c:" "$TMP/demo.txt"
 
+expect_grep "it writes the page and says where" "in any browser: $D/report.html" "$TMP/demo.txt"
+expect_eq "the page is there" "$(head -c 15 "$D/report.html" 2>/dev/null)" "<!DOCTYPE html>"
 expect_status "the run's directory analyzed" 0 "$A" --json --no-replay "$D/run"
 cp "$TMP/out" "$TMP/demo.json"
 q() { "$J" "$1" <"$TMP/demo.json"; }

@@ -278,6 +278,8 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     expect_eq "--analyze: report.txt and report.json exist" \
         "$(test -s "$D/report.txt" && test -s "$D/report.json" && echo yes)" yes
     expect_eq "--analyze: no temporary file left" "$(ls -A "$D" | grep -c '^\.')" 0
+    expect_eq "--analyze: report.html, a whole page" \
+        "$(head -c 15 "$D/report.html"):$(tail -n 1 "$D/report.html")" "<!DOCTYPE html>:</body></html>"
     expect_status "--analyze: report.json parses" 0 "$JSONQ" "" <"$D/report.json"
     T=$(find "$D" -name 'memsim.det_heap.*.jsonl*')
     check=$("$TRACECHECK" "${T:-/dev/null}")
@@ -297,22 +299,22 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     expect_eq "--analyze: report.txt, whole, on stderr" \
         "$(sed '1d;$d' "$TMP/det.err" | md5sum)" "$(md5sum <"$D/report.txt")"
     expect_eq "--analyze: the last line says how to see it again" "$(tail -n 1 "$TMP/det.err")" \
-        "memsim run: report: $REAL/an-det/report.txt (again: $ATOOL $REAL/an-det)"
+        "memsim run: report: $REAL/an-det/report.txt, $REAL/an-det/report.html (again: $ATOOL $REAL/an-det)"
     # The analyzer found on PATH is named as the shell finds it.
     (PATH=$ADIR:/usr/bin:/bin && run --analyze --out "$D" "$PROG/det_heap") >/dev/null 2>"$TMP/det.err"
     expect_eq "--analyze: memsim-analyze on PATH is named so" "$(tail -n 1 "$TMP/det.err")" \
-        "memsim run: report: $REAL/an-det/report.txt (again: memsim-analyze $REAL/an-det)"
+        "memsim run: report: $REAL/an-det/report.txt, $REAL/an-det/report.html (again: memsim-analyze $REAL/an-det)"
     # From the analyzer's own directory, not on PATH: ./memsim-analyze.
     (cd "$ADIR" && PATH=/usr/bin:/bin && run --analyze --out "$TMP/an-here" "$PROG/det_heap") \
         >/dev/null 2>"$TMP/det.err"
     expect_eq "--analyze: ./memsim-analyze from its directory" "$(tail -n 1 "$TMP/det.err")" \
-        "memsim run: report: $REAL/an-here/report.txt (again: ./memsim-analyze $REAL/an-here)"
+        "memsim run: report: $REAL/an-here/report.txt, $REAL/an-here/report.html (again: ./memsim-analyze $REAL/an-here)"
     # A directory below the current one: relative, quoted for the shell.
     mkdir -p "$TMP/cwd"
     (cd "$TMP/cwd" && PATH=/usr/bin:/bin && run --analyze --out "it's here" "$PROG/det_heap") \
         >/dev/null 2>"$TMP/det.err"
     expect_eq "--analyze: a relative directory quoted for the shell" "$(tail -n 1 "$TMP/det.err")" \
-        "memsim run: report: 'it'\\''s here/report.txt' (again: $ADIR/memsim-analyze 'it'\\''s here')"
+        "memsim run: report: 'it'\\''s here/report.txt', 'it'\\''s here/report.html' (again: $ADIR/memsim-analyze 'it'\\''s here')"
     expect_eq "--analyze: the quoted line works in sh" \
         "$(cd "$TMP/cwd" && sh -c "cat 'it'\\''s here/report.txt'" | md5sum)" \
         "$(md5sum <"$TMP/cwd/it's here/report.txt")"
@@ -329,7 +331,7 @@ if [ -x "$BUILD/memsim-analyze" ]; then
             "$(sed '$d' "$TMP/tty.out" | md5sum)" \
             "$({ cat "$TMP/det-plain.out" "$D/report.txt"; } | md5sum)"
         expect_eq "--analyze on a terminal: the again line last" "$(tail -n 1 "$TMP/tty.out")" \
-            "memsim run: report: $REAL/an-tty/report.txt (again: $ATOOL $REAL/an-tty)"
+            "memsim run: report: $REAL/an-tty/report.txt, $REAL/an-tty/report.html (again: $ATOOL $REAL/an-tty)"
         expect_eq "--analyze on a terminal: stderr has memsim run's line only" \
             "$(wc -l <"$TMP/tty.err" | tr -d ' '):$(cut -c1-21 "$TMP/tty.err")" \
             "1:memsim run: completed"
@@ -365,7 +367,7 @@ if [ -x "$BUILD/memsim-analyze" ]; then
         "the text
 json: cannot
 memsim run: --analyze: no report.json: memsim-analyze --json exited with status 2
-memsim run: report: $REAL/an-fail/report.txt (again: $REAL/fake/memsim-analyze $REAL/an-fail)"
+memsim run: report: $REAL/an-fail/report.txt, $REAL/an-fail/report.html (again: $REAL/fake/memsim-analyze $REAL/an-fail)"
     # A reader of the report gone: memsim run's status is still the command's.
     fake 'yes a long report | head -n 100000'
     { frun --out "$TMP/an-pipe" "$PROG/touch_mb" 1 0 3 2>&1; echo $? >"$TMP/pipe.st"; } |
