@@ -126,6 +126,32 @@ static void mappings_on_fini(process_t *pr) { mappings_fini(&pr->maps); }
 static const consumer_t mappings_consumer = {"mappings", mappings_on_init, mappings_on_event,
                                              mappings_on_finish, mappings_on_fini};
 
+/* ---- timeline ------------------------------------------------------------------- */
+
+static int timeline_on_init(process_t *pr)
+{
+    timeline_init(&pr->timeline);
+    return 0;
+}
+
+static void timeline_on_event(process_t *pr, const event_t *e)
+{
+    switch (e->type) {
+    case EV_ALLOC: case EV_FREE: case EV_REALLOC: case EV_MMAP: case EV_MUNMAP: case EV_MREMAP:
+    case EV_SAMPLE:
+        timeline_add(&pr->timeline, e->t, pr->s.heap, pr->maps.live);
+        break;
+    default:
+        break;
+    }
+}
+
+static void timeline_on_finish(process_t *pr) { (void)pr; }
+static void timeline_on_fini(process_t *pr) { (void)pr; }
+
+static const consumer_t timeline_consumer = {"timeline", timeline_on_init, timeline_on_event,
+                                             timeline_on_finish, timeline_on_fini};
+
 /* ---- replay ---------------------------------------------------------------------- */
 
 /* Worker threads for the replay: one per processor beyond the one
@@ -220,5 +246,5 @@ static const consumer_t replay_consumer = {"replay", replay_on_init, replay_on_e
                                            replay_on_finish, replay_on_fini};
 
 const consumer_t *const consumers[] = {&summary_consumer, &sites_consumer, &mappings_consumer,
-                                       &replay_consumer};
+                                       &timeline_consumer, &replay_consumer};
 const size_t nconsumers = sizeof consumers / sizeof consumers[0];

@@ -9,6 +9,7 @@
  *   summary    analyzer/summary.h: the headline figures, the samples
  *   sites      analyzer/sites.h: per allocation stack (when wanted)
  *   mappings   analyzer/mappings.h: the program's own mappings
+ *   timeline   analyzer/timeline.h: heap and mapped live over time, per event
  *   replay     analyzer/replay.h: the allocations through every strategy
  */
 #ifndef MEMSIM_ANALYZER_CONSUMERS_H

@@ -18,6 +18,7 @@
 #include "analyzer/sites.h"
 #include "analyzer/summary.h"
 #include "analyzer/symbols.h"
+#include "analyzer/timeline.h"
 
 typedef struct process_s {
     char path[4096];
@@ -26,6 +27,7 @@ typedef struct process_s {
     reader_t r;
     summary_t s;
     mappings_t maps;
+    timeline_t timeline;     /* heap and mapped live over time, from every event */
     bool have_sites;         /* sites and space are set up */
     sites_t sites;
     symbols_space_t space;   /* the trace's modules, for the sites' frames */

@@ -17,6 +17,7 @@
 #include "analyzer/escape.h"
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
+#include "analyzer/timeline.h"
 #include "core/units.h"
 
 #define W 960           /* plot width in px */
@@ -90,9 +91,31 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
                 vmax = vals[k];
         }
     }
-    /* tree RSS from the samples' tree_rss is not kept per point: the
-     * process's own RSS stands for it when it has no children. */
+    /* heap and mapped live from every event (analyzer/timeline.h): each
+     * bucket's minimum and maximum, so that what lived between two
+     * samples is drawn too */
+    const timeline_t *tl = &pr->timeline;
+    size_t ne = 0;
+    double *et = malloc(2 * TIMELINE_BUCKETS * sizeof *et);
+    double *eh = malloc(2 * TIMELINE_BUCKETS * sizeof *eh);
+    double *em = malloc(2 * TIMELINE_BUCKETS * sizeof *em);
+    double *es = malloc(2 * TIMELINE_BUCKETS * sizeof *es);
+    for (size_t i = 0; et && eh && em && es && i < tl->n; i++) {
+        const timeline_bucket_t *b = &tl->v[i];
+        if (!b->used)
+            continue;
+        double at = secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
+        double at2 = secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
+        et[ne] = at, eh[ne] = (double)b->heap_min, em[ne] = (double)b->mapped_min;
+        es[ne++] = (double)b->sum_min;
+        et[ne] = at2, eh[ne] = (double)b->heap_max, em[ne] = (double)b->mapped_max;
+        es[ne++] = (double)b->sum_max;
+        if ((double)b->sum_max > vmax)
+            vmax = (double)b->sum_max;
+    }
     double t1 = ok ? t[n - 1] : 0;
+    if (ne && et[ne - 1] > t1)
+        t1 = et[ne - 1];
     char a[32];
     fprintf(f, "<svg id=\"timeline\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
                "role=\"img\" aria-label=\"timeline\">\n", W, TL_H, W, TL_H);
@@ -122,9 +145,18 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"axis\" text-anchor=\"middle\">%.2f s</text>\n",
                 x, TL_H - 10, t1 * k / 4);
     }
-    for (size_t k = 0; ok && k < ns; k++)
-        if (k != 1) /* no tree series per point (above) */
+    for (size_t k = 0; ok && k < ns; k++) {
+        if (k == 1) /* no tree series per point */
+            continue;
+        if (ne && (k == 2 || k == 3 || k == 4)) /* from the events */
+            polyline(f, et, k == 2 ? eh : k == 3 ? em : es, ne, t1, vmax, ser[k].color, ser[k].name);
+        else
             polyline(f, t, ser[k].v, n, t1, vmax, ser[k].color, ser[k].name);
+    }
+    free(et);
+    free(eh);
+    free(em);
+    free(es);
     /* findings where their evidence lies, described on hover */
     for (size_t i = 0; ok && i < pr->findings.n; i++) {
         const finding_t *fd = &pr->findings.v[i];

@@ -34,6 +34,7 @@ int main(void)
         mappings_suite,
         groups_suite,
         downsample_suite,
+        timeline_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

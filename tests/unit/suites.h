@@ -36,5 +36,6 @@ Suite *ptree_suite(void);
 Suite *mappings_suite(void);
 Suite *groups_suite(void);
 Suite *downsample_suite(void);
+Suite *timeline_suite(void);
 
 #endif
