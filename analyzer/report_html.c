@@ -537,6 +537,63 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
     fputs("</section>\n", f);
 }
 
+/* A process tree over time: a bar per process from its start to its
+ * last record, by start, coloured by its peak RSS (darker: more). */
+static void gantt(FILE *f, const process_t *procs, size_t n)
+{
+    uint64_t t0 = UINT64_MAX, t1 = 0, top = 1;
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        const summary_t *s = &procs[i].s;
+        if (!procs[i].ok || !s->start_unix_ns)
+            continue;
+        uint64_t b = s->start_unix_ns, e = b + (s->last_t - s->first_t);
+        t0 = b < t0 ? b : t0;
+        t1 = e > t1 ? e : t1;
+        top = process_peak_rss(&procs[i]) > top ? process_peak_rss(&procs[i]) : top;
+        rows++;
+    }
+    if (!rows || t1 <= t0)
+        return;
+    size_t *order = malloc(n * sizeof *order), k = 0;
+    if (!order)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].ok && procs[i].s.start_unix_ns)
+            order[k++] = i;
+    for (size_t i = 1; i < k; i++) /* by start */
+        for (size_t j = i; j > 0 && procs[order[j - 1]].s.start_unix_ns > procs[order[j]].s.start_unix_ns; j--) {
+            size_t x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    int row = 12, h = (int)k * row + 24, lw = 150;
+    char a[32];
+    fprintf(f, "<h2>Processes over time</h2>\n<svg id=\"gantt\" class=\"plot\" viewBox=\"0 0 %d %d\" "
+               "width=\"%d\" height=\"%d\">\n", W, h, W, h);
+    double span = (double)(t1 - t0);
+    for (size_t r = 0; r < k; r++) {
+        const process_t *pr = &procs[order[r]];
+        const summary_t *s = &pr->s;
+        double x0 = lw + (double)(s->start_unix_ns - t0) / span * (W - lw - PAD_R);
+        double x1 = lw + (double)(s->start_unix_ns + (s->last_t - s->first_t) - t0) / span * (W - lw - PAD_R);
+        unsigned light = 85 - (unsigned)(50.0 * (double)process_peak_rss(pr) / (double)top);
+        fputs("<g class=\"proc\"><title>", f);
+        escape_html(f, s->exe);
+        fprintf(f, " (pid %" PRId64 "): %.3f s, peak RSS %s</title><text x=\"%d\" y=\"%zu\" "
+                   "class=\"axis\" text-anchor=\"end\">", s->pid, (double)(s->last_t - s->first_t) / 1e9,
+                fmt_bytes(process_peak_rss(pr), a, sizeof a), lw - 4, r * row + 10);
+        escape_html(f, s->exe[0] ? frames_base_name(s->exe) : "?");
+        fprintf(f, " %" PRId64 "</text><rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
+                   "fill=\"hsl(5,70%%,%u%%)\"/></g>\n", s->pid, x0, r * row + 1,
+                x1 - x0 > 1 ? x1 - x0 : 1, row - 2, light);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"axis\">0 s</text><text x=\"%d\" y=\"%d\" "
+               "class=\"axis\" text-anchor=\"end\">%.2f s</text>\n</svg>\n",
+            lw, h - 4, W - PAD_R, h - 4, span / 1e9);
+    free(order);
+}
+
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1000px}"
     "h1{font-size:1.4em}h2{border-top:2px solid #ddd;padding-top:.6em}.pid{color:#888;font-size:.7em}"
@@ -589,6 +646,8 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
     fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>memsim report: ", css);
     escape_html(f, first != SIZE_MAX ? procs[first].s.exe : "no trace");
     fputs("</h1>\n", f);
+    if (n > 1)
+        gantt(f, procs, n);
     if (n > 1) {
         char a[32];
         fprintf(f, "<p>%zu traces; peak tree RSS %s.</p>\n<table class=\"tree\"><tr><th>pid</th>"

@@ -40,6 +40,13 @@ expect_one_line "one line for it" "$TMP/err"
 expect_status "--html into a missing directory" 2 "$A" --html "$TMP/nope/r.html" "$T"
 expect_one_line "one line for that" "$TMP/err"
 
+# A process tree: one bar per process over time.
+P=$BUILD/programs
+"$BUILD/memsim" run --out "$TMP/tree" -- sh -c "$P/touch_mb 8 50 && $P/touch_mb 2 0" >/dev/null 2>&1
+expect_status "a tree's page" 0 "$A" --html "$TMP/tree.html" "$TMP/tree"
+expect_grep "the processes over time" '<svg id="gantt"' "$TMP/tree.html"
+expect_eq "a bar for each of the 3 processes" "$(grep -o '<g class="proc">' "$TMP/tree.html" | wc -l | tr -d ' ')" 3
+
 if ! command -v chromium >/dev/null 2>&1; then
     echo "# skip - the report in a browser: chromium is not installed (apt-get install chromium)"
     summary
