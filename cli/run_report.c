@@ -297,6 +297,30 @@ static void replay_stderr(FILE *f)
             break;
 }
 
+/* One more form of the report, into r->dir/name, when go (the text was
+ * written and no signal came): the analyzer's stderr is kept and shown
+ * only if it fails, with one line.  Otherwise an old file of that name
+ * is removed: it is not this run's.  Whether name was written. */
+static bool quiet_report(const rr_t *r, bool go, const char *opt, const char *name,
+                         const char *cmd, char *why, size_t whylen)
+{
+    if (!go || rr_caught) {
+        char path[RR_PATH];
+        snprintf(path, sizeof path, "%s/%s", r->dir, name);
+        unlink(path);
+        return false;
+    }
+    FILE *err = tmpfile();
+    bool ok = analyze_into(r, opt, name, err ? fileno(err) : -1, why, whylen) == 0;
+    if (!ok && *why) {
+        replay_stderr(err);
+        fprintf(stderr, "%s: --analyze: no %s: %s\n", cmd, name, why);
+    }
+    if (err)
+        fclose(err);
+    return ok;
+}
+
 void run_report(const char *cmd, const char *self_dir, const char *dir)
 {
     rr_t r = {.dir = dir};
@@ -339,39 +363,10 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
         show(path, out);
     }
 
-    /* The JSON: its warnings are the text run's again, shown only when it
-     * fails. */
-    if (have_txt && !rr_caught) {
-        FILE *err = tmpfile();
-        if (analyze_into(&r, "--json", "report.json", err ? fileno(err) : -1, why, sizeof why) != 0 &&
-            *why) {
-            replay_stderr(err);
-            fprintf(stderr, "%s: --analyze: no report.json: %s\n", cmd, why);
-        }
-        if (err)
-            fclose(err);
-    } else {
-        char path[RR_PATH];
-        snprintf(path, sizeof path, "%s/report.json", dir);
-        unlink(path); /* an old one is not this run's either */
-    }
-    /* The page, the same way. */
-    bool have_html = false;
-    if (have_txt && !rr_caught) {
-        FILE *err = tmpfile();
-        have_html = analyze_into(&r, "--html", "report.html", err ? fileno(err) : -1, why,
-                                 sizeof why) == 0;
-        if (!have_html && *why) {
-            replay_stderr(err);
-            fprintf(stderr, "%s: --analyze: no report.html: %s\n", cmd, why);
-        }
-        if (err)
-            fclose(err);
-    } else {
-        char path[RR_PATH];
-        snprintf(path, sizeof path, "%s/report.html", dir);
-        unlink(path);
-    }
+    /* The JSON and the page: their warnings are the text run's again,
+     * shown only when one fails. */
+    quiet_report(&r, have_txt, "--json", "report.json", cmd, why, sizeof why);
+    bool have_html = quiet_report(&r, have_txt, "--html", "report.html", cmd, why, sizeof why);
     if (have_txt && !rr_caught) {
         char line[4 * RR_QUOTED + 64], html[RR_PATH + 16], qhtml[RR_QUOTED] = "";
         if (have_html) {
