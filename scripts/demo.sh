@@ -81,11 +81,13 @@ How to read it:
   - The summary counts what the program asked of malloc: allocations,
     "temporary" ones (freed right after they were made), the peak of the
     live heap, the peak RSS the OS charged, and the leaks: blocks still
-    allocated at exit (the leak phase's, and stdout's buffer).
+    allocated at exit (the leak phase's, and stdout's buffer).  The
+    "mapped" line is the program's own mmap calls, which malloc never
+    sees, and "RSS at its top" what the RSS was made of.
   - Each finding names what it saw in the samples, its severity, when, in
     which phase, and what to try.  The "gap" is RSS minus what malloc
-    holds: the spike is a file the program mapped, which malloc never
-    sees; fragmentation is malloc holding the freed payloads' holes,
+    holds: the spike is a file the program mapped, and the finding says
+    which share of it that mapping explains and where it was made; fragmentation is malloc holding the freed payloads' holes,
     which it cannot return while the keys sit between them.  The drift of
     the live heap over the whole run is the leak.
   - The strategies table replays the trace's allocations through each
