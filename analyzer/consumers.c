@@ -196,7 +196,18 @@ static void replay_on_event(process_t *pr, const event_t *e)
         replay_start(pr);
     if (!pr->replay)
         return;
-    if (e->type == EV_ALLOC)
+    if (e->type == EV_SAMPLE) { /* each strategy's footprint then, for the plots */
+        if (pr->nmarks == pr->cap_marks) {
+            size_t cap = pr->cap_marks ? 2 * pr->cap_marks : 256;
+            uint64_t *v = realloc(pr->marks_t, cap * sizeof *v);
+            if (!v)
+                return;
+            pr->marks_t = v;
+            pr->cap_marks = cap;
+        }
+        pr->marks_t[pr->nmarks++] = e->t;
+        replay_set_mark(pr->replay);
+    } else if (e->type == EV_ALLOC)
         replay_set_alloc(pr->replay, e->addr, e->size, e->align);
     else if (e->type == EV_FREE)
         replay_set_free(pr->replay, e->addr);
@@ -224,6 +235,8 @@ static void replay_on_finish(process_t *pr)
     replay_set_destroy(pr->replay);
     pr->replay = NULL;
     if (pr->s.peak_heap < ANALYZE_REPLAY_MIN_HEAP && !pr->o->strategies_given) {
+        for (size_t i = 0; i < pr->nresults; i++)
+            replay_result_free(&pr->results[i]);
         pr->nresults = 0; /* a small heap says nothing of the strategies */
         pr->replay_skipped = true;
     }
@@ -240,6 +253,11 @@ static void replay_on_fini(process_t *pr)
 {
     replay_set_destroy(pr->replay);
     pr->replay = NULL;
+    for (size_t i = 0; i < pr->nresults; i++)
+        replay_result_free(&pr->results[i]);
+    free(pr->marks_t);
+    pr->marks_t = NULL;
+    pr->nmarks = pr->cap_marks = 0;
 }
 
 static const consumer_t replay_consumer = {"replay", replay_on_init, replay_on_event,

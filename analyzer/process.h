@@ -37,6 +37,9 @@ typedef struct process_s {
     bool replay_skipped;     /* the peak heap was below ANALYZE_REPLAY_MIN_HEAP */
     replay_result_t results[REPLAY_MAX_STRATEGIES];
     size_t nresults;         /* sorted by peak footprint, best first */
+    uint64_t *marks_t;       /* the time of each sample, where the replay noted its
+                                strategies' footprints (results[].series) */
+    size_t nmarks, cap_marks;
     findings_t findings;
     bool ok;                 /* read: the reports may use it */
 } process_t;

@@ -47,6 +47,8 @@ typedef struct batch_s {
 
 typedef struct strategy_s {
     device_t *dev;
+    uint64_t *series;  /* its footprint at each mark (replay_set_mark) */
+    size_t nseries, cap_series;
     void **blk;      /* per record: its block on this device, or NULL */
     uint64_t failed, frees, ns;
     uint64_t done;   /* batches replayed */
@@ -104,6 +106,20 @@ static void replay_batch(strategy_t *st, const batch_t *b)
     void **blk = st->blk;
     for (size_t i = 0; i < b->n; i++) {
         const op_t *op = &b->ops[i];
+        if (op->rec == NO_REC) { /* a mark: the footprint now */
+            if (st->nseries == st->cap_series) {
+                size_t cap = st->cap_series ? 2 * st->cap_series : 256;
+                uint64_t *v = realloc(st->series, cap * sizeof *v);
+                if (!v)
+                    continue;
+                st->series = v;
+                st->cap_series = cap;
+            }
+            device_metrics_t m;
+            device_metrics(st->dev, &m);
+            st->series[st->nseries++] = m.reserved;
+            continue;
+        }
         if (op->align) {
             if (device_alloc(st->dev, op->size, op->align, 0, &res) == POOL_OK) {
                 blk[op->rec] = res.block;
@@ -301,6 +317,15 @@ void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t al
     b->n++;
 }
 
+void replay_set_mark(replay_set_t *s)
+{
+    if (s->failed_memory || !s->n)
+        return;
+    op_t *op = next_op(s);
+    *op = (op_t){.rec = NO_REC};
+    filling(s)->n++;
+}
+
 void replay_set_free(replay_set_t *s, uint64_t addr)
 {
     if (s->failed_memory || !s->n)
@@ -387,6 +412,10 @@ void replay_set_results(replay_set_t *s, replay_result_t *out)
         r->failed = st->failed + s->dropped;
         r->frees = st->frees;
         device_metrics(st->dev, &r->m);
+        if (st->nseries && (r->series = malloc(st->nseries * sizeof *r->series))) {
+            memcpy(r->series, st->series, st->nseries * sizeof *r->series);
+            r->nseries = st->nseries;
+        }
         uint64_t events = r->requests + r->frees;
         r->events_per_s = st->ns ? (double)events * 1e9 / (double)st->ns : 0.0;
     }
@@ -405,6 +434,7 @@ void replay_set_destroy(replay_set_t *s)
     for (size_t i = 0; i < s->n; i++) {
         device_destroy(s->st[i].dev);
         free(s->st[i].blk);
+        free(s->st[i].series);
     }
     for (size_t i = 0; i < RING; i++)
         free(s->ring[i].ended);

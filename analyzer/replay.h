@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core/device.h"
 
@@ -37,7 +38,17 @@ typedef struct replay_result_s {
     uint64_t requests, failed, frees;
     device_metrics_t m;
     double events_per_s;
+    uint64_t *series;  /* the footprint at each replay_set_mark, malloc'd (the caller
+                          frees it: replay_result_free), NULL without marks */
+    size_t nseries;
 } replay_result_t;
+
+static inline void replay_result_free(replay_result_t *r)
+{
+    free(r->series);
+    r->series = NULL;
+    r->nseries = 0;
+}
 
 /* ---- a set of strategies ----------------------------------------------------- */
 
@@ -55,6 +66,9 @@ size_t replay_set_count(const replay_set_t *s);
 void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align);
 void replay_set_free(replay_set_t *s, uint64_t addr);
 void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size);
+/* A mark: every strategy notes its footprint when it reaches it (a
+ * series for plots, one value per mark; the figures do not change). */
+void replay_set_mark(replay_set_t *s);
 
 /* Wait until every event fed so far is replayed; the i-th strategy
  * added into out[i].  More events may follow. */

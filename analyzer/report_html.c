@@ -59,6 +59,9 @@ static void polyline(FILE *f, const double *t, const double *v, size_t n, double
     fputs("\"/>\n", f);
 }
 
+static const char *const scolors[] = {"#8c564b", "#e377c2", "#bcbd22", "#393b79", "#ad494a",
+                                      "#637939"};
+
 static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
 {
     const summary_t *s = &pr->s;
@@ -113,6 +116,19 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         if ((double)b->sum_max > vmax)
             vmax = (double)b->sum_max;
     }
+    /* the strategies' footprints join the scale unless one is far above
+     * the program's own memory (it would flatten everything else) */
+    bool drawn[REPLAY_MAX_STRATEGIES] = {0};
+    double own = vmax;
+    for (size_t k = 0; k < pr->nresults; k++) {
+        const replay_result_t *r = &pr->results[k];
+        double top = 0;
+        for (size_t i = 0; i < r->nseries && i < pr->nmarks; i++)
+            top = (double)r->series[i] > top ? (double)r->series[i] : top;
+        drawn[k] = r->nseries >= 2 && pr->nmarks >= 2 && top <= 3 * own;
+        if (drawn[k] && top > vmax)
+            vmax = top;
+    }
     double t1 = ok ? t[n - 1] : 0;
     if (ne && et[ne - 1] > t1)
         t1 = et[ne - 1];
@@ -157,6 +173,25 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
     free(eh);
     free(em);
     free(es);
+    /* each strategy's footprint at the samples, dashed */
+    double *st = malloc((pr->nmarks + 1) * sizeof *st), *sv = malloc((pr->nmarks + 1) * sizeof *sv);
+    for (size_t k = 0; ok && st && sv && k < pr->nresults; k++) {
+        const replay_result_t *r = &pr->results[k];
+        size_t m = r->nseries < pr->nmarks ? r->nseries : pr->nmarks;
+        if (!drawn[k])
+            continue;
+        for (size_t i = 0; i < m; i++) {
+            st[i] = secs(s, pr->marks_t[i]);
+            sv[i] = (double)r->series[i];
+        }
+        fprintf(f, "<g class=\"strategy-series\" stroke-dasharray=\"5 3\">");
+        char name[64];
+        snprintf(name, sizeof name, "footprint: %s", r->name);
+        polyline(f, st, sv, m, t1, vmax, scolors[k % 6], name);
+        fputs("</g>\n", f);
+    }
+    free(st);
+    free(sv);
     /* findings where their evidence lies, described on hover */
     for (size_t i = 0; ok && i < pr->findings.n; i++) {
         const finding_t *fd = &pr->findings.v[i];
@@ -183,6 +218,10 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         if (k != 1)
             fprintf(f, "<span style=\"color:%s\">&#9632;</span> %s &nbsp; ", ser[k].color,
                     ser[k].name);
+    for (size_t k = 0; k < pr->nresults; k++)
+        if (drawn[k])
+            fprintf(f, "<span style=\"color:%s\">&#9473;</span> footprint under %s &nbsp; ",
+                    scolors[k % 6], pr->results[k].name);
     fputs("<span class=\"critical\">&#9679;</span> a finding (hover for what it is)</p>\n", f);
     free(t);
     for (size_t k = 0; k < ns; k++)

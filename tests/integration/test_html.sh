@@ -34,6 +34,7 @@ expect_eq "no outside resource" "$(grep -c 'src="http\|href="http\|url(http' "$R
 expect_grep "a timeline" '<svg id="timeline"' "$R"
 expect_grep "strategy bars (a 24 MiB heap is replayed)" '<svg id="strategies"' "$R"
 expect_grep "a flame graph" '<svg class="flame plot" data-key="peak"' "$R"
+expect_grep "each strategy's footprint over time" 'data-name="footprint: best-fit"' "$R"
 expect_grep "request sizes" '<svg id="sizes"' "$R"
 expect_status "--html with --json" 2 "$A" --html "$TMP/x.html" --json "$T"
 expect_one_line "one line for it" "$TMP/err"

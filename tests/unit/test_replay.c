@@ -91,6 +91,8 @@ START_TEST(set_equals_driving_each_device)
     static bool dev_live[REPLAY_MAX_STRATEGIES][SLOTS];
     memset(trace_addr, 0, sizeof trace_addr);
     memset(dev_live, 0, sizeof dev_live);
+    static uint64_t marked[REPLAY_MAX_STRATEGIES][OPS / 1000];
+    size_t nmarks = 0;
     rng_t rng;
     rng_seed(&rng, 4242 + threads);
     uint64_t next = 0x1000;
@@ -137,6 +139,15 @@ START_TEST(set_equals_driving_each_device)
             }
             trace_addr[k] = a;
         }
+        if (op % 1000 == 999) { /* a mark: each strategy's footprint now, figures unchanged */
+            replay_set_mark(set);
+            for (size_t i = 0; i < n; i++) {
+                device_metrics_t m;
+                device_metrics(d[i], &m);
+                marked[i][nmarks] = m.reserved;
+            }
+            nmarks++;
+        }
         if (op == OPS / 2) { /* results mid-way; the replay goes on after */
             replay_result_t mid[REPLAY_MAX_STRATEGIES];
             replay_set_results(set, mid);
@@ -144,6 +155,7 @@ START_TEST(set_equals_driving_each_device)
                 device_metrics_t m;
                 device_metrics(d[i], &m);
                 ck_assert_uint_eq(mid[i].m.live_allocated, m.live_allocated);
+                replay_result_free(&mid[i]);
             }
         }
     }
@@ -167,6 +179,10 @@ START_TEST(set_equals_driving_each_device)
         ck_assert_uint_eq(out[i].failed, st->failed_allocations);
         ck_assert_uint_eq(out[i].frees, st->frees);
         ck_assert_uint_eq(out[i].requests, st->allocations + st->failed_allocations);
+        ck_assert_uint_eq(out[i].nseries, nmarks);
+        for (size_t k = 0; k < nmarks; k++)
+            ck_assert_uint_eq(out[i].series[k], marked[i][k]);
+        replay_result_free(&out[i]);
         device_destroy(d[i]);
     }
     ck_assert_uint_gt(out[0].requests, 30000);
