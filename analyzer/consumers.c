@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analyzer/escape.h"
+#include "core/grow.h"
 
 /* ---- summary ------------------------------------------------------------------- */
 
@@ -197,14 +198,8 @@ static void replay_on_event(process_t *pr, const event_t *e)
     if (!pr->replay)
         return;
     if (e->type == EV_SAMPLE) { /* each strategy's footprint then, for the plots */
-        if (pr->nmarks == pr->cap_marks) {
-            size_t cap = pr->cap_marks ? 2 * pr->cap_marks : 256;
-            uint64_t *v = realloc(pr->marks_t, cap * sizeof *v);
-            if (!v)
-                return;
-            pr->marks_t = v;
-            pr->cap_marks = cap;
-        }
+        if (!grow_room((void **)&pr->marks_t, &pr->cap_marks, pr->nmarks, sizeof *pr->marks_t, 256))
+            return;
         pr->marks_t[pr->nmarks++] = e->t;
         replay_set_mark(pr->replay);
     } else if (e->type == EV_ALLOC)

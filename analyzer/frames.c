@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+
 size_t frames_of(symbols_t *store, const site_t *st, frames_t *out)
 {
     out->n = 0;
@@ -16,14 +18,8 @@ size_t frames_of(symbols_t *store, const site_t *st, frames_t *out)
         size_t n = symbols_resolve(store, st->modules ? st->modules[i] : SYMBOLS_NO_MODULE,
                                    st->frames[i], &f);
         for (size_t k = 0; k < n; k++) {
-            if (out->n == out->cap) {
-                size_t cap = out->cap ? out->cap * 2 : 64;
-                symbols_frame_t *v = realloc(out->v, cap * sizeof *v);
-                if (!v)
-                    return out->n;
-                out->v = v;
-                out->cap = cap;
-            }
+            if (!grow_room((void **)&out->v, &out->cap, out->n, sizeof *out->v, 64))
+                return out->n;
             out->v[out->n++] = f[k];
         }
     }

@@ -13,17 +13,12 @@
 
 #include "analyzer/escape.h"
 #include "analyzer/options.h"
+#include "core/grow.h"
 
 static int add_path(paths_t *p, const char *path)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        char **v = realloc(p->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        p->v = v;
-        p->cap = cap;
-    }
+    if (!grow_room((void **)&p->v, &p->cap, p->n, sizeof *p->v, 16))
+        return -1;
     p->v[p->n] = strdup(path);
     return p->v[p->n] ? (int)++p->n * 0 : -1;
 }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "analyzer/sites.h" /* SITES_MAX_ID_GAP */
+#include "core/grow.h"
 
 int mappings_init(mappings_t *m)
 {
@@ -95,18 +96,10 @@ static size_t first_after(const mappings_t *m, uint64_t a)
 
 static bool room(mappings_t *m, size_t more)
 {
-    if (m->n + more <= m->cap)
-        return true;
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    while (cap < m->n + more)
-        cap *= 2;
-    mapping_t *v = realloc(m->v, cap * sizeof *v);
-    if (!v) {
+    if (!grow_room((void **)&m->v, &m->cap, m->n + more - 1, sizeof *m->v, 64)) {
         m->nomem = true;
         return false;
     }
-    m->v = v;
-    m->cap = cap;
     return true;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/grow.h"
 #include "core/hashtab.h"
 
 #define RING 4             /* batches in flight */
@@ -107,14 +108,9 @@ static void replay_batch(strategy_t *st, const batch_t *b)
     for (size_t i = 0; i < b->n; i++) {
         const op_t *op = &b->ops[i];
         if (op->rec == NO_REC) { /* a mark: the footprint now */
-            if (st->nseries == st->cap_series) {
-                size_t cap = st->cap_series ? 2 * st->cap_series : 256;
-                uint64_t *v = realloc(st->series, cap * sizeof *v);
-                if (!v)
-                    continue;
-                st->series = v;
-                st->cap_series = cap;
-            }
+            if (!grow_room((void **)&st->series, &st->cap_series, st->nseries, sizeof *st->series,
+                           256))
+                continue;
             device_metrics_t m;
             device_metrics(st->dev, &m);
             st->series[st->nseries++] = m.reserved;

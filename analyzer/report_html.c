@@ -18,6 +18,7 @@
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
 #include "analyzer/timeline.h"
+#include "core/grow.h"
 #include "core/units.h"
 
 #define W 960           /* plot width in px */
@@ -317,14 +318,8 @@ static fnode_t *child(fnode_t *n, const char *name)
     for (size_t i = 0; i < n->nkids; i++)
         if (!strcmp(n->kids[i].name, name))
             return &n->kids[i];
-    if (n->nkids == n->cap) {
-        size_t cap = n->cap ? 2 * n->cap : 4;
-        fnode_t *v = realloc(n->kids, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        n->kids = v;
-        n->cap = cap;
-    }
+    if (!grow_room((void **)&n->kids, &n->cap, n->nkids, sizeof *n->kids, 4))
+        return NULL;
     char *copy = strdup(name);
     if (!copy)
         return NULL;

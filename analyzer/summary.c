@@ -4,6 +4,7 @@
 #include "analyzer/summary.h"
 
 #include "analyzer/escape.h"
+#include "core/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +26,10 @@ void summary_fini(summary_t *s)
     free(s->phases);
 }
 
-/* Grow *v (of *cap elements of size each) to hold one more; false when
- * the host is out of memory (the element is then dropped). */
+/* Room for one more sample, phase or block (core/grow.h). */
 static bool room(void **v, size_t *cap, size_t n, size_t each)
 {
-    if (n < *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    void *p = realloc(*v, c * each);
-    if (!p)
-        return false;
-    *v = p;
-    *cap = c;
-    return true;
+    return grow_room(v, cap, n, each, 256);
 }
 
 const char *summary_phase_at(const summary_t *s, uint64_t t)
