@@ -110,14 +110,25 @@ static const consumer_t sites_consumer = {"sites", sites_on_init, sites_on_event
 
 static int mappings_on_init(process_t *pr) { return mappings_init(&pr->maps); }
 
+/* A sample's mapped bytes are the most mapped since the sample before:
+ * the recorder reads /proc beside the events, not between them, so a
+ * mapping the sample's RSS still holds may be unmapped just before the
+ * sample's place in the trace. */
 static void mappings_on_event(process_t *pr, const event_t *e)
 {
+    mappings_t *m = &pr->maps;
     if (e->type == EV_MMAP || e->type == EV_MUNMAP || e->type == EV_MREMAP) {
-        mappings_add(&pr->maps, e);
+        mappings_add(m, e);
+        if (m->live > m->since_max) {
+            m->since_max = m->live;
+            m->since_max_file = m->live_file;
+        }
     } else if (e->type == EV_SAMPLE && pr->s.npoints && pr->s.points[pr->s.npoints - 1].t == e->t) {
         summary_point_t *p = &pr->s.points[pr->s.npoints - 1];
-        p->mapped = pr->maps.live;
-        p->mapped_file = pr->maps.live_file;
+        p->mapped = m->since_max > m->live ? m->since_max : m->live;
+        p->mapped_file = m->since_max > m->live ? m->since_max_file : m->live_file;
+        m->since_max = m->live;
+        m->since_max_file = m->live_file;
     }
 }
 

@@ -54,6 +54,7 @@ typedef struct mappings_s {
     uint64_t live, live_file;
     uint64_t peak, peak_file, peak_t;
     uint64_t peak_epoch;
+    uint64_t since_max, since_max_file; /* the most live since the last sample (consumers.c) */
     bool nomem;               /* the host ran out of memory: figures are low */
 } mappings_t;
 

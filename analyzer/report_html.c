@@ -268,6 +268,51 @@ static void strategies(FILE *f, const process_t *pr)
     fputs("</svg>\n", f);
 }
 
+/* The simulated address space of each strategy near its peak: a strip
+ * per strategy, a cell per 2 px; blue where blocks are allocated,
+ * orange where a segment's blocks are free, grey outside every segment. */
+static void maps(FILE *f, const process_t *pr)
+{
+    size_t any = 0;
+    for (size_t i = 0; i < pr->nresults; i++)
+        any += pr->results[i].map != NULL;
+    if (!any)
+        return;
+    int row = 26, lw = 110, cw = (W - lw - PAD_R) / REPLAY_MAP_CELLS;
+    if (cw < 1)
+        cw = 1;
+    int h = row * (int)pr->nresults + 4;
+    char a[32], b[32];
+    fputs("<h3>Fragmentation maps: each strategy's address space near its peak</h3>\n", f);
+    fprintf(f, "<svg id=\"fragmaps\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
+            W, h, W, h);
+    for (size_t i = 0; i < pr->nresults; i++) {
+        const replay_result_t *r = &pr->results[i];
+        if (!r->map)
+            continue;
+        const replay_map_t *m = r->map;
+        fprintf(f, "<g class=\"fragmap\"><title>%s: %s of address space drawn, peak footprint %s "
+                   "then (after %" PRIu64 " requests); blue allocated, orange free in a segment, "
+                   "grey in no segment</title><text x=\"%d\" y=\"%zu\" text-anchor=\"end\" "
+                   "class=\"axis\">%s</text>",
+                r->name, fmt_bytes(m->span, a, sizeof a), fmt_bytes(m->footprint, b, sizeof b),
+                m->requests, lw - 6, row * i + 16, r->name);
+        for (int c = 0; c < REPLAY_MAP_CELLS; c++) {
+            double al = m->alloc[c] > 1 ? 1 : m->alloc[c], fr = m->free[c] > 1 - al ? 1 - al : m->free[c];
+            double rest = 1 - al - fr;
+            int red = (int)(al * 31 + fr * 244 + rest * 230), green = (int)(al * 78 + fr * 162 + rest * 230),
+                blue = (int)(al * 156 + fr * 97 + rest * 230);
+            fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"/>",
+                    lw + c * cw, row * i + 4, cw, row - 8, red, green, blue);
+        }
+        fputs("</g>\n", f);
+    }
+    fputs("</svg>\n<p class=\"legend\"><span style=\"color:#1f4e9c\">&#9632;</span> allocated "
+          "&nbsp; <span style=\"color:#f4a261\">&#9632;</span> free in a segment &nbsp; "
+          "<span style=\"color:#e6e6e6\">&#9632;</span> in no segment; each strip spans that "
+          "strategy's address space from its base to its highest segment's end</p>\n", f);
+}
+
 /* ---- request sizes ----------------------------------------------------------------- */
 
 static void histogram(FILE *f, const summary_t *s)
@@ -551,6 +596,7 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
     }
     fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
     strategies(f, pr);
+    maps(f, pr);
     fputs("<h3>Flame graph</h3>\n<p class=\"controls\">weight: "
           "<label><input type=\"radio\" name=\"w", f);
     fprintf(f, "%zu\" value=\"peak\" checked> live at peak</label> <label><input type=\"radio\" "

@@ -431,6 +431,8 @@ uint64_t device_trim(device_t *d)
 
 /* ---- state ---------------------------------------------------------------- */
 
+uint64_t device_peak_footprint(const device_t *d) { return d->peak_footprint; }
+
 void device_metrics(const device_t *d, device_metrics_t *m)
 {
     const pool_t *p = &d->pool;

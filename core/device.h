@@ -118,6 +118,8 @@ uint64_t device_trim(device_t *d);
 int device_reset(device_t *d);
 
 void device_metrics(const device_t *d, device_metrics_t *m);
+/* The peak footprint alone, cheap (device_metrics computes everything). */
+uint64_t device_peak_footprint(const device_t *d);
 /* Statistics of the strategy at index i of the table (strategy_at). */
 const device_stats_t *device_stats(const device_t *d, size_t i);
 

@@ -35,6 +35,7 @@ expect_grep "a timeline" '<svg id="timeline"' "$R"
 expect_grep "strategy bars (a 24 MiB heap is replayed)" '<svg id="strategies"' "$R"
 expect_grep "a flame graph" '<svg class="flame plot" data-key="peak"' "$R"
 expect_grep "each strategy's footprint over time" 'data-name="footprint: best-fit"' "$R"
+expect_eq "a fragmentation map per strategy" "$(grep -o '<g class="fragmap">' "$R" | wc -l | tr -d ' ')" 6
 expect_grep "request sizes" '<svg id="sizes"' "$R"
 expect_status "--html with --json" 2 "$A" --html "$TMP/x.html" --json "$T"
 expect_one_line "one line for it" "$TMP/err"
@@ -69,6 +70,8 @@ expect_eq "the strategy bars are drawn" \
     "$([ "$(grep -o '<g class="bar' "$TMP/dom.html" | wc -l)" -ge 6 ] && echo yes)" yes
 expect_eq "the flame graph has frames" \
     "$([ "$(grep -o '<g class="frame"' "$TMP/dom.html" | wc -l)" -ge 3 ] && echo yes)" yes
+expect_eq "the fragmentation maps are drawn" \
+    "$([ "$(grep -o '<g class="fragmap">' "$TMP/dom.html" | wc -l)" -ge 6 ] && echo yes)" yes
 browse --window-size=1100,2600 --screenshot="$ART/html-report.png" "file://$R" >/dev/null 2>&1
 expect_eq "a screenshot kept ($ART/html-report.png)" \
     "$([ -s "$ART/html-report.png" ] && echo yes)" yes
