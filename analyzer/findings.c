@@ -159,7 +159,8 @@ static bool spikes(const findings_config_t *c, const series_t *x, finding_t *f)
     *f = (finding_t){.classification = FINDING_SPIKE, .series = x->which,
                      .confidence = round_to(fmin(1.0, max_z / (3 * c->spike_z)), 3),
                      .bytes = x->v[top] > mean ? (uint64_t)(x->v[top] - mean) : 0,
-                     .t = x->t[top]};
+                     .t = x->t[top], .t0 = x->t[top], .t1 = x->t[top], .v0 = x->v[top],
+                     .v1 = x->v[top]};
     snprintf(f->description, sizeof f->description,
              "%zu transient spike%s in the %s (max z-score %.1f, peak %s).", count,
              count == 1 ? "" : "s", series_words(x->which), max_z,
@@ -192,7 +193,9 @@ static bool drift(const findings_config_t *c, const series_t *x, double min_grow
     char a[32];
     *f = (finding_t){.classification = FINDING_DRIFT, .series = x->which,
                      .confidence = round_to(fmin(1.0, lr.r_squared), 3),
-                     .bytes = (uint64_t)(lr.slope * span), .t = x->t[x->n - 1]};
+                     .bytes = (uint64_t)(lr.slope * span), .t = x->t[x->n - 1],
+                     .t0 = x->t[0], .t1 = x->t[x->n - 1], .v0 = lr.intercept,
+                     .v1 = lr.intercept + lr.slope * span};
     snprintf(f->description, sizeof f->description, "The %s is drifting upward at %s/s (R²=%.2f).",
              series_words(x->which), units_format_bytes((uint64_t)fabs(per_s), a, sizeof a),
              lr.r_squared);
@@ -235,7 +238,21 @@ static bool fragmentation(const findings_config_t *c, const summary_t *s, const 
         }
     }
     double avg = sum / (double)n;
+    /* the stretch: from the first to the last sample at the threshold */
+    uint64_t s0 = 0, s1 = 0;
+    bool in = false;
+    for (size_t i = 0; i < s->npoints; i++) {
+        const summary_point_t *p = &s->points[i];
+        if (!p->total || !p->reserved ||
+            ((double)p->reserved - (double)p->allocated) / (double)p->reserved < c->frag_ratio)
+            continue;
+        if (!in)
+            s0 = p->t;
+        s1 = p->t;
+        in = true;
+    }
     *f = (finding_t){.classification = FINDING_FRAGMENTATION, .series = SERIES_GAP,
+                     .t0 = s0, .t1 = s1,
                      .confidence = round_to(fmin(1.0, avg / 0.6), 3),
                      .bytes = held > 0 ? (uint64_t)(held / (double)n) : 0,
                      .t = s->points[at].t};

@@ -119,6 +119,11 @@ typedef struct finding_s {
     finding_attribution_t attribution[FINDING_MAX_ATTRIBUTION];
     size_t nattribution;
     double mapping_share;    /* of the gap, the recorded mappings' */
+    /* Where the evidence lies, for a plot: a drift's fitted line from
+     * (t0, v0) to (t1, v1); a fragmentation's stretch [t0, t1]; a
+     * spike's sample (t0 = t1 = t, v0 = v1 = its value). */
+    uint64_t t0, t1;
+    double v0, v1;
 } finding_t;
 
 #define FINDINGS_MAX 8

@@ -79,14 +79,16 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         {"gap (RSS - reserved)", "#7f7f7f", NULL},
     };
     size_t ns = sizeof ser / sizeof ser[0];
-    bool ok = t != NULL;
+    bool ok = t != NULL, has_children = false;
+    for (size_t i = 0; i < n; i++)
+        has_children = has_children || s->points[i].tree_rss > s->points[i].used;
     for (size_t k = 0; k < ns; k++)
         ok = (ser[k].v = malloc(n * sizeof(double))) && ok;
     double vmax = 1;
     for (size_t i = 0; ok && i < n; i++) {
         const summary_point_t *p = &s->points[i];
         t[i] = secs(s, p->t);
-        double vals[] = {(double)p->used, 0, (double)p->heap_live, (double)p->mapped,
+        double vals[] = {(double)p->used, (double)p->tree_rss, (double)p->heap_live, (double)p->mapped,
                          (double)(p->heap_live + p->mapped), (double)p->reserved,
                          p->used > p->reserved ? (double)(p->used - p->reserved) : 0};
         for (size_t k = 0; k < ns; k++) {
@@ -163,7 +165,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
                 x, TL_H - 10, t1 * k / 4);
     }
     for (size_t k = 0; ok && k < ns; k++) {
-        if (k == 1) /* no tree series per point */
+        if (k == 1 && !has_children) /* the tree is the process itself */
             continue;
         if (ne && (k == 2 || k == 3 || k == 4)) /* from the events */
             polyline(f, et, k == 2 ? eh : k == 3 ? em : es, ne, t1, vmax, ser[k].color, ser[k].name);
@@ -210,13 +212,30 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
             fprintf(f, "\n%.0f%% %s ", 100 * at->share, fmt_bytes(at->bytes, a, sizeof a));
             escape_html(f, at->has_site ? where : at->what ? at->what : findings_kind_name(at->kind));
         }
-        fprintf(f, "</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"finding-line\"/>"
+        fputs("</title>", f);
+        double X0 = PAD_L + (t1 > 0 ? secs(s, fd->t0) / t1 : 0) * (W - PAD_L - PAD_R);
+        double X1 = PAD_L + (t1 > 0 ? secs(s, fd->t1) / t1 : 0) * (W - PAD_L - PAD_R);
+        if (fd->classification == FINDING_DRIFT) { /* its fitted line, from where it is >= 0 */
+            double v0 = fd->v0;
+            if (v0 < 0 && fd->v1 > 0) {
+                X0 += (X1 - X0) * (-v0 / (fd->v1 - v0));
+                v0 = 0;
+            }
+            double Y0 = PAD_T + (1 - (vmax > 0 ? v0 / vmax : 0)) * (TL_H - PAD_T - PAD_B);
+            double Y1 = PAD_T + (1 - (vmax > 0 ? fd->v1 / vmax : 0)) * (TL_H - PAD_T - PAD_B);
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"fit\"/>",
+                    X0, X1, Y0, Y1);
+        } else if (fd->classification == FINDING_FRAGMENTATION) { /* the stretch */
+            fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"stretch\"/>",
+                    X0, TL_H - PAD_B - 8, X1 - X0 > 2 ? X1 - X0 : 2, 8);
+        }
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"finding-line\"/>"
                    "<circle cx=\"%.1f\" cy=\"%d\" r=\"6\"/></g>\n",
                 x, x, PAD_T, TL_H - PAD_B, x, PAD_T + 6);
     }
     fputs("</svg>\n<p class=\"legend\">", f);
     for (size_t k = 0; k < ns; k++)
-        if (k != 1)
+        if (k != 1 || has_children)
             fprintf(f, "<span style=\"color:%s\">&#9632;</span> %s &nbsp; ", ser[k].color,
                     ser[k].name);
     for (size_t k = 0; k < pr->nresults; k++)
@@ -558,7 +577,9 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         sev[pr->findings.v[i].severity]++;
     fprintf(f, "<section class=\"process\" id=\"p%zu\">\n<h2>", index);
     escape_html(f, s->exe[0] ? s->exe : "?");
-    fprintf(f, " <span class=\"pid\">pid %" PRId64 "</span></h2>\n", s->pid);
+    fprintf(f, " <span class=\"pid\">pid %" PRId64 "</span></h2>\n<p class=\"cmd\"><code>", s->pid);
+    escape_html(f, s->argv[0] ? s->argv : s->exe);
+    fputs("</code></p>\n", f);
     fprintf(f, "<div class=\"cards\"><div><b>%.3f s</b>duration</div><div><b>%s</b>peak heap</div>"
                "<div><b>%s</b>peak mapped</div><div><b>%s</b>peak RSS</div><div><b>%s</b>leaked in "
                "%" PRIu64 " blocks</div><div><b>%u / %u / %u</b>critical / warning / info</div></div>\n",
@@ -683,6 +704,7 @@ static const char css[] =
     ".axis{font-size:11px;fill:#666}.phase-name{font-size:11px;fill:#555}"
     ".finding circle{fill:#d62728;cursor:help}.finding.warning circle{fill:#ff7f0e}"
     ".finding.info circle{fill:#1f77b4}.finding-line{stroke:#d62728;stroke-dasharray:4 3}"
+    ".fit{stroke:#000;stroke-width:2;stroke-dasharray:8 4;opacity:.6}.stretch{fill:#ff7f0e;opacity:.6}"
     ".finding-box{border-left:4px solid #d62728;padding:.2em .8em;margin:.5em 0;background:#fdf2f2}"
     ".finding-box.warning{border-color:#ff7f0e;background:#fff6ec}.finding-box.info{border-color:"
     "#1f77b4;background:#eef5fb}.critical{color:#d62728}.none{color:#888}"

@@ -129,6 +129,18 @@ void summary_add(summary_t *s, const event_t *e)
         s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
         s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
         escape_copy(s->exe, sizeof s->exe, exe ? exe : "");
+        const json_t *av = json_object_get(o, "argv");
+        size_t used = 0;
+        s->argv[0] = '\0';
+        for (size_t i = 0; json_is_array(av) && i < json_array_size(av) && used + 2 < sizeof s->argv; i++) {
+            const char *a = json_string_value(json_array_get(av, i));
+            if (!a)
+                continue;
+            if (used)
+                s->argv[used++] = ' ';
+            escape_copy(s->argv + used, sizeof s->argv - used, a);
+            used += strlen(s->argv + used);
+        }
         const json_t *ppid = json_object_get(o, "ppid"), *start = json_object_get(o, "start_unix_ns");
         const char *parent = json_string_value(json_object_get(o, "parent_trace"));
         s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
@@ -168,7 +180,7 @@ void summary_add(summary_t *s, const event_t *e)
             *p = (summary_point_t){
                 .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
                 .allocated = e->malloc_in_use, .total = e->device_total,
-                .heap_live = e->heap_live};
+                .heap_live = e->heap_live, .tree_rss = e->tree_rss};
             const json_t *r = json_object_get(o, "rollup");
             const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
             if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&

@@ -32,6 +32,7 @@ typedef struct summary_point_s {
     uint64_t total;     /* device total */
     uint64_t heap_live; /* memsim's live requested bytes */
     uint64_t mapped, mapped_file; /* the program's mappings live (analyzer/mappings.h) */
+    uint64_t tree_rss;  /* the process and its descendants */
     uint64_t rollup_rss, rollup_anon; /* smaps_rollup's Rss and Anonymous; 0: none */
 } summary_point_t;
 
@@ -55,6 +56,7 @@ typedef struct summary_s {
     uint64_t start_unix_ns;  /* from meta: wall clock at the trace's start */
     bool forked;             /* meta names a parent trace: a fork child */
     char exe[512];           /* from meta; cut like phase names */
+    char argv[1024];         /* from meta, joined by blanks; cut like phase names */
     char end_reason[32];     /* "" when the trace is truncated */
     int64_t end_status;      /* -1 when unknown */
     uint64_t dropped;        /* the end record's: events recorded but not written */
