@@ -173,13 +173,21 @@ static void print_strategies(const process_t *pr)
                      units_format_bytes(r->m.peak_footprint > best->m.peak_footprint
                                             ? r->m.peak_footprint - best->m.peak_footprint : 0,
                                         b, sizeof b));
-        printf("    %-10s %11s %13s %8.1f%% %11s %8.1f%% %8" PRIu64 "\n", r->name,
-               units_format_bytes(r->m.peak_footprint, a, sizeof a), over,
-               100 * r->m.jw_fragmentation, units_format_bytes(r->m.internal_at_peak, c, sizeof c),
+        /* J-W as a percentage up to 999.9%; beyond, the footprint as a
+         * multiple of the peak live bytes (no five-digit percentages) */
+        char jw[32];
+        if (r->m.jw_fragmentation < 9.995)
+            snprintf(jw, sizeof jw, "%.1f%%", 100 * r->m.jw_fragmentation);
+        else
+            snprintf(jw, sizeof jw, "%.0fx live", r->m.jw_fragmentation + 1);
+        printf("    %-10s %11s %13s %9s %11s %8.1f%% %8" PRIu64 "\n", r->name,
+               units_format_bytes(r->m.peak_footprint, a, sizeof a), over, jw,
+               units_format_bytes(r->m.internal_at_peak, c, sizeof c),
                100 * r->m.external_at_peak, r->failed);
     }
     printf("    peak foot: the most device bytes the strategy held at once; J-W frag: peak foot\n"
-           "    / peak live - 1 (Johnstone-Wilson); int@peak: bytes lost inside blocks (rounding,\n"
+           "    / peak live - 1 (Johnstone-Wilson; past 999%% the footprint as a multiple of\n"
+           "    the live bytes, \"Nx live\"); int@peak: bytes lost inside blocks (rounding,\n"
            "    alignment) at the peak; ext@peak: the share of free space outside the largest\n"
            "    free block at the peak; failed: requests the device could not serve.\n");
 }

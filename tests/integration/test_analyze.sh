@@ -64,6 +64,9 @@ expect_status "text output, replayed" 0 "$A" -s best-fit,buddy "$TMP/known.jsonl
 expect_grep "text ranks best first" "best-fit *624 B *best" "$TMP/out"
 expect_grep "text: buddy over the best" "buddy *1.00 KiB *+400 B" "$TMP/out"
 expect_grep "a legend of the columns" "J-W frag: peak foot" "$TMP/out"
+# caching takes a 2 MiB segment for a 600 B heap: no five-digit percentage
+expect_status "a huge J-W" 0 "$A" -s caching -d 64M "$TMP/known.jsonl"
+expect_grep "as a multiple of the live bytes" "caching *2.00 MiB *best *3495x live" "$TMP/out"
 # Progress: none when stderr is no terminal (and the run is short); with
 # --progress a status line, redrawn with \r and erased at the end.
 "$A" --no-replay "$TMP/known.jsonl" >/dev/null 2>"$TMP/p.err"
