@@ -62,6 +62,7 @@ START_TEST(replay_equals_driving_the_device)
     ck_assert(out.m.jw_fragmentation == m.jw_fragmentation);
     ck_assert(out.m.external_at_peak == m.external_at_peak);
     ck_assert_uint_gt(out.requests, 20000);
+    replay_result_free(&out);
     replay_close(&r);
     device_destroy(d);
 }
@@ -209,6 +210,7 @@ START_TEST(unknown_frees_and_failures_are_counted)
     ck_assert_uint_eq(out.requests, 3);
     ck_assert_uint_eq(out.failed, 1);
     ck_assert_uint_eq(out.frees, 0);
+    replay_result_free(&out);
     replay_close(&r);
     ck_assert_int_eq(replay_open(&r, "nope", 4096, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "unknown strategy \"nope\""), "%s", err);
