@@ -316,13 +316,25 @@ static void maps(FILE *f, const process_t *pr)
                    "class=\"axis\">%s</text>",
                 r->name, fmt_bytes(m->span, a, sizeof a), fmt_bytes(m->footprint, b, sizeof b),
                 m->requests, lw - 6, row * i + 16, r->name);
-        for (int c = 0; c < REPLAY_MAP_CELLS; c++) {
-            double al = m->alloc[c] > 1 ? 1 : m->alloc[c], fr = m->free[c] > 1 - al ? 1 - al : m->free[c];
-            double rest = 1 - al - fr;
-            int red = (int)(al * 31 + fr * 244 + rest * 230), green = (int)(al * 78 + fr * 162 + rest * 230),
-                blue = (int)(al * 156 + fr * 97 + rest * 230);
-            fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"/>",
-                    lw + c * cw, row * i + 4, cw, row - 8, red, green, blue);
+        /* a rect per run of cells of one colour */
+        int run = 0, rgb0 = -1;
+        for (int c = 0; c <= REPLAY_MAP_CELLS; c++) {
+            int rgb = -2;
+            if (c < REPLAY_MAP_CELLS) {
+                double al = m->alloc[c] > 1 ? 1 : m->alloc[c];
+                double fr = m->free[c] > 1 - al ? 1 - al : m->free[c], rest = 1 - al - fr;
+                int red = (int)(al * 31 + fr * 244 + rest * 230);
+                int green = (int)(al * 78 + fr * 162 + rest * 230);
+                int blue = (int)(al * 156 + fr * 97 + rest * 230);
+                rgb = red << 16 | green << 8 | blue;
+            }
+            if (rgb == rgb0)
+                continue;
+            if (rgb0 >= 0)
+                fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"#%06x\"/>",
+                        lw + run * cw, row * i + 4, (c - run) * cw, row - 8, (unsigned)rgb0);
+            run = c;
+            rgb0 = rgb;
         }
         fputs("</g>\n", f);
     }
