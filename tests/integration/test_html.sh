@@ -7,6 +7,21 @@
 A=$BUILD/memsim-analyze
 J=$JSONQ
 
+# Strings of a hand-made trace (run under SANITIZE=1 too): markup in a phase name and in argv stays text.
+cat >"$TMP/evil.jsonl" <<'EOT'
+{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/x","argv":["x","</code><script>alert(2)</script>"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1048576,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}
+{"ev":"phase","t":1,"tid":1,"op":"begin","name":"<b onmouseover=alert(3)>p</b>"}
+{"ev":"sample","t":2,"tid":2,"rss":5000000,"hwm":5000000,"vm_size":1,"vm_peak":1,"tree_rss":5000000,"children":[]}
+{"ev":"sample","t":300000000,"tid":2,"rss":5000000,"hwm":5000000,"vm_size":1,"vm_peak":1,"tree_rss":5000000,"children":[]}
+{"ev":"phase","t":300000001,"tid":1,"op":"end"}
+{"ev":"end","t":300000002,"tid":1,"reason":"exit","status":0,"signal":null,"records":6,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":0,"live_bytes":0,"stacks":0}
+EOT
+expect_status "a hostile trace's page" 0 "$A" --html "$TMP/evil.html" "$TMP/evil.jsonl"
+expect_eq "argv and phase names stay text" \
+    "$(grep -c '<script>alert\|<b onmouseover' "$TMP/evil.html")" 0
+expect_grep "argv, escaped" '&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;' "$TMP/evil.html"
+expect_grep "the phase, escaped" '&lt;b onmouseover=alert(3)&gt;p&lt;/b&gt;' "$TMP/evil.html"
+
 if [ "${SANITIZE:-}" = 1 ]; then
     echo "# skip - the HTML report of real runs: libmemsim.so is not built with SANITIZE=1"
     summary
@@ -41,21 +56,6 @@ expect_status "--html with --json" 2 "$A" --html "$TMP/x.html" --json "$T"
 expect_one_line "one line for it" "$TMP/err"
 expect_status "--html into a missing directory" 2 "$A" --html "$TMP/nope/r.html" "$T"
 expect_one_line "one line for that" "$TMP/err"
-
-# Strings of a hand-made trace: markup in a phase name and in argv stays text.
-cat >"$TMP/evil.jsonl" <<'EOT'
-{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/x","argv":["x","</code><script>alert(2)</script>"],"start_unix_ns":0,"page_size":4096,"strategy":"none","device_size":1048576,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}
-{"ev":"phase","t":1,"tid":1,"op":"begin","name":"<b onmouseover=alert(3)>p</b>"}
-{"ev":"sample","t":2,"tid":2,"rss":5000000,"hwm":5000000,"vm_size":1,"vm_peak":1,"tree_rss":5000000,"children":[]}
-{"ev":"sample","t":300000000,"tid":2,"rss":5000000,"hwm":5000000,"vm_size":1,"vm_peak":1,"tree_rss":5000000,"children":[]}
-{"ev":"phase","t":300000001,"tid":1,"op":"end"}
-{"ev":"end","t":300000002,"tid":1,"reason":"exit","status":0,"signal":null,"records":6,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":0,"live_bytes":0,"stacks":0}
-EOT
-expect_status "a hostile trace's page" 0 "$A" --html "$TMP/evil.html" "$TMP/evil.jsonl"
-expect_eq "argv and phase names stay text" \
-    "$(grep -c '<script>alert\|<b onmouseover' "$TMP/evil.html")" 0
-expect_grep "argv, escaped" '&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;' "$TMP/evil.html"
-expect_grep "the phase, escaped" '&lt;b onmouseover=alert(3)&gt;p&lt;/b&gt;' "$TMP/evil.html"
 
 # A process tree: one bar per process over time.
 P=$BUILD/programs
