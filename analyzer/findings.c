@@ -392,11 +392,6 @@ static void describe_attribution(finding_t *f, const mappings_t *m)
 
 /* ---- the analysis ---------------------------------------------------------------------- */
 
-static uint64_t peak_rss_of(const summary_t *s)
-{
-    return s->peak_hwm > s->peak_rss ? s->peak_hwm : s->peak_rss;
-}
-
 static int by_severity(const void *a, const void *b)
 {
     const finding_t *x = a, *y = b;
@@ -417,7 +412,7 @@ static size_t point_at(const summary_t *s, uint64_t t)
 static void keep(findings_t *out, finding_t *f, const summary_t *s, const mappings_t *m,
                  const findings_config_t *c, uint64_t max_total)
 {
-    uint64_t rss = peak_rss_of(s);
+    uint64_t rss = summary_peak_rss(s);
     f->share_of_rss = rss ? (double)f->bytes / (double)rss : 0;
     bool machine = f->series == SERIES_GAP && max_total &&
                    (double)f->bytes >= c->gap_ratio * (double)max_total;

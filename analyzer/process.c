@@ -14,7 +14,7 @@
 
 uint64_t process_peak_rss(const process_t *pr)
 {
-    return pr->s.peak_hwm > pr->s.peak_rss ? pr->s.peak_hwm : pr->s.peak_rss;
+    return summary_peak_rss(&pr->s);
 }
 
 /* The first record must be the meta record on the first line: anything

@@ -33,11 +33,6 @@
 
 static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_format_bytes(b, buf, len); }
 
-static double secs(const summary_t *s, uint64_t t)
-{
-    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
-}
-
 /* ---- the timeline ---------------------------------------------------------------- */
 
 typedef struct series_s {
@@ -87,7 +82,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
     double vmax = 1;
     for (size_t i = 0; ok && i < n; i++) {
         const summary_point_t *p = &s->points[i];
-        t[i] = secs(s, p->t);
+        t[i] = summary_secs(s, p->t);
         double vals[] = {(double)p->used, (double)p->tree_rss, (double)p->heap_live, (double)p->mapped,
                          (double)(p->heap_live + p->mapped), (double)p->reserved,
                          p->used > p->reserved ? (double)(p->used - p->reserved) : 0};
@@ -110,8 +105,8 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         const timeline_bucket_t *b = &tl->v[i];
         if (!b->used)
             continue;
-        double at = secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
-        double at2 = secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
+        double at = summary_secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
+        double at2 = summary_secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
         et[ne] = at, eh[ne] = (double)b->heap_min, em[ne] = (double)b->mapped_min;
         es[ne++] = (double)b->sum_min;
         et[ne] = at2, eh[ne] = (double)b->heap_max, em[ne] = (double)b->mapped_max;
@@ -141,7 +136,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
     /* phases, shaded and named */
     for (size_t i = 0; ok && i < s->nphases; i++) {
         const summary_phase_t *ph = &s->phases[i];
-        double b = secs(s, ph->begin), e = ph->end == UINT64_MAX ? t1 : secs(s, ph->end);
+        double b = summary_secs(s, ph->begin), e = ph->end == UINT64_MAX ? t1 : summary_secs(s, ph->end);
         double x0 = PAD_L + (t1 > 0 ? b / t1 : 0) * (W - PAD_L - PAD_R);
         double x1 = PAD_L + (t1 > 0 ? e / t1 : 0) * (W - PAD_L - PAD_R);
         fprintf(f, "<g class=\"phase\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
@@ -184,7 +179,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         if (!drawn[k])
             continue;
         for (size_t i = 0; i < m; i++) {
-            st[i] = secs(s, pr->marks_t[i]);
+            st[i] = summary_secs(s, pr->marks_t[i]);
             sv[i] = (double)r->series[i];
         }
         fprintf(f, "<g class=\"strategy-series\" stroke-dasharray=\"5 3\">");
@@ -198,7 +193,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
     /* findings where their evidence lies, described on hover */
     for (size_t i = 0; ok && i < pr->findings.n; i++) {
         const finding_t *fd = &pr->findings.v[i];
-        double x = PAD_L + (t1 > 0 ? secs(s, fd->t) / t1 : 0) * (W - PAD_L - PAD_R);
+        double x = PAD_L + (t1 > 0 ? summary_secs(s, fd->t) / t1 : 0) * (W - PAD_L - PAD_R);
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
         fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
@@ -213,8 +208,8 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
             escape_html(f, at->has_site ? where : at->what ? at->what : findings_kind_name(at->kind));
         }
         fputs("</title>", f);
-        double X0 = PAD_L + (t1 > 0 ? secs(s, fd->t0) / t1 : 0) * (W - PAD_L - PAD_R);
-        double X1 = PAD_L + (t1 > 0 ? secs(s, fd->t1) / t1 : 0) * (W - PAD_L - PAD_R);
+        double X0 = PAD_L + (t1 > 0 ? summary_secs(s, fd->t0) / t1 : 0) * (W - PAD_L - PAD_R);
+        double X1 = PAD_L + (t1 > 0 ? summary_secs(s, fd->t1) / t1 : 0) * (W - PAD_L - PAD_R);
         if (fd->classification == FINDING_DRIFT) { /* its fitted line, from where it is >= 0 */
             double v0 = fd->v0;
             if (v0 < 0 && fd->v1 > 0) {
@@ -617,7 +612,7 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
                    "%.3f s) <p>", findings_severity_name(fd->severity),
                 findings_severity_name(fd->severity), findings_class_name(fd->classification),
                 findings_series_name(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
-                100 * fd->share_of_rss, secs(s, fd->t));
+                100 * fd->share_of_rss, summary_secs(s, fd->t));
         escape_html(f, desc);
         fputs("</p><ul>", f);
         for (size_t k = 0; k < fd->nremediation; k++) {

@@ -9,11 +9,6 @@
 #include "analyzer/escape.h"
 #include "analyzer/report.h"
 
-static double secs(const summary_t *s, uint64_t t)
-{
-    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
-}
-
 /* Names read from a module's file may be any bytes: escape_json. */
 static json_t *frame_json(const symbols_frame_t *f)
 {
@@ -115,7 +110,7 @@ static json_t *findings_json(process_t *pr, symbols_t *store, frames_t *fr)
                             findings_severity_name(f->severity), "confidence", f->confidence,
                             "bytes", (json_int_t)f->bytes, "share_of_peak_rss", f->share_of_rss,
                             "evidence", ev, "description", escape_json(desc), "remediation", rem,
-                            "evidence_at_s", secs(&pr->s, f->t), "evidence_t_ns",
+                            "evidence_at_s", summary_secs(&pr->s, f->t), "evidence_t_ns",
                             (json_int_t)f->t, "phase",
                             f->phase ? escape_json(f->phase) : json_null(), "attribution", attr));
     }
@@ -130,7 +125,7 @@ static json_t *timeline_json(const process_t *pr)
            *sum = json_array(), *reserved = json_array();
     for (size_t i = 0; i < s->npoints; i++) {
         const summary_point_t *p = &s->points[i];
-        json_array_append_new(t, json_real(secs(s, p->t)));
+        json_array_append_new(t, json_real(summary_secs(s, p->t)));
         json_array_append_new(rss, json_integer((json_int_t)p->used));
         json_array_append_new(heap, json_integer((json_int_t)p->heap_live));
         json_array_append_new(mapped, json_integer((json_int_t)p->mapped));
@@ -183,7 +178,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
         "duration_s", (double)(s->last_t - s->first_t) / 1e9, "records_by_type", by_type,
         "allocations", (json_int_t)s->allocations, "frees", (json_int_t)s->frees,
         "reallocs", (json_int_t)s->reallocs, "bytes_allocated", (json_int_t)s->bytes_allocated,
-        "peak_heap_bytes", (json_int_t)s->peak_heap, "peak_heap_at_s", secs(s, s->peak_heap_t),
+        "peak_heap_bytes", (json_int_t)s->peak_heap, "peak_heap_at_s", summary_secs(s, s->peak_heap_t),
         "peak_rss_bytes", (json_int_t)process_peak_rss(pr), "peak_rss_source",
         s->peak_hwm >= s->peak_rss ? "VmHWM" : "VmRSS", "peak_tree_rss_bytes",
         (json_int_t)s->peak_tree_rss, "samples", (json_int_t)s->samples,
@@ -196,7 +191,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     json_object_set_new(summary, "munmap_calls", json_integer((json_int_t)m->unmaps));
     json_object_set_new(summary, "mremap_calls", json_integer((json_int_t)m->remaps));
     json_object_set_new(summary, "mapped_peak_bytes", json_integer((json_int_t)m->peak));
-    json_object_set_new(summary, "mapped_peak_at_s", json_real(m->calls ? secs(s, m->peak_t) : 0));
+    json_object_set_new(summary, "mapped_peak_at_s", json_real(m->calls ? summary_secs(s, m->peak_t) : 0));
     json_object_set_new(summary, "mapped_peak_anon_bytes",
                         json_integer((json_int_t)(m->peak - m->peak_file)));
     json_object_set_new(summary, "mapped_peak_file_bytes", json_integer((json_int_t)m->peak_file));
@@ -207,7 +202,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     if (parts.known)
         json_object_set_new(
             summary, "rss_at_top",
-            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:o, s:I}", "at_s", secs(s, parts.t),
+            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:o, s:I}", "at_s", summary_secs(s, parts.t),
                       "rss_bytes", (json_int_t)parts.rss, "allocator_bytes",
                       (json_int_t)parts.allocator, "allocator_is_heap", parts.allocator_is_heap,
                       "mapped_bytes", (json_int_t)parts.mapped, "mapped_file_bytes",

@@ -18,11 +18,6 @@ static const char *plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-static double secs(const summary_t *s, uint64_t t)
-{
-    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
-}
-
 static void print_frame(const symbols_frame_t *f)
 {
     char label[64];
@@ -204,7 +199,7 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
         escape_line(stdout, "    [%s] %s (%s, %s, %.0f%% of peak RSS, confidence %.2f, at %.3f s%s%s)",
                     findings_severity_name(f->severity), findings_class_name(f->classification),
                     findings_series_name(f->series), units_format_bytes(f->bytes, a, sizeof a),
-                    100 * f->share_of_rss, f->confidence, secs(&pr->s, f->t),
+                    100 * f->share_of_rss, f->confidence, summary_secs(&pr->s, f->t),
                     f->phase ? ", phase " : "", f->phase ? f->phase : "");
         char desc[1024];
         report_describe(pr, store, f, fr, desc, sizeof desc);
@@ -255,12 +250,12 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
            units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
            plural(s->frees, "free", "frees"), s->temporaries);
     printf("  peak heap:      %s at %.3f s\n", units_format_bytes(s->peak_heap, a, sizeof a),
-           secs(s, s->peak_heap_t));
+           summary_secs(s, s->peak_heap_t));
     if (m->calls)
         printf("  mapped:         %" PRIu64 " mmap %s; peak %s at %.3f s (%s anonymous, %s "
                "file-backed); %s still mapped at the end\n",
                m->calls, plural(m->calls, "call", "calls"),
-               units_format_bytes(m->peak, a, sizeof a), secs(s, m->peak_t),
+               units_format_bytes(m->peak, a, sizeof a), summary_secs(s, m->peak_t),
                units_format_bytes(m->peak - m->peak_file, b, sizeof b),
                units_format_bytes(m->peak_file, c, sizeof c),
                units_format_bytes(m->live, (char[32]){0}, 32));
@@ -276,7 +271,7 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
     if (parts.known && parts.rss) {
         char e[32], f[32];
         printf("  RSS at its top: %s at %.3f s: %s %s, %s the program's mappings",
-               units_format_bytes(parts.rss, a, sizeof a), secs(s, parts.t),
+               units_format_bytes(parts.rss, a, sizeof a), summary_secs(s, parts.t),
                units_format_bytes(parts.allocator, b, sizeof b),
                parts.allocator_is_heap ? "heap" : "held by the allocator",
                units_format_bytes(parts.mapped, c, sizeof c));

@@ -99,6 +99,18 @@ void summary_add(summary_t *s, const event_t *e);
 void summary_finish(summary_t *s);
 void summary_fini(summary_t *s);
 
+/* The peak RSS: VmHWM, or the highest VmRSS sampled when higher. */
+static inline uint64_t summary_peak_rss(const summary_t *s)
+{
+    return s->peak_hwm > s->peak_rss ? s->peak_hwm : s->peak_rss;
+}
+
+/* Seconds from the trace's first record to t (0 before it). */
+static inline double summary_secs(const summary_t *s, uint64_t t)
+{
+    return t >= s->first_t ? (double)(t - s->first_t) / 1e9 : 0;
+}
+
 /* The innermost phase open at time t, or NULL. */
 const char *summary_phase_at(const summary_t *s, uint64_t t);
 
