@@ -26,6 +26,49 @@ int report_tree(const process_t *procs, size_t n, ptree_t *t)
 
 uint64_t report_weight(const process_t *pr) { return pr->s.peak_heap + pr->maps.peak; }
 
+uint64_t report_total_weight(const process_t *procs, size_t n)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += procs[i].ok ? report_weight(&procs[i]) : 0;
+    return total;
+}
+
+static const process_t *sort_base; /* report_order's, for qsort */
+
+static int by_weight(const void *a, const void *b)
+{
+    const process_t *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+    uint64_t wx = report_weight(x), wy = report_weight(y);
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return (x->s.pid > y->s.pid) - (x->s.pid < y->s.pid);
+}
+
+size_t *report_order(const process_t *procs, size_t n)
+{
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    sort_base = procs;
+    qsort(order, n, sizeof *order, by_weight);
+    return order;
+}
+
+bool report_shown(const process_t *pr, const analyze_opts_t *o, uint64_t total)
+{
+    if (o->npids || o->exe) {
+        for (size_t i = 0; i < o->npids; i++)
+            if (pr->s.pid == o->pids[i])
+                return true;
+        return o->exe && (!strcmp(pr->s.exe, o->exe) ||
+                          !strcmp(pr->s.exe[0] ? frames_base_name(pr->s.exe) : "?", o->exe));
+    }
+    return o->all || (double)report_weight(pr) >= ANALYZE_SHOWN_SHARE * (double)total;
+}
+
 uint64_t report_tree_peak(const process_t *procs, size_t n, uint64_t run_peak)
 {
     uint64_t peak = run_peak;

@@ -41,6 +41,15 @@ uint64_t report_tree_peak(const process_t *procs, size_t n, uint64_t run_peak);
  * memory it asked for (its RSS is mostly the shared libraries in a small
  * process). */
 uint64_t report_weight(const process_t *pr);
+/* The weights of the traces that were read, summed. */
+uint64_t report_total_weight(const process_t *procs, size_t n);
+/* The indices 0..n-1, heaviest first, ties by pid (malloc'd; NULL when
+ * out of memory). */
+size_t *report_order(const process_t *procs, size_t n);
+/* Whether a process of a tree gets a full report: --pid and --exe choose
+ * when given, else --all, else a weight of at least ANALYZE_SHOWN_SHARE
+ * of total. */
+bool report_shown(const process_t *pr, const analyze_opts_t *o, uint64_t total);
 /* What the RSS was made of at its highest sample: the allocator's part
  * (glibc's reserved bytes, or the live heap without its figures), the
  * program's own mappings, file pages outside them (code, libraries) and

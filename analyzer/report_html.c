@@ -776,23 +776,14 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
         fputs("</table>\n", f);
     }
     /* the processes that matter, heaviest first (as the text report) */
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += procs[i].ok ? report_weight(&procs[i]) : 0;
-    bool *done = calloc(n ? n : 1, sizeof *done);
-    for (size_t k = 0; done && k < n; k++) {
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i < n; i++)
-            if (procs[i].ok && !done[i] && (best == SIZE_MAX || report_weight(&procs[i]) > report_weight(&procs[best])))
-                best = i;
-        if (best == SIZE_MAX)
-            break;
-        done[best] = true;
-        if (n > 1 && !o->all && (double)report_weight(&procs[best]) < ANALYZE_SHOWN_SHARE * (double)total)
-            continue;
-        process_section(f, &procs[best], store, o, &fr, shown++);
+    uint64_t total = report_total_weight(procs, n);
+    size_t *order = report_order(procs, n);
+    for (size_t k = 0; order && k < n; k++) {
+        process_t *pr = &procs[order[k]];
+        if (pr->ok && (n == 1 || report_shown(pr, o, total)))
+            process_section(f, pr, store, o, &fr, shown++);
     }
-    free(done);
+    free(order);
     fprintf(f, "<script>%s</script>\n</body></html>\n", script);
     free(fr.v);
     bool bad = ferror(f);

@@ -297,29 +297,6 @@ static const char *exe_name(const summary_t *s)
     return s->exe[0] ? frames_base_name(s->exe) : "?";
 }
 
-/* Heaviest first (report_weight), ties by pid. */
-static const process_t *sort_base;
-
-static int by_weight(const void *a, const void *b)
-{
-    const process_t *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
-    uint64_t wx = report_weight(x), wy = report_weight(y);
-    if (wx != wy)
-        return wx < wy ? 1 : -1;
-    return (x->s.pid > y->s.pid) - (x->s.pid < y->s.pid);
-}
-
-static bool selected(const process_t *pr, const analyze_opts_t *o, uint64_t total)
-{
-    if (o->npids || o->exe) {
-        for (size_t i = 0; i < o->npids; i++)
-            if (pr->s.pid == o->pids[i])
-                return true;
-        return o->exe && (!strcmp(pr->s.exe, o->exe) || !strcmp(exe_name(&pr->s), o->exe));
-    }
-    return o->all || (double)report_weight(pr) >= ANALYZE_SHOWN_SHARE * (double)total;
-}
-
 /* The overview: one line per process, heaviest first. */
 static void print_tree(const process_t *procs, const ptree_t *t, const size_t *order,
                        uint64_t tree_peak, bool polled)
@@ -368,26 +345,20 @@ int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts
         return 0;
     }
     ptree_t t;
-    size_t *order = malloc(n * sizeof *order);
+    size_t *order = report_order(procs, n);
     if (!order || report_tree(procs, n, &t)) {
         free(order);
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    sort_base = procs;
-    qsort(order, n, sizeof *order, by_weight);
-    uint64_t peak = report_tree_peak(procs, n, run_peak), total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += procs[i].ok ? report_weight(&procs[i]) : 0;
+    uint64_t peak = report_tree_peak(procs, n, run_peak), total = report_total_weight(procs, n);
     print_tree(procs, &t, order, peak, run_peak > 0);
     size_t hidden = 0, shown = 0;
     for (size_t k = 0; k < n; k++) {
         process_t *pr = &procs[order[k]];
         if (!pr->ok)
             continue;
-        if (!selected(pr, o, total)) {
+        if (!report_shown(pr, o, total)) {
             hidden++;
             continue;
         }

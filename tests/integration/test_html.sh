@@ -63,6 +63,10 @@ P=$BUILD/programs
 expect_status "a tree's page" 0 "$A" --html "$TMP/tree.html" "$TMP/tree"
 expect_grep "the processes over time" '<svg id="gantt"' "$TMP/tree.html"
 expect_eq "a bar for each of the 3 processes" "$(grep -o '<g class="proc">' "$TMP/tree.html" | wc -l | tr -d ' ')" 3
+sh_pid=$(ls "$TMP/tree" | sed -n 's/^memsim\.[a-z]*sh\.\([0-9]*\)\..*/\1/p' | head -n 1)
+expect_status "--pid chooses the sections, as in the text report" 0 "$A" --html "$TMP/tree-pid.html" --pid "$sh_pid" "$TMP/tree"
+expect_eq "the shell's section alone, light as it is" \
+    "$(grep -o '<section class="process"' "$TMP/tree-pid.html" | wc -l | tr -d ' '):$(grep -c "pid $sh_pid<" "$TMP/tree-pid.html")" 1:1
 
 if ! command -v chromium >/dev/null 2>&1; then
     echo "# skip - the report in a browser: chromium is not installed (apt-get install chromium)"
