@@ -50,8 +50,8 @@ typedef struct strategy_s {
     device_t *dev;
     uint64_t *series;  /* its footprint at each mark (replay_set_mark) */
     size_t nseries, cap_series;
-    replay_map_t *map; /* its layout near the peak */
-    uint64_t map_next; /* the peak footprint at which the next is taken */
+    layout_t *layout;  /* its address space as cells, and as it was at its peak */
+    uint64_t peak;     /* the peak footprint the layout last marked */
     uint64_t allocs;   /* successful allocations so far */
     void **blk;      /* per record: its block on this device, or NULL */
     uint64_t failed, frees, ns;
@@ -100,50 +100,6 @@ static uint64_t now_ns(void)
 
 /* ---- replaying ------------------------------------------------------------------- */
 
-/* st's layout now, as cells (replay_map_t). */
-static void take_map(strategy_t *st)
-{
-    if (!st->map && !(st->map = malloc(sizeof *st->map)))
-        return;
-    const pool_t *p = device_pool(st->dev);
-    /* The space the footprint counts: up to the highest segment's end
-     * where it counts segments (caching), else up to the highest block
-     * in use (a fit strategy's one segment is the whole device). */
-    uint64_t base = device_base(st->dev), end = base;
-    bool by_segments = device_strategy(st->dev)->footprint == STRATEGY_FOOTPRINT_SEGMENTS;
-    for (const segment_t *seg = pool_segment_first(p); seg; seg = pool_segment_next(seg)) {
-        uint64_t e = seg->addr + (by_segments ? seg->size : seg->extent);
-        if (e > end)
-            end = e;
-    }
-    replay_map_t *m = st->map;
-    m->base = base;
-    m->span = end - base;
-    m->footprint = device_peak_footprint(st->dev);
-    m->requests = st->allocs + st->failed;
-    static __thread double a[REPLAY_MAP_CELLS], fr[REPLAY_MAP_CELLS];
-    memset(a, 0, sizeof a);
-    memset(fr, 0, sizeof fr);
-    double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
-    for (const segment_t *seg = pool_segment_first(p); m->span && seg; seg = pool_segment_next(seg))
-        for (const block_t *b = seg->first; b; b = b->next) {
-            bool used = b->state == BLOCK_ALLOC || b->state == BLOCK_FREE_REQUESTED;
-            double lo = (double)(b->addr - base), hi = lo + (double)b->size;
-            for (size_t c = (size_t)(lo / w); c < REPLAY_MAP_CELLS && (double)c * w < hi; c++) {
-                double c0 = (double)c * w, c1 = c0 + w;
-                double part = (hi < c1 ? hi : c1) - (lo > c0 ? lo : c0);
-                if (part > 0)
-                    (used ? a : fr)[c] += part;
-            }
-        }
-    for (size_t c = 0; c < REPLAY_MAP_CELLS; c++) {
-        m->alloc[c] = (float)(a[c] / w);
-        m->free[c] = (float)(fr[c] / w);
-    }
-    uint64_t peak = m->footprint;
-    st->map_next = peak + (peak / 4 ? peak / 4 : 1);
-}
-
 /* Batch b through strategy st.  The caller has claimed st (busy).  Out
  * of line: profiles then show what the replay costs. */
 __attribute__((noinline))
@@ -152,6 +108,7 @@ static void replay_batch(strategy_t *st, const batch_t *b)
     uint64_t t0 = now_ns();
     device_result_t res;
     void **blk = st->blk;
+    layout_t *lay = st->layout;
     for (size_t i = 0; i < b->n; i++) {
         const op_t *op = &b->ops[i];
         if (op->rec == NO_REC) { /* a mark: the footprint now */
@@ -167,15 +124,24 @@ static void replay_batch(strategy_t *st, const batch_t *b)
             if (device_alloc(st->dev, op->size, op->align, 0, &res) == POOL_OK) {
                 blk[op->rec] = res.block;
                 st->allocs++;
-                if (device_peak_footprint(st->dev) >= st->map_next)
-                    take_map(st);
+                if (lay) {
+                    layout_block(lay, res.addr, res.size, true);
+                    if (device_peak_footprint(st->dev) > st->peak) {
+                        st->peak = device_peak_footprint(st->dev);
+                        layout_mark_peak(lay, st->dev, st->allocs + st->failed);
+                    }
+                }
             } else {
                 st->failed++;
                 blk[op->rec] = op->prev == NO_REC ? NULL : blk[op->prev];
+                if (lay)
+                    layout_sync_segments(lay);
             }
         } else if (blk[op->rec]) {
             device_free_block(st->dev, blk[op->rec], &res);
             st->frees++;
+            if (lay)
+                layout_block(lay, res.addr, res.size, false);
         }
     }
     st->ns += now_ns() - t0;
@@ -434,6 +400,7 @@ int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, 
         .total = device_size, .strategy = strategy, .no_timing = true, .handles_only = true};
     if (device_create(&cfg, &st.dev, err, errlen))
         return -1;
+    st.layout = layout_create(st.dev); /* NULL: the result has no map */
     pthread_mutex_lock(&s->mu); /* workers read n */
     s->st[s->n++] = st;
     pthread_mutex_unlock(&s->mu);
@@ -458,8 +425,10 @@ void replay_set_results(replay_set_t *s, replay_result_t *out)
         r->failed = st->failed + s->dropped;
         r->frees = st->frees;
         device_metrics(st->dev, &r->m);
-        if (st->map && (r->map = malloc(sizeof *r->map)))
-            *r->map = *st->map;
+        if (st->layout && (r->map = malloc(sizeof *r->map)) && !layout_map(st->layout, r->map)) {
+            free(r->map);
+            r->map = NULL;
+        }
         if (st->nseries && (r->series = malloc(st->nseries * sizeof *r->series))) {
             memcpy(r->series, st->series, st->nseries * sizeof *r->series);
             r->nseries = st->nseries;
@@ -483,7 +452,7 @@ void replay_set_destroy(replay_set_t *s)
         device_destroy(s->st[i].dev);
         free(s->st[i].blk);
         free(s->st[i].series);
-        free(s->st[i].map);
+        layout_destroy(s->st[i].layout);
     }
     for (size_t i = 0; i < RING; i++)
         free(s->ring[i].ended);

@@ -29,25 +29,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "analyzer/layout.h"
 #include "core/device.h"
 
 #define REPLAY_MAX_STRATEGIES 16
 
-/* The simulated address space of a strategy near its peak, as cells
- * for a picture: the range from the device's base to the end of what
- * its footprint counts (its highest segment for caching, its highest
- * block in use for the fit strategies), cut in REPLAY_MAP_CELLS cells, each with the
- * share of its bytes in allocated blocks and in free blocks of a segment
- * (the rest is in no segment).  Taken each time the peak footprint has
- * grown by a quarter since the last one, so the last is within a quarter
- * of the peak, and the taking costs O(log) walks of the blocks. */
-#define REPLAY_MAP_CELLS 480
-typedef struct replay_map_s {
-    uint64_t base, span;  /* bytes drawn: [base, base + span) */
-    uint64_t footprint;   /* the peak footprint when it was taken */
-    uint64_t requests;    /* requests replayed by then */
-    float alloc[REPLAY_MAP_CELLS], free[REPLAY_MAP_CELLS];
-} replay_map_t;
 
 typedef struct replay_result_s {
     const char *name;
@@ -57,7 +43,7 @@ typedef struct replay_result_s {
     uint64_t *series;  /* the footprint at each replay_set_mark, malloc'd (the caller
                           frees it: replay_result_free), NULL without marks */
     size_t nseries;
-    replay_map_t *map;  /* near the peak, malloc'd (replay_result_free), or NULL */
+    replay_map_t *map;  /* at the peak, malloc'd (replay_result_free), or NULL */
 } replay_result_t;
 
 static inline void replay_result_free(replay_result_t *r)

@@ -282,7 +282,7 @@ static void strategies(FILE *f, const process_t *pr)
     fputs("</svg>\n", f);
 }
 
-/* The simulated address space of each strategy near its peak: a strip
+/* The simulated address space of each strategy at its peak: a strip
  * per strategy, a cell per 2 px; blue where blocks are allocated,
  * orange where a segment's blocks are free, grey outside every segment. */
 static void maps(FILE *f, const process_t *pr)
@@ -297,7 +297,7 @@ static void maps(FILE *f, const process_t *pr)
         cw = 1;
     int h = row * (int)pr->nresults + 4;
     char a[32], b[32];
-    fputs("<h3>Fragmentation maps: each strategy's address space near its peak</h3>\n", f);
+    fputs("<h3>Fragmentation maps: each strategy's address space at its peak</h3>\n", f);
     fprintf(f, "<svg id=\"fragmaps\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
             W, h, W, h);
     for (size_t i = 0; i < pr->nresults; i++) {

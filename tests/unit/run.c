@@ -35,6 +35,7 @@ int main(void)
         groups_suite,
         downsample_suite,
         timeline_suite,
+        layout_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

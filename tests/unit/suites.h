@@ -37,5 +37,6 @@ Suite *mappings_suite(void);
 Suite *groups_suite(void);
 Suite *downsample_suite(void);
 Suite *timeline_suite(void);
+Suite *layout_suite(void);
 
 #endif

@@ -217,24 +217,27 @@ START_TEST(unknown_frees_and_failures_are_counted)
 }
 END_TEST
 
-/* The fragmentation map: taken as the peak grows by a quarter; first fit
- * packs four 1 MiB blocks, the fourth a new peak (4 MiB >= 3 MiB * 1.25),
- * so the map shows all four allocated over exactly 4 MiB; the free after
- * it is no peak and leaves the map as it was. */
-START_TEST(map_near_the_peak)
+/* The fragmentation map is the layout at the peak exactly: first fit
+ * packs ten 1 MiB blocks, each a new peak, so the map shows all ten
+ * allocated over exactly 10 MiB after 10 requests (taking it only as
+ * the peak grew by a quarter left it at 9 MiB); the frees and the
+ * smaller request after it are no peak and leave it as it was. */
+START_TEST(map_at_the_peak)
 {
     replay_t r;
     char err[256];
     ck_assert_msg(replay_open(&r, "first-fit", 64 * MiB, err, sizeof err) == 0, "%s", err);
-    for (uint64_t i = 0; i < 4; i++)
+    for (uint64_t i = 0; i < 10; i++)
         replay_alloc(&r, 0x1000 + i * 0x10000, MiB, 16);
     replay_free(&r, 0x1000 + 0x10000);
+    replay_free(&r, 0x1000 + 0x20000);
+    replay_alloc(&r, 0x900000, 4096, 16);
     replay_result_t out;
     replay_result(&r, &out);
     ck_assert_ptr_nonnull(out.map);
-    ck_assert_uint_eq(out.map->footprint, 4 * MiB);
-    ck_assert_uint_eq(out.map->span, 4 * MiB);
-    ck_assert_uint_eq(out.map->requests, 4);
+    ck_assert_uint_eq(out.map->footprint, 10 * MiB);
+    ck_assert_uint_eq(out.map->span, 10 * MiB);
+    ck_assert_uint_eq(out.map->requests, 10);
     double alloc = 0;
     for (size_t c = 0; c < REPLAY_MAP_CELLS; c++) {
         ck_assert(out.map->alloc[c] + out.map->free[c] <= 1.0001f);
@@ -254,7 +257,7 @@ Suite *replay_suite(void)
     tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
     tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
-    tcase_add_test(tc, map_near_the_peak);
+    tcase_add_test(tc, map_at_the_peak);
     suite_add_tcase(s, tc);
     return s;
 }
