@@ -105,7 +105,7 @@ static inline void job_post(events_job_t *j, uint32_t stack)
 {
     region_t *r = memsim_proc->region;
     ring_slot_t m = {.kind = j->kind, .fn = j->fn, .stack = stack,
-                     .a = j->a, .b = j->b, .c = j->c, .d = j->d};
+                     .a = j->a, .b = j->b, .c = j->c, .d = j->d, .e = j->e};
     m.t = clock_ticks();
     m.tid = thread_tid();
     if (j->flags & EVENTS_JOB_BEGIN) {

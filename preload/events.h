@@ -66,7 +66,7 @@ typedef struct events_job_s {
     uint8_t kind;       /* msg_kind_t */
     uint8_t fn;         /* events_fn_t */
     unsigned flags;     /* EVENTS_JOB_* */
-    uint64_t a, b, c, d; /* the message's words (preload/msg.h) */
+    uint64_t a, b, c, d, e; /* the message's words (preload/msg.h) */
     uint32_t stack;     /* EVENTS_JOB_BEGIN: out, the stack id */
     uint64_t t;         /* EVENTS_JOB_BEGIN: out, the time */
     uint64_t claim;     /* EVENTS_JOB_BEGIN: out, ring_begin's */
@@ -118,8 +118,24 @@ static inline void events_free(events_fn_t fn, const void *p, const void *caller
 
 /* ---- the rest ------------------------------------------------------------------------ */
 
-/* realloc, reallocarray (old != NULL), mremap: the place is taken with
- * the stack before the real call; end says what it did. */
+/* realloc, reallocarray (old != NULL) in a process of one thread
+ * (proc_one_thread), after the real call: no other thread can take the
+ * old block or give back the new one meanwhile, so one message posted
+ * now is in order (MSG_REALLOC_IN_ORDER). */
+static inline void events_realloc_now(events_fn_t fn, const void *old, const void *p,
+                                      size_t size, const void *caller)
+{
+    if (!proc_tracing())
+        return;
+    events_job_t j = {.kind = MSG_REALLOC, .fn = (uint8_t)fn, .flags = EVENTS_JOB_STACK,
+                      .a = (uintptr_t)old, .b = (uintptr_t)p, .c = size,
+                      .d = (uintptr_t)caller, .e = MSG_REALLOC_IN_ORDER};
+    events_run(&j);
+}
+
+/* realloc, reallocarray (old != NULL), mremap, with other threads: the
+ * place is taken with the stack before the real call; end says what it
+ * did. */
 typedef struct events_move_s {
     uint64_t claim;  /* ring_begin's, 0: nothing to fill */
     uint32_t stack;

@@ -156,6 +156,11 @@ EXPORT void *realloc(void *old, size_t n)
             events_alloc(FN_REALLOC, p, n, 16);
         return p;
     }
+    if (proc_one_thread()) {
+        void *p = real.realloc(old, n);
+        events_realloc_now(FN_REALLOC, old, p, n, __builtin_return_address(0));
+        return p;
+    }
     events_move_t m;
     events_move_begin(&m);
     void *p = real.realloc(old, n);
@@ -185,6 +190,11 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
         void *p = real.reallocarray(NULL, k, n);
         if (p)
             events_alloc(FN_REALLOCARRAY, p, bytes, 16);
+        return p;
+    }
+    if (proc_one_thread()) {
+        void *p = real.reallocarray(old, k, n);
+        events_realloc_now(FN_REALLOCARRAY, old, p, bytes, __builtin_return_address(0));
         return p;
     }
     events_move_t m;
@@ -557,7 +567,9 @@ EXPORT void quick_exit(int status)
 /* clone() itself changes nothing: a copy it makes without CLONE_VM finds
  * its page wiped and starts its own trace on its first hook
  * (preload/process.h); a CLONE_VM child shares everything with its
- * parent, memsim's state included, as it does natively. */
+ * parent, memsim's state included, as it does natively.  Such a child
+ * is a thread glibc does not count: reallocs take their place before
+ * the call from then on (proc_one_thread). */
 EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
     va_list ap;
@@ -566,6 +578,8 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     void *tls = va_arg(ap, void *);
     pid_t *ctid = va_arg(ap, pid_t *);
     va_end(ap);
+    if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+        atomic_store(&memsim_shared_clone, true);
     return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 }
 

@@ -21,7 +21,8 @@ typedef enum msg_kind_e {
     MSG_FREE,          /* fn; a addr, b the free's caller (before the real free; no
                           stack: frees cost no unwinding) */
     MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size, d the
-                          caller; b == 0 and c == 0: realloc(p, 0) freed p */
+                          caller, e MSG_REALLOC_IN_ORDER or 0; b == 0 and c == 0:
+                          realloc(p, 0) freed p */
     MSG_REALLOC_DONE,  /* a old addr, b new addr: a realloc that moved its block returned
                           (its MSG_REALLOC slot was claimed before the call) */
     MSG_QUIET,         /* a addr: a block memsim's own work got from the allocator
@@ -45,6 +46,10 @@ typedef enum msg_kind_e {
     MSG_END,           /* a reason (msg_end_t), b status or -1, c signal or 0 */
     MSG_KINDS
 } msg_kind_t;
+
+/* MSG_REALLOC's e: posted after its call returned, with one thread in
+ * the process: in order as it stands, and no MSG_REALLOC_DONE follows. */
+#define MSG_REALLOC_IN_ORDER 1u
 
 #define MSG_MAP_FAILED UINT64_MAX
 #define MSG_NO_REGION UINT64_MAX

@@ -39,6 +39,7 @@ static proc_t off; /* all zeros: nothing is traced */
 proc_t *memsim_proc = &off;
 pid_t memsim_traced_pid;
 bool memsim_track_maps;
+_Atomic bool memsim_shared_clone;
 
 static config_t cfg;            /* MEMSIM_* as read at start */
 static char exe[PATH_MAX];      /* /proc/self/exe */

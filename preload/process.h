@@ -25,6 +25,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define MEMSIM_HAVE_SINGLE_THREADED 1
+#endif
+#endif
+
 #include "preload/config.h"
 #include "preload/msg.h"
 
@@ -44,6 +51,25 @@ extern proc_t *memsim_proc;
 extern pid_t memsim_traced_pid;
 /* MEMSIM_MMAP: the program's own mappings are recorded. */
 extern bool memsim_track_maps;
+
+/* A clone() through memsim's hook shared the address space (CLONE_VM
+ * without CLONE_VFORK): a thread glibc may not know of. */
+extern _Atomic bool memsim_shared_clone;
+
+/* The process has one thread, the caller: glibc says so (its malloc
+ * skips its locks on the same word; pthread_create clears it before the
+ * thread exists) and no clone through memsim shared the memory.  Only
+ * the caller could make a second thread, so the answer holds for as
+ * long as the caller does not.  false where glibc does not tell. */
+static inline bool proc_one_thread(void)
+{
+#ifdef MEMSIM_HAVE_SINGLE_THREADED
+    return __libc_single_threaded &&
+           !atomic_load_explicit(&memsim_shared_clone, memory_order_relaxed);
+#else
+    return false;
+#endif
+}
 
 static inline bool proc_tracing(void)
 {

@@ -17,7 +17,7 @@ void reorder_init(reorder_t *ro, void (*take)(void *, const ring_slot_t *), void
 
 static bool moved(const ring_slot_t *m)
 {
-    return m->kind == MSG_REALLOC && m->b && m->b != m->a;
+    return m->kind == MSG_REALLOC && m->b && m->b != m->a && !(m->e & MSG_REALLOC_IN_ORDER);
 }
 
 /* Take wait[i] and close the gap.  A waiting realloc that gives back

@@ -49,6 +49,21 @@ START_TEST(unmoved_messages_pass_in_order)
 }
 END_TEST
 
+/* A moved realloc posted after its call in a one-thread process
+ * (MSG_REALLOC_IN_ORDER) is taken at once: no done follows it. */
+START_TEST(a_realloc_in_order_does_not_wait)
+{
+    ring_slot_t m = {.kind = MSG_REALLOC, .tid = 1, .a = 0x10, .b = 0x40, .c = 64,
+                     .e = MSG_REALLOC_IN_ORDER};
+    reorder_input(&ro, &m);
+    ck_assert_str_eq(log_buf, "r1:10:40");
+    ck_assert_uint_eq(ro.n, 0);
+    in(MSG_ALLOC, 2, 0x10, 32);
+    ck_assert_str_eq(log_buf, "r1:10:40 a2:10:20");
+    ck_assert_uint_eq(ro.early, 0);
+}
+END_TEST
+
 /* The race: thread 2 claims realloc(0x10) first; thread 3 frees 0x20,
  * which thread 2's realloc then returns. */
 START_TEST(a_moved_realloc_waits_for_its_done)
@@ -145,6 +160,7 @@ Suite *reorder_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, unmoved_messages_pass_in_order);
     tcase_add_test(tc, a_moved_realloc_waits_for_its_done);
+    tcase_add_test(tc, a_realloc_in_order_does_not_wait);
     tcase_add_test(tc, its_old_address_named_takes_it_early);
     tcase_add_test(tc, a_realloc_onto_a_waiting_ones_old_address_goes_after_it);
     tcase_add_test(tc, a_realloc_onto_its_old_address_does_not_take_it_early);
