@@ -194,6 +194,8 @@ static void replay_start(process_t *pr)
         escape_line(stderr, "%s: %s: replay: out of memory", ANALYZE_CMD, pr->path);
         return;
     }
+    if (o->html) /* the fragmentation maps */
+        replay_set_keep_maps(pr->replay);
     for (size_t i = 0; i < o->nstrategies; i++) {
         char err[256];
         if (replay_set_add(pr->replay, o->strategies[i]->name, dev, err, sizeof err))

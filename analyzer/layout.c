@@ -1,16 +1,27 @@
 /*
  * layout: a strategy's address space as cells.  See layout.h.
  *
- * Cell c covers offsets [c << shift, (c + 1) << shift) from the base.
- * Its bytes in allocated blocks are part[c] plus full[0] + ... + full[c]:
- * a block adds its bytes in its first and last cell to their part, and
- * the cells it wholly covers through full, as a difference array (most
- * blocks lie in one cell: one write).  Its bytes in segments are
- * seg[0] + ... + seg[c], a difference array alone (segments change
- * seldom).  The saved fields and stamp are the copy-on-write save: a
+ * Zones.  Where the footprint counts segments (caching), one zone
+ * covers the space from the device's base, and tracks the segments
+ * too: gaps between them are part of the picture.  Where it counts each
+ * segment's extent (the fit strategies' one segment, buddy's one per
+ * power-of-two chunk), each segment a block lands in gets a zone of its
+ * own, and the map joins the zones' extents end to end, as the
+ * footprint does: a program living in buddy's last chunk is not drawn
+ * after gigabytes of the untouched chunks before it.
+ *
+ * Cells.  Cell c of a zone covers offsets [c << shift, (c + 1) << shift)
+ * from the zone's start.  Its bytes in allocated blocks are part[c] plus
+ * full[0] + ... + full[c]: a block adds its bytes in its first and last
+ * cell to their part, and the cells it wholly covers through full, as a
+ * difference array (most blocks lie in one cell: one write).  Its bytes
+ * in segments (the segments' zone only) are seg[0] + ... + seg[c], a
+ * difference array alone (segments change seldom).
+ *
+ * The peak.  The saved fields and stamp are the copy-on-write save: a
  * cell whose stamp is the current epoch was written since the last
  * peak, and its saved fields are what it held at that peak; any other
- * cell has not changed since.  Cells past the span of every peak so far
+ * cell has not changed since.  Cells past what every peak so far drew
  * hold nothing the map reads, so a doubling saves them empty.
  */
 #include "analyzer/layout.h"
@@ -20,8 +31,9 @@
 
 #include "core/pool.h"
 
-#define MIN_SHIFT 4  /* cells of at least 16 bytes: the fit strategies' granule */
-#define MAX_SHIFT 48 /* past this the space is not grown: ranges are clipped */
+#define MIN_SHIFT 4   /* cells of at least 16 bytes: the fit strategies' granule */
+#define MAX_SHIFT 48  /* past this a zone is not grown: ranges are clipped */
+#define MAX_ZONES 64  /* buddy's chunks of a device below 2^64 bytes */
 
 typedef struct cell_s {
     int64_t part, full, seg;    /* now */
@@ -29,31 +41,39 @@ typedef struct cell_s {
     uint64_t stamp;
 } cell_t;
 
+typedef struct zone_s {
+    uint64_t addr, size; /* what it covers at most: its segment, or the whole device */
+    unsigned shift;
+    uint64_t drawn;      /* bytes the map draws of it at the last peak: its extent then */
+    cell_t *cell;        /* LAYOUT_CELLS */
+} zone_t;
+
 typedef struct range_s {
     uint64_t addr, size;
 } range_t;
 
 struct layout_s {
-    const pool_t *pool;           /* the device's: its segment totals are checked per block */
+    const pool_t *pool;
     uint64_t base;
-    unsigned shift;
+    bool by_segments;             /* the footprint counts segments: one zone, segments tracked */
     uint64_t epoch;               /* peaks marked */
-    range_t *segs, *next_segs;    /* the segments taken in, by address; scratch */
+    zone_t zone[MAX_ZONES];       /* by address */
+    unsigned nzones, last;        /* zones made; the one the last block was in */
+    range_t *segs, *next_segs;    /* by_segments: the segments taken in, by address; scratch */
     size_t nsegs, cap_segs;
     uint64_t sig_bytes, sig_id;   /* the pool's segment totals when they were */
-    bool broken;                  /* memory ran out: no map */
+    bool broken;                  /* memory or zones ran out: no map */
     uint64_t span, footprint, requests; /* at the last peak */
-    cell_t cell[LAYOUT_CELLS];
 };
 
 static void sync(layout_t *l);
 
-static uint64_t cover(const layout_t *l) { return (uint64_t)LAYOUT_CELLS << l->shift; }
+static uint64_t cover(const zone_t *z) { return (uint64_t)LAYOUT_CELLS << z->shift; }
 
 /* Cell c, saved first if this is its first write since the last peak. */
-static inline cell_t *touch(layout_t *l, uint64_t c)
+static inline cell_t *touch(const layout_t *l, zone_t *z, uint64_t c)
 {
-    cell_t *x = &l->cell[c];
+    cell_t *x = &z->cell[c];
     if (x->stamp != l->epoch) {
         x->part0 = x->part;
         x->full0 = x->full;
@@ -64,31 +84,32 @@ static inline cell_t *touch(layout_t *l, uint64_t c)
 }
 
 /* sign * [off0, off1) of allocated blocks; the range lies in the cover. */
-static inline void block_add(layout_t *l, uint64_t off0, uint64_t off1, int64_t sign)
+static inline void block_add(const layout_t *l, zone_t *z, uint64_t off0, uint64_t off1,
+                             int64_t sign)
 {
-    uint64_t c0 = off0 >> l->shift, c1 = (off1 - 1) >> l->shift;
+    uint64_t c0 = off0 >> z->shift, c1 = (off1 - 1) >> z->shift;
     if (__builtin_expect(c0 == c1, 1)) {
-        touch(l, c0)->part += sign * (int64_t)(off1 - off0);
+        touch(l, z, c0)->part += sign * (int64_t)(off1 - off0);
         return;
     }
-    touch(l, c0)->part += sign * (int64_t)(((c0 + 1) << l->shift) - off0);
-    touch(l, c1)->part += sign * (int64_t)(off1 - (c1 << l->shift));
+    touch(l, z, c0)->part += sign * (int64_t)(((c0 + 1) << z->shift) - off0);
+    touch(l, z, c1)->part += sign * (int64_t)(off1 - (c1 << z->shift));
     if (c1 > c0 + 1) {
-        int64_t cs = (int64_t)1 << l->shift;
-        touch(l, c0 + 1)->full += sign * cs;
-        touch(l, c1)->full -= sign * cs;
+        int64_t cs = (int64_t)1 << z->shift;
+        touch(l, z, c0 + 1)->full += sign * cs;
+        touch(l, z, c1)->full -= sign * cs;
     }
 }
 
 /* sign * [off0, off1) of segments, as differences; the range lies in the cover. */
-static void seg_add(layout_t *l, uint64_t off0, uint64_t off1, int64_t sign)
+static void seg_add(const layout_t *l, zone_t *z, uint64_t off0, uint64_t off1, int64_t sign)
 {
     if (off1 <= off0)
         return;
-    uint64_t c0 = off0 >> l->shift, c1 = (off1 - 1) >> l->shift;
-    int64_t head = (int64_t)(((c0 + 1) << l->shift) - off0);
-    int64_t tail = (int64_t)(off1 - (c1 << l->shift));
-    int64_t cs = (int64_t)1 << l->shift;
+    uint64_t c0 = off0 >> z->shift, c1 = (off1 - 1) >> z->shift;
+    int64_t cs = (int64_t)1 << z->shift;
+    int64_t head = (int64_t)(((c0 + 1) << z->shift) - off0);
+    int64_t tail = (int64_t)(off1 - (c1 << z->shift));
     int64_t d[4];
     uint64_t at[4] = {c0, c0 + 1, c1, c1 + 1};
     if (c0 == c1) {
@@ -103,26 +124,27 @@ static void seg_add(layout_t *l, uint64_t off0, uint64_t off1, int64_t sign)
     }
     for (int i = 0; i < 4; i++)
         if (d[i] && at[i] < LAYOUT_CELLS)
-            touch(l, at[i])->seg += sign * d[i];
+            touch(l, z, at[i])->seg += sign * d[i];
 }
 
-/* [addr, addr + size) of a segment, clipped to the cover, into seg. */
-static void segment_add(layout_t *l, const range_t *r, int64_t sign, uint64_t from)
+/* A segment into the segments' zone, clipped to [from, the cover). */
+static void segment_add(const layout_t *l, zone_t *z, const range_t *r, int64_t sign,
+                        uint64_t from)
 {
-    uint64_t lo = r->addr > l->base ? r->addr - l->base : 0;
+    uint64_t lo = r->addr > z->addr ? r->addr - z->addr : 0;
     uint64_t end = r->addr + r->size;
-    uint64_t hi = end > l->base ? end - l->base : 0;
+    uint64_t hi = end > z->addr ? end - z->addr : 0;
     if (lo < from)
         lo = from;
-    if (hi > cover(l))
-        hi = cover(l);
-    seg_add(l, lo, hi, sign);
+    if (hi > cover(z))
+        hi = cover(z);
+    seg_add(l, z, lo, hi, sign);
 }
 
 /* A cell's values now and at the last peak, from the running sums of
  * the difference fields before it (updated). */
 typedef struct vals_s {
-    int64_t used, seg, used0, seg0; /* values */
+    int64_t used, seg, used0, seg0;   /* values */
     int64_t full, fseg, full0, fseg0; /* running sums */
 } vals_t;
 
@@ -139,39 +161,74 @@ static void values(const layout_t *l, const cell_t *x, vals_t *v)
     v->seg0 = v->fseg0;
 }
 
-/* Double the cells' size: merge neighbours, now and as at the last
- * peak; the new upper half holds only the segments that reach it.
- * Merged cells keep their bytes in part, and full and seg become the
+/* Double a zone's cells: merge neighbours, now and as at the last peak;
+ * the new upper half holds only the segments that reach it.  Merged
+ * cells keep their bytes in part, and full and seg become the
  * differences of the merged values. */
-static void grow(layout_t *l)
+static void grow(layout_t *l, zone_t *z)
 {
-    uint64_t old = cover(l);
+    uint64_t old = cover(z);
     vals_t v = {0};
     int64_t prev_seg = 0, prev_seg0 = 0;
     for (size_t i = 0; i < LAYOUT_CELLS / 2; i++) {
         int64_t u = 0, s = 0, u0 = 0, s0 = 0;
         for (size_t k = 2 * i; k < 2 * i + 2; k++) {
-            values(l, &l->cell[k], &v);
+            values(l, &z->cell[k], &v);
             u += v.used, s += v.seg, u0 += v.used0, s0 += v.seg0;
         }
-        l->cell[i] = (cell_t){.part = u, .seg = s - prev_seg, .part0 = u0,
+        z->cell[i] = (cell_t){.part = u, .seg = s - prev_seg, .part0 = u0,
                               .seg0 = s0 - prev_seg0, .stamp = l->epoch};
         prev_seg = s, prev_seg0 = s0;
     }
     for (size_t i = LAYOUT_CELLS / 2; i < LAYOUT_CELLS; i++)
-        l->cell[i] = (cell_t){.stamp = l->epoch};
-    l->cell[LAYOUT_CELLS / 2].seg = -prev_seg;
-    l->cell[LAYOUT_CELLS / 2].seg0 = -prev_seg0;
-    l->shift++;
-    for (size_t i = 0; i < l->nsegs; i++)
-        segment_add(l, &l->segs[i], 1, old);
+        z->cell[i] = (cell_t){.stamp = l->epoch};
+    z->cell[LAYOUT_CELLS / 2].seg = -prev_seg;
+    z->cell[LAYOUT_CELLS / 2].seg0 = -prev_seg0;
+    z->shift++;
+    if (l->by_segments)
+        for (size_t i = 0; i < l->nsegs; i++)
+            segment_add(l, z, &l->segs[i], 1, old);
 }
 
-/* Grow until offset `end` is covered (or the space is as large as it goes). */
-static void cover_to(layout_t *l, uint64_t end)
+/* Grow until offset `end` is covered (or the zone is as large as it goes). */
+static void cover_to(layout_t *l, zone_t *z, uint64_t end)
 {
-    while (end > cover(l) && l->shift < MAX_SHIFT)
-        grow(l);
+    while (end > cover(z) && z->shift < MAX_SHIFT)
+        grow(l, z);
+}
+
+/* A zone for [addr, addr + size), kept in address order; NULL when
+ * memory or zones run out (the layout is broken then). */
+static zone_t *zone_make(layout_t *l, uint64_t addr, uint64_t size)
+{
+    cell_t *cells = l->nzones < MAX_ZONES ? calloc(LAYOUT_CELLS, sizeof *cells) : NULL;
+    if (!cells) {
+        l->broken = true;
+        return NULL;
+    }
+    unsigned i = l->nzones++;
+    while (i > 0 && l->zone[i - 1].addr > addr) {
+        l->zone[i] = l->zone[i - 1];
+        i--;
+    }
+    l->zone[i] = (zone_t){.addr = addr, .size = size, .shift = MIN_SHIFT, .cell = cells};
+    l->last = i;
+    return &l->zone[i];
+}
+
+/* The zone holding addr: the segments' one, or its segment's. */
+static zone_t *zone_of(layout_t *l, uint64_t addr)
+{
+    zone_t *z = &l->zone[l->last];
+    if (__builtin_expect(l->nzones && addr - z->addr < z->size, 1))
+        return z;
+    for (unsigned i = 0; i < l->nzones; i++)
+        if (addr - l->zone[i].addr < l->zone[i].size) {
+            l->last = i;
+            return &l->zone[i];
+        }
+    const segment_t *s = pool_segment_at(l->pool, addr);
+    return s && !l->broken ? zone_make(l, s->addr, s->size) : NULL;
 }
 
 layout_t *layout_create(const device_t *dev)
@@ -181,7 +238,11 @@ layout_t *layout_create(const device_t *dev)
         return NULL;
     l->pool = device_pool(dev);
     l->base = device_base(dev);
-    l->shift = MIN_SHIFT;
+    l->by_segments = device_strategy(dev)->footprint == STRATEGY_FOOTPRINT_SEGMENTS;
+    if (l->by_segments && !zone_make(l, l->base, UINT64_MAX - l->base)) {
+        free(l);
+        return NULL;
+    }
     sync(l);
     return l;
 }
@@ -190,6 +251,8 @@ void layout_destroy(layout_t *l)
 {
     if (!l)
         return;
+    for (unsigned i = 0; i < l->nzones; i++)
+        free(l->zone[i].cell);
     free(l->segs);
     free(l->next_segs);
     free(l);
@@ -200,14 +263,17 @@ void layout_block(layout_t *l, uint64_t addr, uint64_t size, bool used)
     const pool_t *p = l->pool;
     if (__builtin_expect(p->segment_bytes != l->sig_bytes || p->next_segment_id != l->sig_id, 0))
         sync(l);
-    uint64_t off = addr - l->base, end = off + size;
-    if (__builtin_expect(end > cover(l), 0)) {
-        cover_to(l, end);
-        if (end > cover(l))
-            end = cover(l);
+    zone_t *z = zone_of(l, addr);
+    if (!z)
+        return;
+    uint64_t off = addr - z->addr, end = off + size;
+    if (__builtin_expect(end > cover(z), 0)) {
+        cover_to(l, z, end);
+        if (end > cover(z))
+            end = cover(z);
     }
     if (end > off)
-        block_add(l, off, end, used ? 1 : -1);
+        block_add(l, z, off, end, used ? 1 : -1);
 }
 
 static bool same(const range_t *a, const range_t *b)
@@ -215,10 +281,14 @@ static bool same(const range_t *a, const range_t *b)
     return a->addr == b->addr && a->size == b->size;
 }
 
-/* Take in the pool's segments as they are now. */
+/* Take in the pool's segments as they are now (the segments' zone). */
 static void sync(layout_t *l)
 {
     const pool_t *p = l->pool;
+    l->sig_bytes = p->segment_bytes;
+    l->sig_id = p->next_segment_id;
+    if (!l->by_segments)
+        return; /* zones follow the segments blocks land in */
     size_t n = 0;
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s))
         n++;
@@ -241,16 +311,17 @@ static void sync(layout_t *l)
         now[n++] = (range_t){s->addr, s->size};
     /* Both lists are by address and segments never overlap: a merge
      * finds what went and what came. */
+    zone_t *z = &l->zone[0];
     size_t i = 0, j = 0;
     while (i < l->nsegs || j < n) {
         if (j == n || (i < l->nsegs && l->segs[i].addr < now[j].addr)) {
-            segment_add(l, &l->segs[i++], -1, 0);
+            segment_add(l, z, &l->segs[i++], -1, 0);
         } else if (i == l->nsegs || now[j].addr < l->segs[i].addr) {
-            segment_add(l, &now[j++], 1, 0);
+            segment_add(l, z, &now[j++], 1, 0);
         } else {
             if (!same(&l->segs[i], &now[j])) {
-                segment_add(l, &l->segs[i], -1, 0);
-                segment_add(l, &now[j], 1, 0);
+                segment_add(l, z, &l->segs[i], -1, 0);
+                segment_add(l, z, &now[j], 1, 0);
             }
             i++, j++;
         }
@@ -258,8 +329,6 @@ static void sync(layout_t *l)
     l->next_segs = l->segs;
     l->segs = now;
     l->nsegs = n;
-    l->sig_bytes = p->segment_bytes;
-    l->sig_id = p->next_segment_id;
 }
 
 void layout_sync_segments(layout_t *l)
@@ -269,27 +338,38 @@ void layout_sync_segments(layout_t *l)
         sync(l);
 }
 
-/* The bytes a map of dev draws: to its highest segment's end where the
- * footprint counts segments, else to its highest block in use. */
-static uint64_t span_of(const device_t *dev)
+/* The highest segment's end, from the base (by_segments). */
+static uint64_t segments_end(const pool_t *p, uint64_t base)
 {
-    const pool_t *p = device_pool(dev);
-    uint64_t base = device_base(dev), end = base;
-    bool by_segments = device_strategy(dev)->footprint == STRATEGY_FOOTPRINT_SEGMENTS;
-    for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
-        uint64_t e = s->addr + (by_segments ? s->size : s->extent);
-        if (e > end)
-            end = e;
-    }
+    uint64_t end = base;
+    for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s))
+        if (s->addr + s->size > end)
+            end = s->addr + s->size;
     return end - base;
 }
 
 void layout_mark_peak(layout_t *l, const device_t *dev, uint64_t requests)
 {
-    uint64_t span = span_of(dev);
-    cover_to(l, span); /* before the epoch: the new cells are empty at every earlier peak */
+    uint64_t span = 0;
+    if (l->by_segments) {
+        zone_t *z = &l->zone[0];
+        span = segments_end(l->pool, l->base);
+        cover_to(l, z, span); /* before the epoch: the new cells are empty at every earlier peak */
+        if (span > cover(z))
+            span = cover(z);
+        z->drawn = span;
+    } else {
+        for (unsigned i = 0; i < l->nzones; i++) {
+            zone_t *z = &l->zone[i];
+            const segment_t *s = pool_segment_at(l->pool, z->addr);
+            z->drawn = s ? s->extent : 0;
+            if (z->drawn > cover(z))
+                z->drawn = cover(z); /* blocks past a full zone were clipped */
+            span += z->drawn;
+        }
+    }
     l->epoch++;
-    l->span = span < cover(l) ? span : cover(l);
+    l->span = span;
     l->footprint = device_peak_footprint(dev);
     l->requests = requests;
 }
@@ -328,86 +408,130 @@ bool layout_map(const layout_t *l, replay_map_t *m)
     m->requests = l->requests;
     double a[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
     double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
-    uint64_t cs = (uint64_t)1 << l->shift;
-    vals_t v = {0};
-    for (uint64_t c = 0; c < LAYOUT_CELLS && c * cs < m->span; c++) {
-        values(l, &l->cell[c], &v);
-        int64_t u = v.used0, s = v.seg0;
-        double lo = (double)(c * cs), hi = (double)((c + 1) * cs);
-        if (hi > (double)m->span)
-            hi = (double)m->span; /* the cell's bytes past the span are not drawn */
-        double part = (hi - lo) / (double)cs;
-        spread(a, lo, hi, w, (double)u * part);
-        spread(fr, lo, hi, w, (double)(s - u) * part);
+    uint64_t at = 0; /* where the zone starts in the map */
+    for (unsigned i = 0; i < l->nzones; i++) {
+        const zone_t *z = &l->zone[i];
+        uint64_t cs = (uint64_t)1 << z->shift;
+        vals_t v = {0};
+        for (uint64_t c = 0; c < LAYOUT_CELLS && c * cs < z->drawn; c++) {
+            values(l, &z->cell[c], &v);
+            uint64_t lo = c * cs, hi = lo + cs < z->drawn ? lo + cs : z->drawn;
+            double part = (double)(hi - lo) / (double)cs; /* of the cell: drawn */
+            double used = (double)v.used0 * part;
+            double in_seg = l->by_segments ? (double)v.seg0 * part : (double)(hi - lo);
+            double l0 = (double)(at + lo), h0 = (double)(at + hi);
+            spread(a, l0, h0, w, used);
+            spread(fr, l0, h0, w, in_seg - used);
+        }
+        at += z->drawn;
     }
     finish(m, a, fr);
     return true;
 }
 
+/* Whether a block counts as allocated in a map. */
+static bool in_use(const block_t *b)
+{
+    return b->state == BLOCK_ALLOC || b->state == BLOCK_FREE_REQUESTED;
+}
+
 void layout_scan(const device_t *dev, uint64_t requests, replay_map_t *m)
 {
     const pool_t *p = device_pool(dev);
+    bool by_segments = device_strategy(dev)->footprint == STRATEGY_FOOTPRINT_SEGMENTS;
     memset(m, 0, sizeof *m);
     m->base = device_base(dev);
-    m->span = span_of(dev);
     m->footprint = device_peak_footprint(dev);
     m->requests = requests;
+    if (by_segments)
+        m->span = segments_end(p, m->base);
+    else
+        for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s))
+            m->span += s->extent;
     double a[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
     double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
-    for (const segment_t *seg = pool_segment_first(p); m->span && seg; seg = pool_segment_next(seg))
-        for (const block_t *b = seg->first; b; b = b->next) {
-            bool used = b->state == BLOCK_ALLOC || b->state == BLOCK_FREE_REQUESTED;
-            double lo = (double)(b->addr - m->base), hi = lo + (double)b->size;
-            if (hi > (double)m->span)
-                hi = (double)m->span;
-            spread(used ? a : fr, lo, hi, w, hi - lo);
+    uint64_t at = 0; /* by extent: where the segment starts in the map */
+    for (const segment_t *s = pool_segment_first(p); m->span && s; s = pool_segment_next(s)) {
+        uint64_t from = by_segments ? s->addr - m->base : at; /* the segment's place */
+        uint64_t len = by_segments ? s->size : s->extent;
+        for (const block_t *b = s->first; b && b->addr < s->addr + len; b = b->next) {
+            double lo = (double)(from + (b->addr - s->addr));
+            double hi = lo + (double)b->size;
+            if (hi > (double)(from + len))
+                hi = (double)(from + len);
+            spread(in_use(b) ? a : fr, lo, hi, w, hi - lo);
         }
+        at += len;
+    }
     finish(m, a, fr);
 }
 
-uint64_t layout_cell_bytes(const layout_t *l) { return (uint64_t)1 << l->shift; }
+uint64_t layout_cell_bytes(const layout_t *l)
+{
+    uint64_t most = 0;
+    for (unsigned i = 0; i < l->nzones; i++)
+        if (((uint64_t)1 << l->zone[i].shift) > most)
+            most = (uint64_t)1 << l->zone[i].shift;
+    return most;
+}
+
+/* Add the bytes of [lo, hi) (offsets in z) to want, per cell. */
+static void want_add(int64_t *want, const zone_t *z, uint64_t lo, uint64_t hi)
+{
+    uint64_t cs = (uint64_t)1 << z->shift;
+    for (uint64_t c = lo / cs; c < LAYOUT_CELLS && c * cs < hi; c++) {
+        uint64_t c0 = c * cs, c1 = c0 + cs;
+        want[c] += (int64_t)((hi < c1 ? hi : c1) - (lo > c0 ? lo : c0));
+    }
+}
 
 bool layout_check(const layout_t *l, const device_t *dev, const char **why)
 {
     const pool_t *p = device_pool(dev);
-    int64_t *want = calloc(2 * (size_t)LAYOUT_CELLS, sizeof *want);
+    int64_t *want = malloc(2 * (size_t)LAYOUT_CELLS * sizeof *want);
     if (!want) {
         *why = "no memory for the check";
         return false;
     }
     int64_t *want_seg = want + LAYOUT_CELLS;
-    uint64_t cs = (uint64_t)1 << l->shift, top = cover(l);
-    for (const segment_t *seg = pool_segment_first(p); seg; seg = pool_segment_next(seg)) {
-        uint64_t lo = seg->addr - l->base, hi = lo + seg->size;
-        for (uint64_t c = lo / cs; c < LAYOUT_CELLS && c * cs < hi; c++) {
-            uint64_t c0 = c * cs, c1 = c0 + cs;
-            want_seg[c] += (int64_t)((hi < c1 ? hi : c1) - (lo > c0 ? lo : c0));
-        }
-        for (const block_t *b = seg->first; b; b = b->next) {
-            if (b->state != BLOCK_ALLOC && b->state != BLOCK_FREE_REQUESTED)
-                continue;
-            uint64_t bl = b->addr - l->base, bh = bl + b->size;
-            if (bh > top) {
-                free(want);
-                *why = "an allocated block lies past the cells";
-                return false;
-            }
-            for (uint64_t c = bl / cs; c * cs < bh; c++) {
-                uint64_t c0 = c * cs, c1 = c0 + cs;
-                want[c] += (int64_t)((bh < c1 ? bh : c1) - (bl > c0 ? bl : c0));
-            }
-        }
-    }
-    vals_t v = {0};
     bool ok = true;
-    for (size_t c = 0; c < LAYOUT_CELLS && ok; c++) {
-        values(l, &l->cell[c], &v);
-        if (v.used != want[c]) {
-            *why = "a cell's allocated bytes differ from the blocks'";
-            ok = false;
-        } else if (v.seg != want_seg[c]) {
-            *why = "a cell's segment bytes differ from the segments'";
-            ok = false;
+    /* every allocated block lies in a zone */
+    for (const segment_t *s = pool_segment_first(p); ok && s; s = pool_segment_next(s))
+        for (const block_t *b = s->first; ok && b; b = b->next) {
+            if (!in_use(b))
+                continue;
+            unsigned i = 0;
+            while (i < l->nzones && b->addr - l->zone[i].addr >= l->zone[i].size)
+                i++;
+            if (i == l->nzones) {
+                *why = "an allocated block lies in no zone";
+                ok = false;
+            } else if (block_end(b) - l->zone[i].addr > cover(&l->zone[i])) {
+                *why = "an allocated block lies past its zone's cells";
+                ok = false;
+            }
+        }
+    for (unsigned i = 0; ok && i < l->nzones; i++) {
+        const zone_t *z = &l->zone[i];
+        memset(want, 0, 2 * (size_t)LAYOUT_CELLS * sizeof *want);
+        for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
+            if (s->addr - z->addr >= z->size)
+                continue;
+            want_add(want_seg, z, s->addr - z->addr, s->addr - z->addr + s->size);
+            for (const block_t *b = s->first; b; b = b->next)
+                if (in_use(b))
+                    want_add(want, z, b->addr - z->addr, block_end(b) - z->addr);
+        }
+        vals_t v = {0};
+        for (size_t c = 0; c < LAYOUT_CELLS && ok; c++) {
+            values(l, &z->cell[c], &v);
+            if (v.used != want[c]) {
+                *why = "a cell's allocated bytes differ from the blocks'";
+                ok = false;
+            } else if (l->by_segments && v.seg != want_seg[c]) {
+                *why = "a cell's segment bytes differ from the segments'";
+                ok = false;
+            }
         }
     }
     free(want);

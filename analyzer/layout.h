@@ -3,15 +3,19 @@
  * as blocks and segments come and go, and remembered as it was at the
  * strategy's peak footprint: the fragmentation map of the HTML report.
  *
- * The space from the device's base is cut in LAYOUT_CELLS cells of a
- * power-of-two size, doubled (neighbours merged) whenever something
- * lands beyond the last.  Each cell counts its bytes in allocated
- * blocks and in segments, as a difference array, so a block or segment
- * of any size costs four cell updates.  The state at the peak is kept
- * copy-on-write: marking a peak starts a new epoch, and the first write
- * to a cell in an epoch saves the cell's value first.  So the map at
- * the last peak costs O(1) per operation and fixed memory, however long
- * the trace, and is exact to the cell.
+ * The space is drawn as the footprint counts it: from the device's base
+ * to the highest segment's end where it counts segments (caching, whose
+ * gaps between segments show), else each segment's extent (up to its
+ * highest block in use) joined end to end (the fit strategies' one
+ * segment, buddy's one per power-of-two chunk).  Each such zone is cut
+ * in LAYOUT_CELLS cells of a power-of-two size, doubled (neighbours
+ * merged) whenever something lands beyond the last.  A cell counts its
+ * bytes in allocated blocks and in segments as difference arrays, so a
+ * block of any size costs one to four cell writes.  The state at the
+ * peak is kept copy-on-write: marking a peak starts a new epoch, and
+ * the first write to a cell in an epoch saves the cell's value first.
+ * So the map at the last peak costs O(1) per operation and fixed memory
+ * (under 1 MB a zone), however long the trace, and is exact to the cell.
  */
 #ifndef MEMSIM_ANALYZER_LAYOUT_H
 #define MEMSIM_ANALYZER_LAYOUT_H
@@ -22,14 +26,12 @@
 #include "core/device.h"
 
 /* The simulated address space of a strategy at its peak, as cells for a
- * picture: the range from the device's base to the end of what its
- * footprint counts (its highest segment for caching, its highest block
- * in use for the fit strategies), cut in REPLAY_MAP_CELLS cells, each
- * with the share of its bytes in allocated blocks and in free blocks of
- * a segment (the rest is in no segment). */
+ * picture: the space its footprint counts (see above), cut in
+ * REPLAY_MAP_CELLS cells, each with the share of its bytes in allocated
+ * blocks and in free blocks of a segment (the rest is in no segment). */
 #define REPLAY_MAP_CELLS 480
 typedef struct replay_map_s {
-    uint64_t base, span;  /* bytes drawn: [base, base + span) */
+    uint64_t base, span;  /* the device's base; bytes drawn */
     uint64_t footprint;   /* the peak footprint */
     uint64_t requests;    /* requests replayed when it was reached */
     float alloc[REPLAY_MAP_CELLS], free[REPLAY_MAP_CELLS];
@@ -59,7 +61,7 @@ bool layout_map(const layout_t *l, replay_map_t *out);
 /* The same map taken now by walking every block of dev: the reference
  * the cells are checked against. */
 void layout_scan(const device_t *dev, uint64_t requests, replay_map_t *out);
-/* The bytes one cell covers now. */
+/* The bytes one cell covers now (the largest of any zone's). */
 uint64_t layout_cell_bytes(const layout_t *l);
 /* The cells hold exactly dev's blocks and segments now. */
 bool layout_check(const layout_t *l, const device_t *dev, const char **why);

@@ -74,6 +74,7 @@ static const hashtab_type_t live_type = {
 struct replay_set_s {
     strategy_t st[REPLAY_MAX_STRATEGIES];
     size_t n;
+    bool keep_maps;       /* each strategy keeps its layout */
     uint64_t requests;
     hashtab_t live;       /* trace address -> record */
     uint32_t *free_recs;  /* recycled records */
@@ -400,12 +401,15 @@ int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, 
         .total = device_size, .strategy = strategy, .no_timing = true, .handles_only = true};
     if (device_create(&cfg, &st.dev, err, errlen))
         return -1;
-    st.layout = layout_create(st.dev); /* NULL: the result has no map */
+    if (s->keep_maps)
+        st.layout = layout_create(st.dev); /* NULL: the result has no map */
     pthread_mutex_lock(&s->mu); /* workers read n */
     s->st[s->n++] = st;
     pthread_mutex_unlock(&s->mu);
     return 0;
 }
+
+void replay_set_keep_maps(replay_set_t *s) { s->keep_maps = true; }
 
 size_t replay_set_count(const replay_set_t *s) { return s->n; }
 
@@ -475,6 +479,7 @@ int replay_open(replay_t *r, const char *strategy, uint64_t device_size, char *e
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    replay_set_keep_maps(r->set);
     if (replay_set_add(r->set, strategy, device_size, err, errlen)) {
         replay_set_destroy(r->set);
         r->set = NULL;

@@ -62,6 +62,10 @@ typedef struct replay_set_s replay_set_t;
 /* A set with `threads` worker threads (0: the feeding thread does all the
  * work).  NULL when memory or threads cannot be had. */
 replay_set_t *replay_set_create(unsigned threads);
+/* Keep each strategy's layout (analyzer/layout.h), for its map at the
+ * peak in the results: about a hundred instructions per operation per
+ * strategy, paid only where a report draws it.  Before replay_set_add. */
+void replay_set_keep_maps(replay_set_t *s);
 /* Add a strategy on a device of device_size bytes, before the first
  * event.  0, or -1 with a message in err (the set goes on without it). */
 int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, char *err,
@@ -87,7 +91,8 @@ typedef struct replay_s {
     replay_set_t *set;
 } replay_t;
 
-/* 0, or -1 with a message in err. */
+/* One strategy, its layout kept (replay_set_keep_maps).  0, or -1 with a
+ * message in err. */
 int replay_open(replay_t *r, const char *strategy, uint64_t device_size, char *err,
                 size_t errlen);
 void replay_close(replay_t *r);

@@ -335,8 +335,9 @@ static void maps(FILE *f, const process_t *pr)
     }
     fputs("</svg>\n<p class=\"legend\"><span style=\"color:#1f4e9c\">&#9632;</span> allocated "
           "&nbsp; <span style=\"color:#f4a261\">&#9632;</span> free in a segment &nbsp; "
-          "<span style=\"color:#e6e6e6\">&#9632;</span> in no segment; each strip spans that "
-          "strategy's address space from its base to its highest segment's end</p>\n", f);
+          "<span style=\"color:#e6e6e6\">&#9632;</span> in no segment; each strip is the space "
+          "that strategy's footprint counts: each segment up to its highest block in use, "
+          "end to end (caching: from the base to its highest segment's end)</p>\n", f);
 }
 
 /* ---- request sizes ----------------------------------------------------------------- */

@@ -249,6 +249,30 @@ START_TEST(map_at_the_peak)
 }
 END_TEST
 
+/* Buddy's chunks are drawn as its footprint counts them, each up to its
+ * extent, end to end: on a 48 MiB device (chunks of 32 and 16 MiB) a
+ * 4 MiB block goes to the 16 MiB chunk, and the map is that block alone
+ * (4 MiB, all allocated), not 32 MiB of an untouched chunk before it. */
+START_TEST(buddy_map_joins_the_chunks_extents)
+{
+    replay_t r;
+    char err[256];
+    ck_assert_msg(replay_open(&r, "buddy", 48 * MiB, err, sizeof err) == 0, "%s", err);
+    replay_alloc(&r, 0x1000, 4 * MiB, 16);
+    replay_result_t out;
+    replay_result(&r, &out);
+    ck_assert_ptr_nonnull(out.map);
+    ck_assert_uint_eq(out.m.peak_footprint, 4 * MiB);
+    ck_assert_uint_eq(out.map->footprint, 4 * MiB);
+    ck_assert_uint_eq(out.map->span, 4 * MiB);
+    for (size_t c = 0; c < REPLAY_MAP_CELLS; c++)
+        ck_assert_msg(out.map->alloc[c] > 0.999f && out.map->free[c] < 0.001f,
+                      "cell %zu: %g allocated, %g free", c, out.map->alloc[c], out.map->free[c]);
+    replay_result_free(&out);
+    replay_close(&r);
+}
+END_TEST
+
 Suite *replay_suite(void)
 {
     Suite *s = suite_create("replay");
@@ -258,6 +282,7 @@ Suite *replay_suite(void)
     tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
     tcase_add_test(tc, map_at_the_peak);
+    tcase_add_test(tc, buddy_map_joins_the_chunks_extents);
     suite_add_tcase(s, tc);
     return s;
 }
