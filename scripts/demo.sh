@@ -7,8 +7,8 @@
 #
 #   sh scripts/demo.sh [BUILD [DIR]]
 #
-# DIR: keep memsim run's directory there (DIR/run) instead of a temporary
-# one (the integration test reads it).
+# DIR: put the run (DIR/run), its trace and its report (DIR/report.html)
+# there instead of BUILD/demo; either is emptied first and kept after.
 set -eu
 BUILD=${1:-build}
 KEEP=${2:-}
@@ -34,13 +34,12 @@ keeps whole 2 MiB segments reserved.
 
 TXT
 
-if [ -n "$KEEP" ]; then
-    OUT=$KEEP
-    mkdir -p "$OUT"
-else
-    OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-demo.XXXXXX")
-    trap 'rm -rf "$OUT"' EXIT
-fi
+# The run, its trace and its report stay in $BUILD/demo (the last demo's:
+# replaced each time), so that the page it names can be opened after.
+OUT=${KEEP:-$BUILD/demo}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 cat <<'TXT'
 memsim demo 2/2: a real program, traced and analyzed
 ====================================================
@@ -65,6 +64,7 @@ sed -n -e 's/^{"ev":"\([a-z_]*\)".*/\1/p' -e 's/^\["a".*/alloc/p' -e 's/^\["f".*
     -e 's/^\["r".*/realloc/p' -e 's/^\["x".*/realloc_failed/p' "$OUT/trace.jsonl" |
     sort | uniq -c | sort -rn |
     awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2} END {print ""}'
+rm -f "$OUT/trace.jsonl"
 cat <<'TXT'
 
 memsim-analyze on the run's directory:

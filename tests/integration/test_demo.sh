@@ -28,6 +28,12 @@ expect_grep "the mapped-memory story" "mapped: *1 mmap call; peak 352 MiB" "$TMP
 expect_grep "the spike attributed to its mapping" "file mappings made at spike (demo_workload.c:" "$TMP/demo.txt"
 
 expect_grep "it writes the page and says where" "in any browser: $D/report.html" "$TMP/demo.txt"
+# Without DIR, the page it names is still there once it has ended (it
+# used to live in a temporary directory removed at exit).
+expect_status "scripts/demo.sh without DIR exits 0" 0 sh scripts/demo.sh "$BUILD"
+page=$(sed -n 's/^in any browser: //p' "$TMP/out")
+expect_eq "without DIR: the page it names is in BUILD/demo" "$page" "$(cd "$BUILD" && pwd)/demo/report.html"
+expect_eq "without DIR: the page is there after it ended" "$(head -c 15 "${page:-/dev/null}" 2>/dev/null)" "<!DOCTYPE html>"
 expect_eq "the page is there" "$(head -c 15 "$D/report.html" 2>/dev/null)" "<!DOCTYPE html>"
 expect_status "the run's directory analyzed" 0 "$A" --json --no-replay "$D/run"
 cp "$TMP/out" "$TMP/demo.json"
