@@ -14,9 +14,11 @@
  * from the zone's start.  Its bytes in allocated blocks are part[c] plus
  * full[0] + ... + full[c]: a block adds its bytes in its first and last
  * cell to their part, and the cells it wholly covers through full, as a
- * difference array (most blocks lie in one cell: one write).  Its bytes
- * in segments (the segments' zone only) are seg[0] + ... + seg[c], a
- * difference array alone (segments change seldom).
+ * difference array (most blocks lie in one cell: one write).  wpart and
+ * wfull count the same way the blocks' bytes past their request (the
+ * internal fragmentation: a block's tail, from its requested size on).
+ * Its bytes in segments (the segments' zone only) are seg[0] + ... +
+ * seg[c], a difference array alone (segments change seldom).
  *
  * The peak.  The saved fields and stamp are the copy-on-write save: a
  * cell whose stamp is the current epoch was written since the last
@@ -26,6 +28,7 @@
  */
 #include "analyzer/layout.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +39,8 @@
 #define MAX_ZONES 64  /* buddy's chunks of a device below 2^64 bytes */
 
 typedef struct cell_s {
-    int64_t part, full, seg;    /* now */
-    int64_t part0, full0, seg0; /* at the last peak, when stamp == epoch */
+    int64_t part, full, wpart, wfull, seg;      /* now */
+    int64_t part0, full0, wpart0, wfull0, seg0; /* at the last peak, when stamp == epoch */
     uint64_t stamp;
 } cell_t;
 
@@ -77,27 +80,34 @@ static inline cell_t *touch(const layout_t *l, zone_t *z, uint64_t c)
     if (x->stamp != l->epoch) {
         x->part0 = x->part;
         x->full0 = x->full;
+        x->wpart0 = x->wpart;
+        x->wfull0 = x->wfull;
         x->seg0 = x->seg;
         x->stamp = l->epoch;
     }
     return x;
 }
 
-/* sign * [off0, off1) of allocated blocks; the range lies in the cover. */
+/* The int64_t at byte offset off of cell x. */
+#define FIELD(x, off) (*(int64_t *)((char *)(x) + (off)))
+
+/* sign * [off0, off1) into the part and full fields at byte offsets po
+ * and fo (allocated bytes, or their internal part); the range lies in
+ * the cover and is not empty. */
 static inline void block_add(const layout_t *l, zone_t *z, uint64_t off0, uint64_t off1,
-                             int64_t sign)
+                             int64_t sign, size_t po, size_t fo)
 {
     uint64_t c0 = off0 >> z->shift, c1 = (off1 - 1) >> z->shift;
     if (__builtin_expect(c0 == c1, 1)) {
-        touch(l, z, c0)->part += sign * (int64_t)(off1 - off0);
+        FIELD(touch(l, z, c0), po) += sign * (int64_t)(off1 - off0);
         return;
     }
-    touch(l, z, c0)->part += sign * (int64_t)(((c0 + 1) << z->shift) - off0);
-    touch(l, z, c1)->part += sign * (int64_t)(off1 - (c1 << z->shift));
+    FIELD(touch(l, z, c0), po) += sign * (int64_t)(((c0 + 1) << z->shift) - off0);
+    FIELD(touch(l, z, c1), po) += sign * (int64_t)(off1 - (c1 << z->shift));
     if (c1 > c0 + 1) {
         int64_t cs = (int64_t)1 << z->shift;
-        touch(l, z, c0 + 1)->full += sign * cs;
-        touch(l, z, c1)->full -= sign * cs;
+        FIELD(touch(l, z, c0 + 1), fo) += sign * cs;
+        FIELD(touch(l, z, c1), fo) -= sign * cs;
     }
 }
 
@@ -144,20 +154,24 @@ static void segment_add(const layout_t *l, zone_t *z, const range_t *r, int64_t 
 /* A cell's values now and at the last peak, from the running sums of
  * the difference fields before it (updated). */
 typedef struct vals_s {
-    int64_t used, seg, used0, seg0;   /* values */
-    int64_t full, fseg, full0, fseg0; /* running sums */
+    int64_t used, waste, seg, used0, waste0, seg0;      /* values */
+    int64_t full, wfull, fseg, full0, wfull0, fseg0;    /* running sums */
 } vals_t;
 
 static void values(const layout_t *l, const cell_t *x, vals_t *v)
 {
     bool saved = x->stamp == l->epoch;
     v->full += x->full;
+    v->wfull += x->wfull;
     v->fseg += x->seg;
     v->full0 += saved ? x->full0 : x->full;
+    v->wfull0 += saved ? x->wfull0 : x->wfull;
     v->fseg0 += saved ? x->seg0 : x->seg;
     v->used = x->part + v->full;
+    v->waste = x->wpart + v->wfull;
     v->seg = v->fseg;
     v->used0 = (saved ? x->part0 : x->part) + v->full0;
+    v->waste0 = (saved ? x->wpart0 : x->wpart) + v->wfull0;
     v->seg0 = v->fseg0;
 }
 
@@ -171,13 +185,14 @@ static void grow(layout_t *l, zone_t *z)
     vals_t v = {0};
     int64_t prev_seg = 0, prev_seg0 = 0;
     for (size_t i = 0; i < LAYOUT_CELLS / 2; i++) {
-        int64_t u = 0, s = 0, u0 = 0, s0 = 0;
+        int64_t u = 0, w = 0, s = 0, u0 = 0, w0 = 0, s0 = 0;
         for (size_t k = 2 * i; k < 2 * i + 2; k++) {
             values(l, &z->cell[k], &v);
-            u += v.used, s += v.seg, u0 += v.used0, s0 += v.seg0;
+            u += v.used, w += v.waste, s += v.seg;
+            u0 += v.used0, w0 += v.waste0, s0 += v.seg0;
         }
-        z->cell[i] = (cell_t){.part = u, .seg = s - prev_seg, .part0 = u0,
-                              .seg0 = s0 - prev_seg0, .stamp = l->epoch};
+        z->cell[i] = (cell_t){.part = u, .wpart = w, .seg = s - prev_seg, .part0 = u0,
+                              .wpart0 = w0, .seg0 = s0 - prev_seg0, .stamp = l->epoch};
         prev_seg = s, prev_seg0 = s0;
     }
     for (size_t i = LAYOUT_CELLS / 2; i < LAYOUT_CELLS; i++)
@@ -258,7 +273,7 @@ void layout_destroy(layout_t *l)
     free(l);
 }
 
-void layout_block(layout_t *l, uint64_t addr, uint64_t size, bool used)
+void layout_block(layout_t *l, uint64_t addr, uint64_t size, uint64_t requested, bool used)
 {
     const pool_t *p = l->pool;
     if (__builtin_expect(p->segment_bytes != l->sig_bytes || p->next_segment_id != l->sig_id, 0))
@@ -272,8 +287,13 @@ void layout_block(layout_t *l, uint64_t addr, uint64_t size, bool used)
         if (end > cover(z))
             end = cover(z);
     }
-    if (end > off)
-        block_add(l, z, off, end, used ? 1 : -1);
+    if (end <= off)
+        return;
+    int64_t sign = used ? 1 : -1;
+    block_add(l, z, off, end, sign, offsetof(cell_t, part), offsetof(cell_t, full));
+    if (requested < size && off + requested < end) /* the tail past the request */
+        block_add(l, z, off + requested, end, sign, offsetof(cell_t, wpart),
+                  offsetof(cell_t, wfull));
 }
 
 static bool same(const range_t *a, const range_t *b)
@@ -388,11 +408,12 @@ static void spread(double *acc, double lo, double hi, double w, double bytes)
     }
 }
 
-static void finish(replay_map_t *m, const double *a, const double *fr)
+static void finish(replay_map_t *m, const double *a, const double *wa, const double *fr)
 {
     double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
     for (size_t c = 0; c < REPLAY_MAP_CELLS; c++) {
         m->alloc[c] = (float)(a[c] / w);
+        m->waste[c] = (float)(wa[c] / w);
         m->free[c] = (float)(fr[c] / w);
     }
 }
@@ -406,7 +427,7 @@ bool layout_map(const layout_t *l, replay_map_t *m)
     m->span = l->span;
     m->footprint = l->footprint;
     m->requests = l->requests;
-    double a[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
+    double a[REPLAY_MAP_CELLS] = {0}, wa[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
     double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
     uint64_t at = 0; /* where the zone starts in the map */
     for (unsigned i = 0; i < l->nzones; i++) {
@@ -421,11 +442,12 @@ bool layout_map(const layout_t *l, replay_map_t *m)
             double in_seg = l->by_segments ? (double)v.seg0 * part : (double)(hi - lo);
             double l0 = (double)(at + lo), h0 = (double)(at + hi);
             spread(a, l0, h0, w, used);
+            spread(wa, l0, h0, w, (double)v.waste0 * part);
             spread(fr, l0, h0, w, in_seg - used);
         }
         at += z->drawn;
     }
-    finish(m, a, fr);
+    finish(m, a, wa, fr);
     return true;
 }
 
@@ -448,7 +470,7 @@ void layout_scan(const device_t *dev, uint64_t requests, replay_map_t *m)
     else
         for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s))
             m->span += s->extent;
-    double a[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
+    double a[REPLAY_MAP_CELLS] = {0}, wa[REPLAY_MAP_CELLS] = {0}, fr[REPLAY_MAP_CELLS] = {0};
     double w = m->span ? (double)m->span / REPLAY_MAP_CELLS : 1;
     uint64_t at = 0; /* by extent: where the segment starts in the map */
     for (const segment_t *s = pool_segment_first(p); m->span && s; s = pool_segment_next(s)) {
@@ -460,10 +482,13 @@ void layout_scan(const device_t *dev, uint64_t requests, replay_map_t *m)
             if (hi > (double)(from + len))
                 hi = (double)(from + len);
             spread(in_use(b) ? a : fr, lo, hi, w, hi - lo);
+            double tail = lo + (double)b->requested;
+            if (in_use(b) && tail < hi)
+                spread(wa, tail, hi, w, hi - tail);
         }
         at += len;
     }
-    finish(m, a, fr);
+    finish(m, a, wa, fr);
 }
 
 uint64_t layout_cell_bytes(const layout_t *l)
@@ -488,12 +513,12 @@ static void want_add(int64_t *want, const zone_t *z, uint64_t lo, uint64_t hi)
 bool layout_check(const layout_t *l, const device_t *dev, const char **why)
 {
     const pool_t *p = device_pool(dev);
-    int64_t *want = malloc(2 * (size_t)LAYOUT_CELLS * sizeof *want);
+    int64_t *want = malloc(3 * (size_t)LAYOUT_CELLS * sizeof *want);
     if (!want) {
         *why = "no memory for the check";
         return false;
     }
-    int64_t *want_seg = want + LAYOUT_CELLS;
+    int64_t *want_seg = want + LAYOUT_CELLS, *want_waste = want + 2 * LAYOUT_CELLS;
     bool ok = true;
     /* every allocated block lies in a zone */
     for (const segment_t *s = pool_segment_first(p); ok && s; s = pool_segment_next(s))
@@ -513,20 +538,27 @@ bool layout_check(const layout_t *l, const device_t *dev, const char **why)
         }
     for (unsigned i = 0; ok && i < l->nzones; i++) {
         const zone_t *z = &l->zone[i];
-        memset(want, 0, 2 * (size_t)LAYOUT_CELLS * sizeof *want);
+        memset(want, 0, 3 * (size_t)LAYOUT_CELLS * sizeof *want);
         for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
             if (s->addr - z->addr >= z->size)
                 continue;
             want_add(want_seg, z, s->addr - z->addr, s->addr - z->addr + s->size);
             for (const block_t *b = s->first; b; b = b->next)
-                if (in_use(b))
+                if (in_use(b)) {
                     want_add(want, z, b->addr - z->addr, block_end(b) - z->addr);
+                    if (b->requested < b->size)
+                        want_add(want_waste, z, b->addr - z->addr + b->requested,
+                                 block_end(b) - z->addr);
+                }
         }
         vals_t v = {0};
         for (size_t c = 0; c < LAYOUT_CELLS && ok; c++) {
             values(l, &z->cell[c], &v);
             if (v.used != want[c]) {
                 *why = "a cell's allocated bytes differ from the blocks'";
+                ok = false;
+            } else if (v.waste != want_waste[c]) {
+                *why = "a cell's bytes past the requests differ from the blocks'";
                 ok = false;
             } else if (l->by_segments && v.seg != want_seg[c]) {
                 *why = "a cell's segment bytes differ from the segments'";

@@ -28,13 +28,14 @@
 /* The simulated address space of a strategy at its peak, as cells for a
  * picture: the space its footprint counts (see above), cut in
  * REPLAY_MAP_CELLS cells, each with the share of its bytes in allocated
- * blocks and in free blocks of a segment (the rest is in no segment). */
+ * blocks (and of those, past their request: internal fragmentation) and
+ * in free blocks of a segment (the rest is in no segment). */
 #define REPLAY_MAP_CELLS 480
 typedef struct replay_map_s {
     uint64_t base, span;  /* the device's base; bytes drawn */
     uint64_t footprint;   /* the peak footprint */
     uint64_t requests;    /* requests replayed when it was reached */
-    float alloc[REPLAY_MAP_CELLS], free[REPLAY_MAP_CELLS];
+    float alloc[REPLAY_MAP_CELLS], waste[REPLAY_MAP_CELLS], free[REPLAY_MAP_CELLS];
 } replay_map_t;
 
 #define LAYOUT_CELLS 16384
@@ -46,10 +47,10 @@ typedef struct layout_s layout_t;
 layout_t *layout_create(const device_t *dev);
 void layout_destroy(layout_t *l);
 
-/* [addr, addr + size) became part of an allocated block (used) or
- * stopped being one.  Takes in any change of the device's segments
- * first. */
-void layout_block(layout_t *l, uint64_t addr, uint64_t size, bool used);
+/* The block [addr, addr + size), of which the first `requested` bytes
+ * were asked for, became allocated (used) or stopped being so.  Takes in
+ * any change of the device's segments first. */
+void layout_block(layout_t *l, uint64_t addr, uint64_t size, uint64_t requested, bool used);
 /* Take in any change of the device's segments since the last call: O(1)
  * when none, O(segments) when some (after a request that failed). */
 void layout_sync_segments(layout_t *l);

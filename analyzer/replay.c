@@ -126,7 +126,7 @@ static void replay_batch(strategy_t *st, const batch_t *b)
                 blk[op->rec] = res.block;
                 st->allocs++;
                 if (lay) {
-                    layout_block(lay, res.addr, res.size, true);
+                    layout_block(lay, res.addr, res.size, op->size, true);
                     if (device_peak_footprint(st->dev) > st->peak) {
                         st->peak = device_peak_footprint(st->dev);
                         layout_mark_peak(lay, st->dev, st->allocs + st->failed);
@@ -139,10 +139,11 @@ static void replay_batch(strategy_t *st, const batch_t *b)
                     layout_sync_segments(lay);
             }
         } else if (blk[op->rec]) {
+            uint64_t requested = ((const block_t *)blk[op->rec])->requested;
             device_free_block(st->dev, blk[op->rec], &res);
             st->frees++;
             if (lay)
-                layout_block(lay, res.addr, res.size, false);
+                layout_block(lay, res.addr, res.size, requested, false);
         }
     }
     st->ns += now_ns() - t0;

@@ -306,8 +306,8 @@ static void maps(FILE *f, const process_t *pr)
             continue;
         const replay_map_t *m = r->map;
         fprintf(f, "<g class=\"fragmap\"><title>%s: %s of address space drawn, peak footprint %s "
-                   "then (after %" PRIu64 " requests); blue allocated, orange free in a segment, "
-                   "grey in no segment</title><text x=\"%d\" y=\"%zu\" text-anchor=\"end\" "
+                   "then (after %" PRIu64 " requests); dark blue asked for, light blue allocated past "
+                   "the request, orange free in a segment, grey in no segment</title><text x=\"%d\" y=\"%zu\" text-anchor=\"end\" "
                    "class=\"axis\">%s</text>",
                 r->name, fmt_bytes(m->span, a, sizeof a), fmt_bytes(m->footprint, b, sizeof b),
                 m->requests, lw - 6, row * i + 16, r->name);
@@ -317,10 +317,12 @@ static void maps(FILE *f, const process_t *pr)
             int rgb = -2;
             if (c < REPLAY_MAP_CELLS) {
                 double al = m->alloc[c] > 1 ? 1 : m->alloc[c];
+                double wa = m->waste[c] > al ? al : m->waste[c] < 0 ? 0 : m->waste[c];
+                double rq = al - wa; /* asked for */
                 double fr = m->free[c] > 1 - al ? 1 - al : m->free[c], rest = 1 - al - fr;
-                int red = (int)(al * 31 + fr * 244 + rest * 230);
-                int green = (int)(al * 78 + fr * 162 + rest * 230);
-                int blue = (int)(al * 156 + fr * 97 + rest * 230);
+                int red = (int)(rq * 31 + wa * 137 + fr * 244 + rest * 230);
+                int green = (int)(rq * 78 + wa * 170 + fr * 162 + rest * 230);
+                int blue = (int)(rq * 156 + wa * 230 + fr * 97 + rest * 230);
                 rgb = red << 16 | green << 8 | blue;
             }
             if (rgb == rgb0)
@@ -333,8 +335,9 @@ static void maps(FILE *f, const process_t *pr)
         }
         fputs("</g>\n", f);
     }
-    fputs("</svg>\n<p class=\"legend\"><span style=\"color:#1f4e9c\">&#9632;</span> allocated "
-          "&nbsp; <span style=\"color:#f4a261\">&#9632;</span> free in a segment &nbsp; "
+    fputs("</svg>\n<p class=\"legend\"><span style=\"color:#1f4e9c\">&#9632;</span> allocated, "
+          "asked for &nbsp; <span style=\"color:#89aae6\">&#9632;</span> allocated past the "
+          "request (internal fragmentation: rounding) &nbsp; <span style=\"color:#f4a261\">&#9632;</span> free in a segment &nbsp; "
           "<span style=\"color:#e6e6e6\">&#9632;</span> in no segment; each strip is the space "
           "that strategy's footprint counts: each segment up to its highest block in use, "
           "end to end (caching: from the base to its highest segment's end)</p>\n", f);

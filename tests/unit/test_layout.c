@@ -26,8 +26,9 @@ static void step(drive_t *t, uint64_t big)
     size_t k = (size_t)rng_below(&t->rng, SLOTS);
     device_result_t res;
     if (t->blk[k]) {
+        uint64_t requested = ((const block_t *)t->blk[k])->requested;
         ck_assert_int_eq(device_free_block(t->d, t->blk[k], &res), POOL_OK);
-        layout_block(t->l, res.addr, res.size, false);
+        layout_block(t->l, res.addr, res.size, requested, false);
         t->blk[k] = NULL;
         return;
     }
@@ -39,7 +40,7 @@ static void step(drive_t *t, uint64_t big)
         return;
     }
     t->blk[k] = res.block;
-    layout_block(t->l, res.addr, res.size, true);
+    layout_block(t->l, res.addr, res.size, size, true);
     if (device_peak_footprint(t->d) > t->peak) {
         t->peak = device_peak_footprint(t->d);
         layout_mark_peak(t->l, t->d, t->requests);
@@ -106,6 +107,8 @@ START_TEST(map_is_the_walk_at_the_peak)
                 name, c, got.alloc[c], t.want.alloc[c]);
         REQUIRE(fabs(got.free[c] - t.want.free[c]) <= tol, "%s cell %zu: free %g, walk %g", name,
                 c, got.free[c], t.want.free[c]);
+        REQUIRE(fabs(got.waste[c] - t.want.waste[c]) <= tol, "%s cell %zu: waste %g, walk %g",
+                name, c, got.waste[c], t.want.waste[c]);
         sum_got += got.alloc[c];
         sum_want += t.want.alloc[c];
     }

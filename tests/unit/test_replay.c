@@ -273,6 +273,31 @@ START_TEST(buddy_map_joins_the_chunks_extents)
 }
 END_TEST
 
+/* Internal fragmentation is drawn apart: buddy serves 3 MiB with a
+ * 4 MiB block, so the map's last quarter is allocated past the request
+ * and the first three quarters asked for. */
+START_TEST(map_shows_the_bytes_past_the_request)
+{
+    replay_t r;
+    char err[256];
+    ck_assert_msg(replay_open(&r, "buddy", 64 * MiB, err, sizeof err) == 0, "%s", err);
+    replay_alloc(&r, 0x1000, 3 * MiB, 16);
+    replay_result_t out;
+    replay_result(&r, &out);
+    ck_assert_ptr_nonnull(out.map);
+    ck_assert_uint_eq(out.map->span, 4 * MiB);
+    for (size_t c = 0; c < REPLAY_MAP_CELLS; c++) {
+        ck_assert(out.map->alloc[c] > 0.999f);
+        if (c < REPLAY_MAP_CELLS * 3 / 4)
+            ck_assert_msg(out.map->waste[c] < 0.001f, "cell %zu: waste %g", c, out.map->waste[c]);
+        else
+            ck_assert_msg(out.map->waste[c] > 0.999f, "cell %zu: waste %g", c, out.map->waste[c]);
+    }
+    replay_result_free(&out);
+    replay_close(&r);
+}
+END_TEST
+
 Suite *replay_suite(void)
 {
     Suite *s = suite_create("replay");
@@ -283,6 +308,7 @@ Suite *replay_suite(void)
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
     tcase_add_test(tc, map_at_the_peak);
     tcase_add_test(tc, buddy_map_joins_the_chunks_extents);
+    tcase_add_test(tc, map_shows_the_bytes_past_the_request);
     suite_add_tcase(s, tc);
     return s;
 }
