@@ -123,7 +123,7 @@ PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap 
 TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
 	reallocarray0 many_threads frag_heap realloc_race
-PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
+PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
@@ -156,9 +156,11 @@ $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(MEMSIM): $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE)
+# memsim run checks --analyze-opts with the analyzer's own parser.
+MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o
+$(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
 
 $(ANALYZE): $(ANALYZER_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
@@ -200,6 +202,12 @@ $(BUILD)/programs/libplug_%.so: tests/programs/plugins/plug.c Makefile | $(DEPS_
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -DPLUG=plug_$* -o $@ $<
+
+# static_hello: statically linked, out of LD_PRELOAD's reach (test_run.sh).
+$(BUILD)/programs/static_hello: tests/programs/static_hello.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -static -o $@ $<
 
 $(BUILD)/examples/%: examples/%.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
@@ -290,7 +298,7 @@ install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
 		$(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
 	install -m 0755 $(ANALYZE) $(DESTDIR)$(PREFIX)/bin/memsim-analyze
-	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/libmemsim.so
+	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/memsim/libmemsim.so
 	install -m 0755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder
 	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
 	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
@@ -298,7 +306,7 @@ install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/bin/memsim-analyze \
 		$(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
-		$(DESTDIR)$(PREFIX)/lib/libmemsim.so $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder \
+		$(DESTDIR)$(PREFIX)/lib/memsim/libmemsim.so $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder \
 		$(DESTDIR)$(PREFIX)/include/memsim.h
 
 clean:

@@ -17,6 +17,7 @@ static void usage(FILE *f)
     char names[256];
     fprintf(f,
             "usage: memsim-analyze [options] TRACE|DIR...\n"
+            "   or: memsim analyze [options] TRACE|DIR...\n"
             "\n"
             "Read memsim traces (one, several, or a directory of a process tree's) and\n"
             "report what the program did with memory, and how its allocations would fare\n"
