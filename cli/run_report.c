@@ -464,7 +464,8 @@ int run_report_opts_check(const char *cmd, const run_report_opts_t *o)
     if (options_parse(argc, argv, &ao))
         goto out;
     const char *form = ao.json ? "--json" : ao.html ? "--html"
-                     : ao.collapsed != ANALYZE_NO_COLLAPSED ? "--collapsed" : NULL;
+                     : ao.collapsed != ANALYZE_NO_COLLAPSED ? "--collapsed"
+                     : ao.flamegraph ? "--flamegraph" : NULL;
     if (form)
         fprintf(stderr, "%s: --analyze-opts: %s is memsim run's to choose (it writes report.txt, "
                         "report.json and report.html)\n", cmd, form);
