@@ -194,7 +194,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
         fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
-                findings_severity_name(fd->severity), findings_class_name(fd->classification));
+                findings_severity_name(fd->severity), findings_class_words(fd->classification));
         escape_html(f, desc);
         for (size_t k = 0; k < fd->nattribution; k++) {
             const finding_attribution_t *at = &fd->attribution[k];
@@ -488,10 +488,10 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         const finding_t *fd = &pr->findings.v[i];
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
-        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s</b> (%s, %s, %.0f%% of peak RSS, at "
+        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s in %s</b> (%s, %.0f%% of peak RSS, at "
                    "%.3f s) <p>", findings_severity_name(fd->severity),
-                findings_severity_name(fd->severity), findings_class_name(fd->classification),
-                findings_series_name(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
+                findings_severity_name(fd->severity), findings_class_words(fd->classification),
+                findings_series_words(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
                 100 * fd->share_of_rss, summary_secs(s, fd->t));
         escape_html(f, desc);
         fputs("</p><ul>", f);
