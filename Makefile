@@ -123,11 +123,11 @@ PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap 
 TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
 	reallocarray0 many_threads frag_heap realloc_race
-PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%)
+PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
-.PHONY: all test unit integration bench bench-quick demo install uninstall clean deps fuzz
+.PHONY: all test unit integration bench bench-quick demo man install uninstall clean deps fuzz
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
@@ -156,9 +156,11 @@ $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(MEMSIM): $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE)
+# memsim run checks --analyze-opts with the analyzer's own parser.
+MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o
+$(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/preload/childenv.o $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
 
 $(ANALYZE): $(ANALYZER_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
@@ -200,6 +202,12 @@ $(BUILD)/programs/libplug_%.so: tests/programs/plugins/plug.c Makefile | $(DEPS_
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -DPLUG=plug_$* -o $@ $<
+
+# static_hello: statically linked, out of LD_PRELOAD's reach (test_run.sh).
+$(BUILD)/programs/static_hello: tests/programs/static_hello.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -static -o $@ $<
 
 $(BUILD)/examples/%: examples/%.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
@@ -285,21 +293,64 @@ fuzz: | $(DEPS_OK)
 demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)
 
-install: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/memsim \
-		$(DESTDIR)$(PREFIX)/include
-	install -m 0755 $(MEMSIM) $(DESTDIR)$(PREFIX)/bin/memsim
-	install -m 0755 $(ANALYZE) $(DESTDIR)$(PREFIX)/bin/memsim-analyze
-	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PREFIX)/lib/libmemsim.so
-	install -m 0755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder
-	install -m 0644 $(LIBCORE) $(DESTDIR)$(PREFIX)/lib/libmemsim-core.a
-	install -m 0644 include/memsim.h $(DESTDIR)$(PREFIX)/include/memsim.h
+# make install PREFIX=P: the programs in P/bin, the preload library and
+# its recorder in P/lib/memsim (off the linker's search path: memsim run
+# finds them from its own location), memsim.h and memsim.pc for programs
+# that mark phases, the man pages, bash completion.  make uninstall
+# removes exactly these files (and P/lib/memsim).  libmemsim-core.a is
+# internal: not installed.
+VERSION    = $(shell sed -n 's/^\#define MEMSIM_VERSION "\(.*\)"/\1/p' include/memsim.h)
+BINDIR     = $(PREFIX)/bin
+LIBDIR     = $(PREFIX)/lib
+PKGLIBDIR  = $(LIBDIR)/memsim
+INCLUDEDIR = $(PREFIX)/include
+PCDIR      = $(LIBDIR)/pkgconfig
+MANDIR     = $(PREFIX)/share/man
+COMPDIR    = $(PREFIX)/share/bash-completion/completions
+MAN1       = memsim memsim-run memsim-analyze memsim-simulate
+# The paths written into the man pages and memsim.pc: where they are installed.
+SUBST      = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@PKGLIBDIR@|$(PKGLIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g'
+HELP2MAN   = sh scripts/help2man.sh
+
+# The man pages, for PREFIX: memsim(1) and each command's from its --help
+# (scripts/help2man.sh) with a hand-written tail (man/*.1.tail);
+# libmemsim(7) by hand.  Made anew each time: PREFIX is in them.
+man: $(MEMSIM) $(ANALYZE)
+	$(call say,MAN,$(BUILD)/man)
+	$(Q)mkdir -p $(BUILD)/man
+	$(Q)$(MEMSIM) help | $(HELP2MAN) memsim 1 "a memory profiler: trace a program, analyze its traces, simulate allocation strategies" \
+		$(VERSION) man/memsim.1.tail | $(SUBST) >$(BUILD)/man/memsim.1
+	$(Q)$(MEMSIM) run --help | $(HELP2MAN) memsim-run 1 "run a program under libmemsim.so, its process tree's RSS watched" \
+		$(VERSION) man/memsim-run.1.tail | $(SUBST) >$(BUILD)/man/memsim-run.1
+	$(Q)$(ANALYZE) --help | $(HELP2MAN) memsim-analyze 1 "report what a traced program did with memory" \
+		$(VERSION) man/memsim-analyze.1.tail | $(SUBST) >$(BUILD)/man/memsim-analyze.1
+	$(Q)$(MEMSIM) simulate --help | $(HELP2MAN) memsim-simulate 1 "run a seeded workload through the simulated allocation strategies" \
+		$(VERSION) man/memsim-simulate.1.tail | $(SUBST) >$(BUILD)/man/memsim-simulate.1
+	$(Q)$(SUBST) man/libmemsim.7 >$(BUILD)/man/libmemsim.7
+	$(Q)$(SUBST) dist/memsim.pc.in >$(BUILD)/memsim.pc
+
+install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
+	install -m 0755 $(MEMSIM) $(DESTDIR)$(BINDIR)/memsim
+	install -m 0755 $(ANALYZE) $(DESTDIR)$(BINDIR)/memsim-analyze
+	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PKGLIBDIR)/libmemsim.so
+	install -m 0755 $(RECORDER) $(DESTDIR)$(PKGLIBDIR)/memsim-recorder
+	install -m 0644 include/memsim.h $(DESTDIR)$(INCLUDEDIR)/memsim.h
+	install -m 0644 $(BUILD)/memsim.pc $(DESTDIR)$(PCDIR)/memsim.pc
+	install -m 0644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/libmemsim.7 $(DESTDIR)$(MANDIR)/man7/libmemsim.7
+	install -m 0644 dist/memsim.bash $(DESTDIR)$(COMPDIR)/memsim
+	install -m 0644 dist/memsim.bash $(DESTDIR)$(COMPDIR)/memsim-analyze
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/memsim $(DESTDIR)$(PREFIX)/bin/memsim-analyze \
-		$(DESTDIR)$(PREFIX)/lib/libmemsim-core.a \
-		$(DESTDIR)$(PREFIX)/lib/libmemsim.so $(DESTDIR)$(PREFIX)/lib/memsim/memsim-recorder \
-		$(DESTDIR)$(PREFIX)/include/memsim.h
+	rm -f $(DESTDIR)$(BINDIR)/memsim $(DESTDIR)$(BINDIR)/memsim-analyze \
+		$(DESTDIR)$(PKGLIBDIR)/libmemsim.so $(DESTDIR)$(PKGLIBDIR)/memsim-recorder \
+		$(DESTDIR)$(INCLUDEDIR)/memsim.h $(DESTDIR)$(PCDIR)/memsim.pc \
+		$(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(DESTDIR)$(MANDIR)/man7/libmemsim.7 \
+		$(DESTDIR)$(COMPDIR)/memsim $(DESTDIR)$(COMPDIR)/memsim-analyze
+	-rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null
 
 clean:
 	rm -rf build

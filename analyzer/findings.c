@@ -17,6 +17,13 @@ static const char *const class_names[] = {
     [FINDING_DRIFT] = "persistent_drift",
     [FINDING_FRAGMENTATION] = "fragmentation_like",
 };
+/* The same, for people (the text and HTML reports); JSON and
+ * --remediation keep the names above. */
+static const char *const class_words[] = {
+    [FINDING_SPIKE] = "transient spike",
+    [FINDING_DRIFT] = "persistent drift",
+    [FINDING_FRAGMENTATION] = "fragmentation",
+};
 static const char *const severity_names[] = {
     [SEVERITY_INFO] = "info", [SEVERITY_WARNING] = "warning", [SEVERITY_CRITICAL] = "critical"};
 static const char *const kind_names[] = {
@@ -25,6 +32,11 @@ static const char *const kind_names[] = {
 
 const char *findings_class_name(finding_class_t c) { return class_names[c]; }
 const char *findings_series_name(finding_series_t s) { return s == SERIES_GAP ? "gap" : "heap_live"; }
+const char *findings_class_words(finding_class_t c) { return class_words[c]; }
+const char *findings_series_words(finding_series_t s)
+{
+    return s == SERIES_GAP ? "the gap between RSS and the allocator" : "the live heap";
+}
 const char *findings_severity_name(severity_t s) { return severity_names[s]; }
 const char *findings_kind_name(attribution_kind_t k) { return kind_names[k]; }
 

@@ -139,6 +139,10 @@ void findings_analyze(const summary_t *s, const mappings_t *m, const findings_co
 
 const char *findings_class_name(finding_class_t c);
 const char *findings_series_name(finding_series_t s);
+/* The class and the series in words, for people: "transient spike",
+ * "the live heap" (the names above are JSON's and --remediation's). */
+const char *findings_class_words(finding_class_t c);
+const char *findings_series_words(finding_series_t s);
 const char *findings_severity_name(severity_t s);
 const char *findings_kind_name(attribution_kind_t k);
 /* SEVERITY_* of a name, or -1. */

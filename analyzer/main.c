@@ -7,8 +7,8 @@
  * feeds the consumers of analyzer/consumers.h: the summary, the
  * allocation sites, the program's mappings, the strategy replay), runs
  * the findings on what they gathered (analyzer/findings.h), then prints
- * one of three reports (analyzer/report.h): text, JSON, or a flame
- * graph's collapsed stacks.  This file only orchestrates.
+ * one of its reports (analyzer/report.h): text, JSON, a flame graph's
+ * collapsed stacks, an HTML page or a flame graph as SVG.  This file only orchestrates.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     }
     /* One symbol store for every trace: processes of a tree share modules. */
     symbols_t store;
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED;
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return 2;
@@ -54,6 +54,10 @@ int main(int argc, char **argv)
     if (o.collapsed != ANALYZE_NO_COLLAPSED) {
         report_collapsed(procs, paths.n, sym, (sites_key_t)o.collapsed);
         out = 0;
+    } else if (o.flamegraph) {
+        out = report_flamegraph(procs, paths.n, sym, o.flame_key, o.flamegraph);
+        if (!out && strcmp(o.flamegraph, "-"))
+            escape_line(stderr, "%s: the flame graph is in %s", ANALYZE_CMD, o.flamegraph);
     } else if (o.html) {
         out = report_html(procs, paths.n, sym, &o, paths.run_peak_tree_rss, o.html);
         if (!out && strcmp(o.html, "-"))

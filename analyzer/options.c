@@ -17,6 +17,7 @@ static void usage(FILE *f)
     char names[256];
     fprintf(f,
             "usage: memsim-analyze [options] TRACE|DIR...\n"
+            "   or: memsim analyze [options] TRACE|DIR...\n"
             "\n"
             "Read memsim traces (one, several, or a directory of a process tree's) and\n"
             "report what the program did with memory, and how its allocations would fare\n"
@@ -33,6 +34,13 @@ static void usage(FILE *f)
             "      --collapsed[=KEY]   write every stack as a flame graph's collapsed line\n"
             "                          weighted by KEY: peak (default), calls or leaked;\n"
             "                          instead of the report\n"
+            "      --flamegraph FILE   write a flame graph of every stack to FILE, one\n"
+            "                          self-contained SVG (-: standard output), instead of\n"
+            "                          the report\n"
+            "      --flamegraph-weight KEY\n"
+            "                          its weight: peak (bytes live at the peak heap, the\n"
+            "                          default), calls, leaked or mapped (the program's own\n"
+            "                          mappings at their peak)\n"
             "  -d, --device-size SIZE  the replay device (default: the trace's own)\n"
             "      --all               a full report for every process of a tree (default:\n"
             "                          those above 1%% of the tree's peak)\n"
@@ -64,7 +72,7 @@ static void usage(FILE *f)
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
-            "  memsim-analyze --collapsed=leaked memsim.myprog.4242.0.jsonl | flamegraph.pl\n",
+            "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n",
             strategy_names(names, sizeof names));
 }
 
@@ -73,7 +81,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML };
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -96,6 +104,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"pid", required_argument, NULL, OPT_PID},
         {"exe", required_argument, NULL, OPT_EXE},
         {"html", required_argument, NULL, OPT_HTML},
+        {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
+        {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -211,6 +221,22 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             }
             o->html = optarg;
             break;
+        case OPT_FLAMEGRAPH:
+            if (!*optarg) {
+                fprintf(stderr, "%s: --flamegraph: an empty file name\n", ANALYZE_CMD);
+                return -1;
+            }
+            o->flamegraph = optarg;
+            break;
+        case OPT_FLAME_WEIGHT:
+            if (strcmp(optarg, "peak") && strcmp(optarg, "calls") && strcmp(optarg, "leaked") &&
+                strcmp(optarg, "mapped")) {
+                fprintf(stderr, "%s: --flamegraph-weight: \"%s\" is not a weight (peak, calls, "
+                                "leaked, mapped)\n", ANALYZE_CMD, optarg);
+                return -1;
+            }
+            o->flame_key = optarg;
+            break;
         case OPT_EXE:
             if (!*optarg) {
                 fprintf(stderr, "%s: --exe: an empty name\n", ANALYZE_CMD);
@@ -255,6 +281,18 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
         return -1;
     }
+    if (o->flamegraph && (o->json || o->html || o->collapsed != ANALYZE_NO_COLLAPSED)) {
+        fprintf(stderr, "%s: --flamegraph excludes --json, --html and --collapsed\n", ANALYZE_CMD);
+        return -1;
+    }
+    if (o->flame_key && !o->flamegraph) {
+        fprintf(stderr, "%s: --flamegraph-weight needs --flamegraph\n", ANALYZE_CMD);
+        return -1;
+    }
+    if (!o->flame_key)
+        o->flame_key = "peak";
+    if (o->flamegraph)
+        o->replay = false; /* a flame graph has no room for it */
     if (o->html && (o->json || o->collapsed != ANALYZE_NO_COLLAPSED)) {
         fprintf(stderr, "%s: --html excludes --json and --collapsed\n", ANALYZE_CMD);
         return -1;

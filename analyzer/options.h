@@ -44,6 +44,8 @@ typedef struct analyze_opts_s {
     size_t npids;
     const char *exe;
     const char *html;        /* --html FILE, or NULL */
+    const char *flamegraph;  /* --flamegraph FILE, or NULL */
+    const char *flame_key;   /* --flamegraph-weight: peak, calls, leaked or mapped */
 } analyze_opts_t;
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one

@@ -1,9 +1,10 @@
 /*
- * report: what memsim-analyze prints, in three forms, each in a file of
+ * report: what memsim-analyze prints, in five forms, each in a file of
  * its own: the text report (report_text.c), one JSON object
  * (report_json.c, docs/analysis-format.md), a flame graph's collapsed
- * stacks (report_collapsed.c) and a self-contained HTML page with plots
- * (report_html.c).  procs are the traces in the order given;
+ * stacks (report_collapsed.c), a self-contained HTML page with plots
+ * (report_html.c) and a self-contained SVG flame graph
+ * (report_flamegraph.c).  procs are the traces in the order given;
  * those that could not be read (ok false) are left out (JSON keeps an
  * empty object in their place).
  */
@@ -29,6 +30,12 @@ void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t 
  * place); 0, or -1 after one line. */
 int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak, const char *path);
+/* One self-contained SVG flame graph of every stack at path ("-":
+ * stdout; written whole, then renamed into place), weighted by key
+ * (flame.h); processes of a tree are a level of their own.  0, or -1
+ * after one line. */
+int report_flamegraph(process_t *procs, size_t n, symbols_t *store, const char *key,
+                      const char *path);
 
 /* Shared by the forms. */
 

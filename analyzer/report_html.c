@@ -15,10 +15,10 @@
 
 #include "analyzer/downsample.h"
 #include "analyzer/escape.h"
+#include "analyzer/flame.h"
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
 #include "analyzer/timeline.h"
-#include "core/grow.h"
 #include "core/units.h"
 
 #define W 960           /* plot width in px */
@@ -27,9 +27,6 @@
 #define PAD_R 10
 #define PAD_T 10
 #define PAD_B 30
-#define FLAME_ROW 17
-#define FLAME_STACKS 2000 /* stacks drawn in a flame graph, heaviest first */
-#define FLAME_DEPTH 48
 
 static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_format_bytes(b, buf, len); }
 
@@ -197,7 +194,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
         fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
-                findings_severity_name(fd->severity), findings_class_name(fd->classification));
+                findings_severity_name(fd->severity), findings_class_words(fd->classification));
         escape_html(f, desc);
         for (size_t k = 0; k < fd->nattribution; k++) {
             const finding_attribution_t *at = &fd->attribution[k];
@@ -379,141 +376,24 @@ static void histogram(FILE *f, const summary_t *s)
     fputs("</svg>\n", f);
 }
 
-/* ---- the flame graph (an icicle: roots on top) -------------------------------------- */
-
-typedef struct fnode_s {
-    char *name;
-    uint64_t w;
-    struct fnode_s *kids;
-    size_t nkids, cap;
-} fnode_t;
-
-static fnode_t *child(fnode_t *n, const char *name)
-{
-    for (size_t i = 0; i < n->nkids; i++)
-        if (!strcmp(n->kids[i].name, name))
-            return &n->kids[i];
-    if (!grow_room((void **)&n->kids, &n->cap, n->nkids, sizeof *n->kids, 4))
-        return NULL;
-    char *copy = strdup(name);
-    if (!copy)
-        return NULL;
-    n->kids[n->nkids] = (fnode_t){.name = copy};
-    return &n->kids[n->nkids++];
-}
-
-static void fnode_free(fnode_t *n)
-{
-    for (size_t i = 0; i < n->nkids; i++)
-        fnode_free(&n->kids[i]);
-    free(n->kids);
-    free(n->name);
-}
-
-static void add_stack(fnode_t *root, process_t *pr, symbols_t *store, uint64_t id, uint64_t w,
-                      frames_t *fr)
-{
-    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
-    root->w += w;
-    fnode_t *n = root;
-    if (!nf) {
-        if ((n = child(n, id ? "[stack without frames]" : "[no stack]")))
-            n->w += w;
-        return;
-    }
-    size_t from = nf > FLAME_DEPTH ? nf - FLAME_DEPTH : 0;
-    for (size_t k = nf; k-- > from && n;) {
-        char label[64];
-        const symbols_frame_t *sf = &fr->v[k];
-        if ((n = child(n, sf->function ? sf->function : symbols_label(sf, label, sizeof label))))
-            n->w += w;
-    }
-}
-
-static int max_depth(const fnode_t *n)
-{
-    int d = 0;
-    for (size_t i = 0; i < n->nkids; i++) {
-        int k = max_depth(&n->kids[i]);
-        d = k > d ? k : d;
-    }
-    return d + 1;
-}
-
-static void draw_node(FILE *f, const fnode_t *n, double x, double w, int depth, uint64_t total,
-                      bool bytes)
-{
-    if (w < 0.3)
-        return;
-    char a[32];
-    double y = depth * FLAME_ROW;
-    unsigned hash = 5381;
-    for (const char *c = n->name; *c; c++)
-        hash = hash * 33 + (unsigned char)*c;
-    fputs("<g class=\"frame\"><title>", f);
-    escape_html(f, n->name);
-    if (bytes)
-        fprintf(f, " — %s (%.1f%%)</title>", fmt_bytes(n->w, a, sizeof a),
-                total ? 100.0 * (double)n->w / (double)total : 0);
-    else
-        fprintf(f, " — %" PRIu64 " (%.1f%%)</title>", n->w,
-                total ? 100.0 * (double)n->w / (double)total : 0);
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"hsl(%u,70%%,%u%%)\"/>",
-            x, y, w, FLAME_ROW - 1, 10 + hash % 40, 55 + hash % 20);
-    if (w > 40) {
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"fname\">", x + 3, y + 12);
-        size_t room = (size_t)((w - 6) / 6.5);
-        char cut[256];
-        snprintf(cut, sizeof cut, "%s", n->name);
-        if (strlen(cut) > room && room > 1) {
-            size_t at = room - 1;
-            while (at > 0 && ((unsigned char)cut[at] & 0xc0) == 0x80)
-                at--; /* not inside a character */
-            strcpy(cut + at, "…");
-        }
-        escape_html(f, cut);
-        fputs("</text>", f);
-    }
-    fputs("</g>\n", f);
-    double cx = x;
-    for (size_t i = 0; i < n->nkids; i++) {
-        double cw = n->w ? w * (double)n->kids[i].w / (double)n->w : 0;
-        draw_node(f, &n->kids[i], cx, cw, depth + 1, total, bytes);
-        cx += cw;
-    }
-}
+/* ---- the flame graph (an icicle: roots on top; analyzer/flame.h) ------------------- */
 
 static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, const char *key,
                   bool shown)
 {
-    fnode_t root = {.name = "all"};
+    flame_node_t root;
     bool bytes = strcmp(key, "calls") != 0;
-    if (!strcmp(key, "mapped")) {
-        uint64_t *ids;
-        size_t n = mappings_top(&pr->maps, MAPPINGS_BY_PEAK, FLAME_STACKS, &ids);
-        for (size_t i = 0; i < n; i++)
-            add_stack(&root, pr, store, ids[i], mappings_site_peak(&pr->maps, ids[i], NULL), fr);
-        free(ids);
-    } else if (pr->have_sites) {
-        sites_key_t k = !strcmp(key, "peak") ? SITES_BY_PEAK : !strcmp(key, "calls") ? SITES_BY_CALLS
-                                                                                     : SITES_BY_LEAKED;
-        uint64_t *ids;
-        size_t n = sites_top(&pr->sites, k, FLAME_STACKS, &ids);
-        for (size_t i = 0; i < n; i++)
-            add_stack(&root, pr, store, ids[i], sites_key(&pr->sites, ids[i], k), fr);
-        free(ids);
-    }
-    root.name = strdup(bytes ? "all" : "all calls");
-    int depth = max_depth(&root);
+    flame_build(&root, pr, store, fr, key, NULL);
+    int depth = flame_depth(&root);
     fprintf(f, "<svg class=\"flame plot\" data-key=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" "
                "height=\"%d\"%s>\n", key, W, depth * FLAME_ROW, W, depth * FLAME_ROW,
             shown ? "" : " style=\"display:none\"");
     if (root.w)
-        draw_node(f, &root, 0, W, 0, root.w, bytes);
+        flame_draw(f, &root, W, bytes);
     else
         fprintf(f, "<text x=\"10\" y=\"14\">nothing to weigh by %s</text>\n", key);
     fputs("</svg>\n", f);
-    fnode_free(&root);
+    flame_free(&root);
 }
 
 /* ---- tables ------------------------------------------------------------------------ */
@@ -612,10 +492,10 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         const finding_t *fd = &pr->findings.v[i];
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
-        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s</b> (%s, %s, %.0f%% of peak RSS, at "
+        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s in %s</b> (%s, %.0f%% of peak RSS, at "
                    "%.3f s) <p>", findings_severity_name(fd->severity),
-                findings_severity_name(fd->severity), findings_class_name(fd->classification),
-                findings_series_name(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
+                findings_severity_name(fd->severity), findings_class_words(fd->classification),
+                findings_series_words(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
                 100 * fd->share_of_rss, summary_secs(s, fd->t));
         escape_html(f, desc);
         fputs("</p><ul>", f);

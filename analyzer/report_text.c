@@ -196,9 +196,9 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
     for (size_t i = 0; i < fs->n; i++) {
         const finding_t *f = &fs->v[i];
         char a[32], b[32];
-        escape_line(stdout, "    [%s] %s (%s, %s, %.0f%% of peak RSS, confidence %.2f, at %.3f s%s%s)",
-                    findings_severity_name(f->severity), findings_class_name(f->classification),
-                    findings_series_name(f->series), units_format_bytes(f->bytes, a, sizeof a),
+        escape_line(stdout, "    [%s] %s in %s (%s, %.0f%% of peak RSS, confidence %.2f, at %.3f s%s%s)",
+                    findings_severity_name(f->severity), findings_class_words(f->classification),
+                    findings_series_words(f->series), units_format_bytes(f->bytes, a, sizeof a),
                     100 * f->share_of_rss, f->confidence, summary_secs(&pr->s, f->t),
                     f->phase ? ", phase " : "", f->phase ? f->phase : "");
         char desc[1024];

@@ -41,7 +41,9 @@
 #include <unistd.h>
 
 #include "core/args.h"
+#include "cli/paths.h"
 #include "cli/run_report.h"
+#include "cli/untraced.h"
 #include "core/procfs.h"
 #include "core/tracefmt.h"
 #include "core/strategy.h"
@@ -60,6 +62,15 @@
  * command starts, rather than there, where it would run untraced. */
 #define RUN_DEVICE_SIZE_MIN 4096u
 #define RUN_SAMPLE_MS_MAX 3600000u
+#define RUN_DEVICE_SIZE_MAX (1ull << 50) /* 1 PiB */
+
+/* The budgets' ranges: a poll to a year, a MiB to 16 TiB. */
+#define RUN_WALL_S_MIN RUN_POLL_S
+#define RUN_WALL_S_MAX (365.0 * 86400.0)
+#define RUN_RSS_MB_MIN 1.0
+#define RUN_RSS_MB_MAX (16.0 * 1024.0 * 1024.0)
+/* memsim run's status when a budget stopped the command (timeout(1)'s). */
+#define RUN_BUDGET_EXIT 124
 
 /* The seed's texts for the record, "interpreter" made "command". */
 static const char RUN_SCOPE[] =
@@ -76,7 +87,9 @@ typedef struct run_opts_s {
     double rss_mb;        /* --rss-mb in MiB; 0: no budget */
     bool no_children;     /* --no-children */
     bool no_compress;     /* --no-compress */
-    bool analyze;         /* --analyze */
+    bool analyze;         /* --analyze, or --analyze-opts */
+    bool force;           /* --force: a non-empty --out is reused */
+    run_report_opts_t aopts; /* --analyze-opts, split into words */
     char **argv;          /* the command, NULL-terminated, argv[0] non-empty */
 } run_opts_t;
 
@@ -102,7 +115,7 @@ typedef struct run_watch_s {
     bool tty;           /* the terminal was handed to the command's group */
 } run_watch_t;
 
-static void usage(FILE *f)
+void run_usage(FILE *f)
 {
     char names[256];
     fprintf(f,
@@ -111,49 +124,78 @@ static void usage(FILE *f)
             "Run CMD under libmemsim.so (every process of its tree traced), sum the RSS of\n"
             "its process tree every 10 ms from outside, and stop the tree when a budget is\n"
             "exceeded.  The traces, rss.jsonl (one poll a line) and resources.json (exit\n"
-            "code, reason, wall time, peak tree RSS) go into one directory.  The exit\n"
-            "status is CMD's own, or 128+N when signal N ended it.  `--` is needed only\n"
-            "when CMD starts with '-'.\n"
+            "code, reason, wall time, peak tree RSS) go into one directory.  `--` is needed\n"
+            "only when CMD starts with '-'.\n"
             "\n"
-            "  -o, --out DIR          output directory, created if missing (default: a new\n"
+            "  -o, --out DIR          output directory, created if missing; one that exists\n"
+            "                         must be empty (default: a new\n"
             "                         memsim-<exe>-<YYYYmmdd-HHMMSS>/ in the current directory)\n"
+            "  -f, --force            reuse a --out DIR that is not empty: the files of the\n"
+            "                         run before (traces, rss.jsonl, resources.json, reports)\n"
+            "                         are removed first, nothing else\n"
             "  -s, --strategy NAME    shadow device strategy, or \"none\"; known: %s\n"
-            "  -d, --device-size SIZE shadow device size, e.g. 512M (default: physical memory)\n"
-            "      --sample-ms N      the preload's sampling period in ms (default 100)\n"
-            "      --wall-s S         wall time budget in seconds\n"
-            "      --rss-mb M         process tree RSS budget in MiB\n"
+            "  -d, --device-size SIZE shadow device size, 4K to 1P, e.g. 512M (default:\n"
+            "                         physical memory)\n"
+            "      --sample-ms N      the preload's sampling period, 1 to %u ms (default 100)\n"
+            "      --wall-s S         wall-time budget, %g to %.0f s (365 days)\n"
+            "      --rss-mb M         process tree RSS budget, %g to %.0f MiB (16 TiB)\n"
             "      --no-children      trace only CMD itself (RSS still counts the whole tree)\n"
             "      --no-compress      write plain JSON-lines traces (default: zstd, .jsonl.zst)\n"
-            "      --analyze          afterwards, memsim-analyze's report into DIR/report.txt\n"
-            "                         and DIR/report.json, shown on stdout when it is a\n"
-            "                         terminal, else on stderr (the exit status stays CMD's)\n"
+            "      --analyze          afterwards, memsim-analyze's reports into DIR/report.txt,\n"
+            "                         DIR/report.json and DIR/report.html; report.txt shown\n"
+            "                         on stdout when it is a terminal, else on stderr (the\n"
+            "                         exit status stays CMD's)\n"
+            "      --analyze-opts OPTS\n"
+            "                         memsim-analyze's options for --analyze (implies it),\n"
+            "                         split at blanks, e.g. \"--sites 20 --fail-on warning\";\n"
+            "                         not --json, --html, --collapsed nor --flamegraph\n"
             "  -h, --help             this text\n"
             "\n"
             "A budget exceeded sends SIGTERM to CMD's process group, then SIGKILL %.0f s later\n"
             "to what is left; resources.json says which (reason \"wall_budget_exceeded\" or\n"
-            "\"rss_budget_exceeded\"; \"completed\" otherwise).\n"
+            "\"rss_budget_exceeded\"; \"completed\" otherwise).  When no trace appeared, one\n"
+            "line says why (a static or setuid program is out of LD_PRELOAD's reach).\n"
+            "\n"
+            "Exit status: CMD's own, or 128+N when signal N ended it; %d when a budget\n"
+            "stopped it (as timeout(1) does); 127 when CMD is not found, 126 when it cannot\n"
+            "be executed; 2 for bad input (nothing is started); 1 when memsim run could not\n"
+            "start it.\n"
             "\n"
             "EXAMPLES\n"
             "  memsim run ./my-program --input data.bin\n"
             "  memsim run --out results --rss-mb 2048 --wall-s 600 -- make -j4\n"
             "  memsim run -s buddy -d 1G --no-children python3 train.py\n"
-            "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n",
-            strategy_names(names, sizeof names), RUN_GRACE_S);
+            "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n"
+            "  memsim run --analyze-opts '--sites 20 --fail-on warning' ./my-program\n",
+            strategy_names(names, sizeof names), RUN_SAMPLE_MS_MAX, RUN_WALL_S_MIN,
+            RUN_WALL_S_MAX, RUN_RSS_MB_MIN, RUN_RSS_MB_MAX, RUN_GRACE_S, RUN_BUDGET_EXIT);
 }
 
 /* ---------------------------------------------------------------------
  * Options
  * ------------------------------------------------------------------- */
 
-/* A positive finite number: refuses 0, negatives, NaN, infinities, text. */
-static int parse_positive(const char *opt, const char *s, double *out)
+/* A positive finite number in [lo, hi] (unit: what it counts, for the
+ * message): refuses 0, negatives, NaN, infinities, text, and what is
+ * out of range. */
+static int parse_budget(const char *opt, const char *s, double lo, double hi, const char *unit,
+                        double *out)
 {
     if (args_real(CMD, opt, s, -DBL_MAX, DBL_MAX, out))
         return -1;
-    if (*out > 0)
-        return 0;
-    fprintf(stderr, "%s: %s: %s is not a positive number\n", CMD, opt, s);
-    return -1;
+    if (*out <= 0) {
+        fprintf(stderr, "%s: %s: %s is not a positive number\n", CMD, opt, s);
+        return -1;
+    }
+    if (*out < lo) {
+        fprintf(stderr, "%s: %s: %s is below the minimum %g %s\n", CMD, opt, s, lo, unit);
+        return -1;
+    }
+    if (*out > hi) {
+        fprintf(stderr, "%s: %s: %s is above the maximum %.0f %s\n", CMD, opt, s, hi, unit);
+        return -1;
+    }
+    return 0;
 }
 
 static int parse_strategy(const char *s, run_opts_t *o)
@@ -170,7 +212,8 @@ static int parse_strategy(const char *s, run_opts_t *o)
 
 static int parse(int argc, char **argv, run_opts_t *o)
 {
-    enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_NO_COMPRESS, OPT_ANALYZE };
+    enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_NO_COMPRESS, OPT_ANALYZE,
+           OPT_ANALYZE_OPTS };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, 'o'},
         {"strategy", required_argument, NULL, 's'},
@@ -181,6 +224,8 @@ static int parse(int argc, char **argv, run_opts_t *o)
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
         {"no-compress", no_argument, NULL, OPT_NO_COMPRESS},
         {"analyze", no_argument, NULL, OPT_ANALYZE},
+        {"analyze-opts", required_argument, NULL, OPT_ANALYZE_OPTS},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -189,7 +234,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
     optind = 1;
     int c;
     /* '+': options stop at the command, so its own options stay its own. */
-    while ((c = getopt_long(argc, argv, "+:o:s:d:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:fs:d:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -205,6 +250,10 @@ static int parse(int argc, char **argv, run_opts_t *o)
         case 'd':
             if (args_size(CMD, "--device-size", optarg, RUN_DEVICE_SIZE_MIN, &o->device_size))
                 return -1;
+            if (o->device_size > RUN_DEVICE_SIZE_MAX) {
+                fprintf(stderr, "%s: --device-size: %s is above the maximum 1P\n", CMD, optarg);
+                return -1;
+            }
             break;
         case OPT_SAMPLE:
             if (args_count(CMD, "--sample-ms", optarg, 1, &o->sample_ms))
@@ -216,17 +265,24 @@ static int parse(int argc, char **argv, run_opts_t *o)
             }
             break;
         case OPT_WALL:
-            if (parse_positive("--wall-s", optarg, &o->wall_s))
+            if (parse_budget("--wall-s", optarg, RUN_WALL_S_MIN, RUN_WALL_S_MAX, "s", &o->wall_s))
                 return -1;
             break;
         case OPT_RSS:
-            if (parse_positive("--rss-mb", optarg, &o->rss_mb))
+            if (parse_budget("--rss-mb", optarg, RUN_RSS_MB_MIN, RUN_RSS_MB_MAX, "MiB",
+                             &o->rss_mb))
                 return -1;
             break;
         case OPT_NO_CHILDREN: o->no_children = true; break;
         case OPT_NO_COMPRESS: o->no_compress = true; break;
         case OPT_ANALYZE: o->analyze = true; break;
-        case 'h': usage(stdout); exit(0);
+        case OPT_ANALYZE_OPTS:
+            if (run_report_opts_add(CMD, &o->aopts, optarg))
+                return -1;
+            o->analyze = true;
+            break;
+        case 'f': o->force = true; break;
+        case 'h': run_usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: %s needs a value\n", CMD, argv[optind - 1]);
             return -1;
@@ -245,61 +301,19 @@ static int parse(int argc, char **argv, run_opts_t *o)
         fprintf(stderr, "%s: the command is an empty string\n", CMD);
         return -1;
     }
+    if (o->force && !o->out) {
+        fprintf(stderr, "%s: --force needs --out (the default directory is always new)\n", CMD);
+        return -1;
+    }
     o->argv = argv + optind;
+    if (o->aopts.n && run_report_opts_check(CMD, &o->aopts))
+        return -1;
     return 0;
 }
 
 /* ---------------------------------------------------------------------
  * Paths: memsim's own directory, libmemsim.so, the output directory
  * ------------------------------------------------------------------- */
-
-/* The directory of the running memsim executable into buf. 0 or -1. */
-static int self_dir(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-    if (n <= 0 || (size_t)n >= len - 1) {
-        fprintf(stderr, "%s: cannot read /proc/self/exe: %s\n", CMD,
-                n < 0 ? strerror(errno) : "path too long");
-        return -1;
-    }
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (!slash) {
-        fprintf(stderr, "%s: /proc/self/exe is not an absolute path: %s\n", CMD, buf);
-        return -1;
-    }
-    slash[slash == buf] = '\0'; /* "/memsim" keeps its "/" */
-    return 0;
-}
-
-/* libmemsim.so beside memsim (the build tree), or in ../lib/ (installed).
- * Its absolute, resolved path into p->preload. */
-static int find_preload(run_paths_t *p)
-{
-    char here[PATH_MAX + 16], lib[PATH_MAX + 32], parent[PATH_MAX];
-    snprintf(here, sizeof here, "%s/libmemsim.so", p->self_dir);
-    snprintf(parent, sizeof parent, "%s", p->self_dir);
-    char *slash = strrchr(parent, '/');
-    if (slash)
-        slash[slash == parent] = '\0';
-    snprintf(lib, sizeof lib, "%s%slib/libmemsim.so", parent,
-             parent[strlen(parent) - 1] == '/' ? "" : "/");
-    const char *where[] = {here, lib};
-    for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
-        if (access(where[i], R_OK) == 0 && realpath(where[i], p->preload)) {
-            /* LD_PRELOAD separates its entries with spaces and colons. */
-            if (strpbrk(p->preload, " :")) {
-                fprintf(stderr, "%s: cannot preload %s: LD_PRELOAD cannot carry a path with a "
-                                "space or colon\n", CMD, p->preload);
-                return -1;
-            }
-            return 0;
-        }
-    }
-    fprintf(stderr, "%s: cannot find libmemsim.so: looked for %s and %s (build it with make)\n",
-            CMD, here, lib);
-    return -1;
-}
 
 /* The current directory must exist; without --out it must be writable. */
 static int check_cwd(const run_opts_t *o)
@@ -318,9 +332,26 @@ static int check_cwd(const run_opts_t *o)
     return 0;
 }
 
-/* --out: an existing directory we can write, or a path we will create. */
-static int check_out(const char *out)
+/* Whether directory path holds anything (a directory that cannot be
+ * read counts as holding something). */
+static bool dir_has_entries(const char *path)
 {
+    DIR *d = opendir(path);
+    if (!d)
+        return true;
+    struct dirent *e;
+    bool any = false;
+    while (!any && (e = readdir(d)))
+        any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+/* --out: a path we will create, or an empty directory we can write (one
+ * that is not empty with --force). */
+static int check_out(const run_opts_t *o)
+{
+    const char *out = o->out;
     struct stat st;
     if (stat(out, &st) != 0) {
         if (errno == ENOENT)
@@ -336,7 +367,48 @@ static int check_out(const char *out)
         fprintf(stderr, "%s: --out: \"%s\" is not writable: %s\n", CMD, out, strerror(errno));
         return -1;
     }
+    if (!o->force && dir_has_entries(out)) {
+        fprintf(stderr, "%s: --out: \"%s\" is not empty (--force reuses it, removing the "
+                        "files of the run before)\n", CMD, out);
+        return -1;
+    }
     return 0;
+}
+
+static bool trace_name(const char *name);
+
+/* Whether name is one of the files a run writes in its directory. */
+static bool run_file(const char *name)
+{
+    static const char *const mine[] = {"rss.jsonl", "resources.json", "report.txt",
+                                       "report.json", "report.html"};
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
+        if (strcmp(name, mine[i]) == 0)
+            return true;
+    return trace_name(name) || strncmp(name, ".report.", 8) == 0;
+}
+
+/* --force: the files of the run before in dir go, nothing else.  0, or
+ * -1 after one line. */
+static int clear_previous(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "%s: --out: cannot read \"%s\": %s\n", CMD, dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!run_file(e->d_name) || unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
+            continue;
+        fprintf(stderr, "%s: --force: cannot remove %s/%s: %s\n", CMD, dir, e->d_name,
+                strerror(errno));
+        rc = -1;
+        break;
+    }
+    closedir(d);
+    return rc;
 }
 
 /* mkdir -p out, the last component with mode 0700; *created when it was
@@ -432,7 +504,7 @@ static int make_out(const run_opts_t *o, run_paths_t *p)
                 strerror(errno));
         return -1;
     }
-    return 0;
+    return o->force && !p->dir_created ? clear_previous(p->dir) : 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -1027,18 +1099,30 @@ static int write_resources(const run_opts_t *o, const run_watch_t *w, const char
     return 0;
 }
 
-/* One line on stderr at the end: how it ended and where the results are. */
-static void report(const run_watch_t *w, const char *dir, size_t ntraces)
+/* The reason in words, for people; resources.json keeps the token. */
+static void reason_words(const run_opts_t *o, const char *reason, char *out, size_t len)
 {
-    char how[64];
+    if (strcmp(reason, "wall_budget_exceeded") == 0)
+        snprintf(out, len, "the wall-time budget of %g s was exceeded: stopped, ", o->wall_s);
+    else if (strcmp(reason, "rss_budget_exceeded") == 0)
+        snprintf(out, len, "the RSS budget of %g MiB was exceeded: stopped, ", o->rss_mb);
+    else
+        snprintf(out, len, "completed, ");
+}
+
+/* One line on stderr at the end: how it ended and where the results are. */
+static void report(const run_opts_t *o, const run_watch_t *w, const char *dir, size_t ntraces)
+{
+    char how[64], why[128];
     if (WIFSIGNALED(w->status))
         snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(w->status),
                  strsignal(WTERMSIG(w->status)));
     else
         snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(w->status));
-    fprintf(stderr, "%s: %s, %s after %.2f s, peak tree RSS %.1f MiB; %zu trace%s in %s\n", CMD,
-            w->reason, how, w->wall_s, (double)w->peak / RUN_MIB, ntraces,
-            ntraces == 1 ? "" : "s", dir);
+    reason_words(o, w->reason, why, sizeof why);
+    fprintf(stderr, "%s: %s%s after %.2f s, peak tree RSS %.1f MiB; %zu trace%s in %s\n", CMD,
+            why, how, w->wall_s, (double)w->peak / RUN_MIB, ntraces, ntraces == 1 ? "" : "s",
+            dir);
 }
 
 /* When the command did not run: take away what memsim run made. */
@@ -1082,9 +1166,13 @@ static int run_command(const run_opts_t *o, const run_paths_t *p, char **env, ru
     size_t ntraces = 0;
     wait_traces(p->dir);
     write_resources(o, w, p->dir, &ntraces);
-    report(w, p->dir, ntraces);
-    if (o->analyze)
-        run_report(CMD, p->self_dir, p->dir);
+    report(o, w, p->dir, ntraces);
+    if (!ntraces)
+        untraced_explain(CMD, o->argv[0]);
+    if (o->analyze && ntraces)
+        run_report(CMD, p->self_dir, p->dir, &o->aopts);
+    if (strcmp(w->reason, "completed") != 0)
+        return RUN_BUDGET_EXIT;
     return WIFSIGNALED(w->status) ? 128 + WTERMSIG(w->status) : WEXITSTATUS(w->status);
 }
 
@@ -1093,8 +1181,9 @@ int run_main(int argc, char **argv)
     run_opts_t o;
     static run_paths_t p;
     /* Everything checked before anything is made or started. */
-    if (parse(argc, argv, &o) || check_cwd(&o) || (o.out && check_out(o.out)) ||
-        self_dir(p.self_dir, sizeof p.self_dir) || find_preload(&p) || make_out(&o, &p))
+    if (parse(argc, argv, &o) || check_cwd(&o) || (o.out && check_out(&o)) ||
+        paths_self_dir(CMD, p.self_dir, sizeof p.self_dir) ||
+        paths_preload(CMD, p.self_dir, p.preload) || make_out(&o, &p))
         return 2;
 
     char path[PATH_MAX + 32];
@@ -1117,5 +1206,6 @@ int run_main(int argc, char **argv)
         fclose(w.rss);
     free(w.pids);
     env_free(env, own);
+    run_report_opts_free(&o.aopts);
     return rc;
 }

@@ -16,6 +16,11 @@
  * could not start it. */
 int run_main(int argc, char **argv);
 
+#include <stdio.h>
+
+/* memsim run --help's text. */
+void run_usage(FILE *f);
+
 #include <signal.h>
 
 /* The signals memsim run passes on to the command (INT, TERM, HUP,

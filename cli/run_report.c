@@ -20,6 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <getopt.h>
+
+#include "analyzer/options.h"
 #include "cli/run.h"
 
 extern char **environ;
@@ -45,9 +48,10 @@ static void rr_catch(void)
 
 static void rr_restore(void) { run_signals_restore(rr_found); }
 
-/* One analysis: the directory, the tool. */
+/* One analysis: the directory, the tool, its options. */
 typedef struct rr_s {
     const char *dir;
+    const run_report_opts_t *opts;
     char tool[RR_PATH];
     bool pipe_ignored; /* SIGPIPE was ignored when memsim run started */
 } rr_t;
@@ -196,9 +200,11 @@ static int analyze_into(const rr_t *r, const char *opt, const char *name, int er
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
     if (errfd >= 0)
         posix_spawn_file_actions_adddup2(&fa, errfd, STDERR_FILENO);
-    char *argv[5], html_to[] = "-";
+    char *argv[RUN_REPORT_MAX_OPTS + 5], html_to[] = "-";
     size_t k = 0;
     argv[k++] = (char *)r->tool;
+    for (size_t i = 0; i < r->opts->n; i++)
+        argv[k++] = r->opts->v[i];
     if (opt)
         argv[k++] = (char *)opt;
     if (opt && !strcmp(opt, "--html"))
@@ -321,9 +327,10 @@ static bool quiet_report(const rr_t *r, bool go, const char *opt, const char *na
     return ok;
 }
 
-void run_report(const char *cmd, const char *self_dir, const char *dir)
+void run_report(const char *cmd, const char *self_dir, const char *dir,
+                const run_report_opts_t *opts)
 {
-    rr_t r = {.dir = dir};
+    rr_t r = {.dir = dir, .opts = opts};
     snprintf(r.tool, sizeof r.tool, "%s/memsim-analyze", self_dir);
     if (access(r.tool, X_OK) != 0) {
         fprintf(stderr, "%s: --analyze: memsim-analyze is not built yet; traces are in %s\n", cmd,
@@ -368,14 +375,22 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
     quiet_report(&r, have_txt, "--json", "report.json", cmd, why, sizeof why);
     bool have_html = quiet_report(&r, have_txt, "--html", "report.html", cmd, why, sizeof why);
     if (have_txt && !rr_caught) {
-        char line[4 * RR_QUOTED + 64], html[RR_PATH + 16], qhtml[RR_QUOTED] = "";
+        char line[9 * RR_QUOTED + 64], html[RR_PATH + 16], qhtml[RR_QUOTED] = "";
         if (have_html) {
             user_path(dir, false, rel, sizeof rel);
             snprintf(html, sizeof html, "%s/report.html", rel);
             shell_word(html, qhtml, sizeof qhtml);
         }
-        int n = snprintf(line, sizeof line, "%s: report: %s%s%s (again: %s %s)\n", cmd, qtxt,
-                         have_html ? ", " : "", qhtml, qtool, qdir);
+        char qopts[4 * RR_QUOTED] = "", word[RR_QUOTED];
+        for (size_t i = 0, at = 0; i < opts->n; i++) {
+            shell_word(opts->v[i], word, sizeof word);
+            int w = snprintf(qopts + at, sizeof qopts - at, "%s ", word);
+            if (w < 0 || (size_t)w >= sizeof qopts - at)
+                break;
+            at += (size_t)w;
+        }
+        int n = snprintf(line, sizeof line, "%s: report: %s%s%s (again: %s %s%s)\n", cmd, qtxt,
+                         have_html ? ", " : "", qhtml, qtool, qopts, qdir);
         fflush(stderr);
         write_all(out, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
     }
@@ -385,4 +400,91 @@ void run_report(const char *cmd, const char *self_dir, const char *dir)
     sigaction(SIGPIPE, &pipe_found, NULL);
     if (sig) /* as before --analyze wrote files: the signal ends memsim run */
         raise(sig);
+}
+
+/* ---------------------------------------------------------------------
+ * --analyze-opts
+ * ------------------------------------------------------------------- */
+
+int run_report_opts_add(const char *cmd, run_report_opts_t *o, const char *text)
+{
+    if (o->ntext == RUN_REPORT_MAX_OPTS) {
+        fprintf(stderr, "%s: --analyze-opts: given more than %d times\n", cmd,
+                RUN_REPORT_MAX_OPTS);
+        return -1;
+    }
+    char *copy = strdup(text), *save = NULL;
+    if (!copy) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        return -1;
+    }
+    o->text[o->ntext++] = copy;
+    size_t before = o->n;
+    for (char *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+        if (o->n == RUN_REPORT_MAX_OPTS) {
+            fprintf(stderr, "%s: --analyze-opts: more than %d words\n", cmd, RUN_REPORT_MAX_OPTS);
+            return -1;
+        }
+        o->v[o->n++] = w;
+    }
+    if (o->n == before) {
+        fprintf(stderr, "%s: --analyze-opts: no option given\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether w asks for help: -h, or --help or a prefix of it from --h. */
+static bool asks_help(const char *w)
+{
+    size_t n = strlen(w);
+    return !strcmp(w, "-h") || (n >= 3 && !strncmp(w, "--help", n));
+}
+
+int run_report_opts_check(const char *cmd, const run_report_opts_t *o)
+{
+    /* options_parse may write into its arguments (strtok_r on -s). */
+    char *argv[RUN_REPORT_MAX_OPTS + 3] = {0}, tool[] = ANALYZE_CMD, dir[] = ".";
+    int argc = 0, rc = -1;
+    argv[argc++] = tool;
+    argv[argc++] = dir; /* first: a last option that wants a value does not take it */
+    for (size_t i = 0; i < o->n; i++) {
+        if (asks_help(o->v[i])) {
+            fprintf(stderr, "%s: --analyze-opts: %s is not an analysis option (see memsim-analyze "
+                            "--help)\n", cmd, o->v[i]);
+            goto out;
+        }
+        if (!(argv[argc++] = strdup(o->v[i]))) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            goto out;
+        }
+    }
+    analyze_opts_t ao;
+    optind = 0; /* a new argv: getopt starts afresh */
+    if (options_parse(argc, argv, &ao))
+        goto out;
+    const char *form = ao.json ? "--json" : ao.html ? "--html"
+                     : ao.collapsed != ANALYZE_NO_COLLAPSED ? "--collapsed"
+                     : ao.flamegraph ? "--flamegraph" : NULL;
+    if (form)
+        fprintf(stderr, "%s: --analyze-opts: %s is memsim run's to choose (it writes report.txt, "
+                        "report.json and report.html)\n", cmd, form);
+    else if (argc - optind != 1)
+        fprintf(stderr, "%s: --analyze-opts: \"%s\" is not an option (the run's directory is "
+                        "the analyzer's only input)\n", cmd, argv[optind + 1]);
+    else
+        rc = 0;
+    options_fini(&ao);
+out:
+    for (int i = 1; i < argc; i++)
+        if (argv[i] != dir)
+            free(argv[i]);
+    return rc;
+}
+
+void run_report_opts_free(run_report_opts_t *o)
+{
+    for (size_t i = 0; i < o->ntext; i++)
+        free(o->text[i]);
+    *o = (run_report_opts_t){0};
 }

@@ -2,8 +2,9 @@
  * run_report: `memsim run --analyze`, the report written into the run
  * directory and shown.
  *
- * memsim-analyze (beside memsim) runs on DIR twice: its text into
- * DIR/report.txt, then its --json into DIR/report.json.  Each goes
+ * memsim-analyze (beside memsim) runs on DIR three times, with the
+ * options of --analyze-opts: its text into DIR/report.txt, then its
+ * --json into DIR/report.json and its --html - into DIR/report.html.  Each goes
  * through memsim run into a temporary DIR/.report.*.XXXXXX, renamed into
  * place only once the analyzer has ended well and every byte is written:
  * a report file with its final name is always a whole one, from this
@@ -16,11 +17,33 @@
 #ifndef MEMSIM_CLI_RUN_REPORT_H
 #define MEMSIM_CLI_RUN_REPORT_H
 
+#include <stddef.h>
+
+/* --analyze-opts: memsim-analyze's options for the three analyses. */
+#define RUN_REPORT_MAX_OPTS 64
+typedef struct run_report_opts_s {
+    char *v[RUN_REPORT_MAX_OPTS];    /* the words, in order; they point into text[] */
+    size_t n;
+    char *text[RUN_REPORT_MAX_OPTS]; /* copies of each --analyze-opts value */
+    size_t ntext;
+} run_report_opts_t;
+
+/* Split text at blanks (spaces, tabs, newlines; no quoting) onto o.
+ * 0, or -1 after one line prefixed cmd (empty, too many words). */
+int run_report_opts_add(const char *cmd, run_report_opts_t *o, const char *text);
+/* Whether memsim-analyze would take o's words: its own parser checks
+ * them (its message when not), and memsim run refuses what would change
+ * the reports' forms (--json, --html, --collapsed, --flamegraph), --help
+ * and anything that is not an option.  0, or -1 after one line. */
+int run_report_opts_check(const char *cmd, const run_report_opts_t *o);
+void run_report_opts_free(run_report_opts_t *o);
+
 /* Analyze dir (absolute) with self_dir/memsim-analyze; messages prefixed
  * cmd.  A signal memsim run would forward (SIGINT, SIGTERM, SIGHUP,
  * SIGQUIT) received meanwhile goes on to the analyzer; the temporary
  * file is removed and memsim run then ends by that signal, as it did
  * before it wrote reports. */
-void run_report(const char *cmd, const char *self_dir, const char *dir);
+void run_report(const char *cmd, const char *self_dir, const char *dir,
+                const run_report_opts_t *opts);
 
 #endif

@@ -33,8 +33,9 @@ static char paths[2][PATH_MAX]; /* where memsim-recorder may be, in order */
 
 const char *launch_recorder_path(void) { return paths[0]; }
 
-/* Beside libmemsim.so (the build tree), or in its memsim/ directory (an
- * installed tree: lib/libmemsim.so, lib/memsim/memsim-recorder). */
+/* Beside libmemsim.so (the build tree, and an installed one: both in
+ * lib/memsim/), or in a memsim/ directory beside it (older installs:
+ * lib/libmemsim.so, lib/memsim/memsim-recorder). */
 static void find_recorder(void)
 {
     Dl_info info;

@@ -94,7 +94,7 @@ How to read it:
     allocation strategy of memsim simulate: the peak footprint each would
     have needed for the same requests, and its fragmentation.
 TXT
-if ! grep -q 'transient_spike' "$OUT/analysis.txt"; then
+if ! grep -q 'transient spike' "$OUT/analysis.txt"; then
     cat <<'TXT'
   (No spike found this time: the samples, every 20 ms, missed the
   mapping's short life; the mapped line still shows its 352 MiB.)

@@ -22,7 +22,8 @@ expect_grep "it runs the demo workload" "demo_workload: warmup, fragment" "$TMP/
 expect_grep "it counts the compressed trace's records, compact ones too" \
     "^its trace (memsim\.demo_workload\.[0-9]*\.0\.jsonl\.zst, [0-9]* bytes), [0-9]* records: [0-9]* alloc, [0-9]* free" \
     "$TMP/demo.txt"
-expect_grep "it prints the analysis" "persistent_drift (heap_live" "$TMP/demo.txt"
+expect_grep "it prints the analysis, in words" "persistent drift in the live heap (" "$TMP/demo.txt"
+expect_eq "no machine token in the text report" "$(grep -c 'persistent_drift\|transient_spike\|fragmentation_like\|heap_live' "$TMP/demo.txt")" 0
 expect_grep "with the strategy replay, ranked" "over best" "$TMP/demo.txt"
 expect_grep "the mapped-memory story" "mapped: *1 mmap call; peak 352 MiB" "$TMP/demo.txt"
 expect_grep "the spike attributed to its mapping" "file mappings made at spike (demo_workload.c:" "$TMP/demo.txt"
