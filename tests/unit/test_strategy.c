@@ -380,6 +380,48 @@ START_TEST(best_fit_check_sees_a_broken_bin)
 }
 END_TEST
 
+/* The top of the device (above the extent) is a last resort for worst
+ * and next fit, as the break of a real heap: a hole that fits is taken
+ * first.  Before, worst fit always took the top (the largest block of a
+ * device larger than the heap) and next fit, once its rover was there,
+ * never wrapped: neither reused a hole, and the footprint grew by every
+ * allocation. */
+START_TEST(worst_fit_takes_a_hole_before_the_top)
+{
+    device_t *d = test_device("worst-fit", 1 * MiB);
+    uint64_t a = test_alloc(d, 1000, 16, 0); /* 1008 bytes at the base */
+    test_alloc(d, 100, 16, 0);               /* 112 above it */
+    test_free(d, a);
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a); /* the hole, not the top */
+    /* the largest hole: the rest of the first (896) */
+    ck_assert_uint_eq(test_alloc(d, 200, 16, 0), a + 112);
+    /* nothing below fits 4000 bytes: the top */
+    ck_assert_uint_eq(test_alloc(d, 4000, 16, 0), a + 1120);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.peak_footprint, 1120 + 4000);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(next_fit_wraps_before_taking_the_top)
+{
+    device_t *d = test_device("next-fit", 1 * MiB);
+    uint64_t a = test_alloc(d, 1000, 16, 0); /* 1008 bytes at the base */
+    test_alloc(d, 100, 16, 0);               /* 112 above it: the rover at the top */
+    test_free(d, a);
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a);       /* wrapped: the hole */
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a + 112); /* from the rover on */
+    ck_assert_uint_eq(test_alloc(d, 900, 16, 0), a + 1120); /* 784 left: the top */
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.peak_footprint, 1120 + 912);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
 Suite *strategy_suite(void)
 {
     Suite *s = suite_create("strategy");
@@ -387,6 +429,8 @@ Suite *strategy_suite(void)
     int n = (int)strategy_count();
     tcase_add_test(tc, table_lists_six_by_name);
     tcase_add_test(tc, best_fit_check_sees_a_broken_bin);
+    tcase_add_test(tc, worst_fit_takes_a_hole_before_the_top);
+    tcase_add_test(tc, next_fit_wraps_before_taking_the_top);
     tcase_add_loop_test(tc, alloc_then_free_restores_the_pool, 0, n);
     tcase_add_loop_test(tc, every_error_is_a_result, 0, n);
     tcase_add_loop_test(tc, out_of_memory_then_recovery, 0, n);
