@@ -6,6 +6,7 @@
 #   make test CHECKS=1   the same with every invariant walker after every operation
 #   make bench           benchmarks: strategies against glibc, tracing against heaptrack
 #   make bench-quick     the same at small sizes, once each: a smoke run
+#   make study           real programs under every strategy: docs/strategies.md, .svg
 #   make demo            build, then show memsim on a bundled workload
 #   make install PREFIX=/usr/local
 #   make clean
@@ -127,7 +128,7 @@ PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
-.PHONY: all test unit integration bench bench-quick demo man install uninstall clean deps fuzz
+.PHONY: all test unit integration bench bench-quick study demo man install uninstall clean deps fuzz
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
@@ -253,6 +254,11 @@ bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) 
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD) 100000 200000 1
+
+# The strategy study (issue 14): real programs traced, replayed through
+# every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
+study: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ)
+	$(Q)sh bench/study.sh $(BUILD)
 
 $(BENCH_PROGRAMS): $(BUILD)/programs/%: bench/programs/%.c
 	$(call say,CC,$<)

@@ -145,11 +145,15 @@ static json_t *strategies_json(const process_t *pr)
         uint64_t best = pr->results[0].m.peak_footprint;
         json_array_append_new(
             strategies,
-            json_pack("{s:s, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:b}", "name", r->name,
-                      "peak_footprint_bytes", (json_int_t)r->m.peak_footprint, "over_best_bytes",
+            json_pack("{s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:f, s:b}",
+                      "name", r->name, "peak_footprint_bytes", (json_int_t)r->m.peak_footprint,
+                      "over_best_bytes",
                       (json_int_t)(r->m.peak_footprint > best ? r->m.peak_footprint - best : 0),
+                      "peak_live_bytes", (json_int_t)r->m.peak_live_requested,
                       "fragmentation", r->m.jw_fragmentation,
+                      "live_at_peak_bytes", (json_int_t)r->m.live_at_peak,
                       "internal_fragmentation_at_peak_bytes", (json_int_t)r->m.internal_at_peak,
+                      "external_fragmentation_at_peak_bytes", (json_int_t)r->m.free_at_peak,
                       "external_fragmentation_at_peak", r->m.external_at_peak,
                       "largest_free_bytes", (json_int_t)r->m.largest_free, "failed_requests",
                       (json_int_t)r->failed, "requests", (json_int_t)r->requests,

@@ -242,15 +242,17 @@ static json_t *row_json(const simulate_row_t *r)
 {
     const device_metrics_t *m = &r->m;
     return json_pack(
-        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f,"
-        " s:f, s:f, s:I, s:I, s:o}",
+        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:I, s:f,"
+        " s:f, s:f, s:f, s:f, s:I, s:I, s:o}",
         "name", r->ops->name,
         "allocations", (json_int_t)r->rep.allocations,
         "failed_requests", (json_int_t)r->rep.failed_allocations,
         "frees", (json_int_t)r->rep.frees,
         "peak_live_bytes", (json_int_t)m->peak_live_requested,
         "peak_footprint_bytes", (json_int_t)m->peak_footprint,
+        "live_at_peak_bytes", (json_int_t)m->live_at_peak,
         "internal_fragmentation_at_peak_bytes", (json_int_t)m->internal_at_peak,
+        "external_fragmentation_at_peak_bytes", (json_int_t)m->free_at_peak,
         "external_fragmentation_at_peak", m->external_at_peak,
         "largest_free_bytes", (json_int_t)m->largest_free,
         "fragmentation", m->jw_fragmentation,

@@ -24,6 +24,8 @@ struct device_s {
     uint64_t peak_live;
     uint64_t internal_at_peak; /* alloc - requested bytes at the footprint peak */
     double external_at_peak;   /* 1 - largest free / free at the footprint peak */
+    uint64_t live_at_peak;     /* requested bytes at the footprint peak */
+    uint64_t free_at_peak;     /* footprint - alloc bytes at the footprint peak */
 };
 
 static uint64_t now_ns(const device_t *d)
@@ -119,6 +121,8 @@ static int start_strategy(device_t *d, const strategy_ops_t *ops)
     d->peak_live = 0;
     d->internal_at_peak = 0;
     d->external_at_peak = 0.0;
+    d->live_at_peak = 0;
+    d->free_at_peak = d->peak_footprint;
     return POOL_OK;
 }
 
@@ -279,6 +283,10 @@ static void new_peak(device_t *d, uint64_t res)
     uint64_t free_bytes = p->segment_bytes - p->alloc_bytes;
     d->peak_footprint = res;
     d->internal_at_peak = p->alloc_bytes - p->requested_bytes;
+    d->live_at_peak = p->requested_bytes;
+    /* What the footprint counts holds every live block (extent: up to the
+     * highest; segments: all of them), so this cannot underflow. */
+    d->free_at_peak = res - p->alloc_bytes;
     d->external_at_peak =
         free_bytes ? 1.0 - (double)d->ops->largest_free(d->state, p) / (double)free_bytes : 0.0;
 }
@@ -459,6 +467,8 @@ void device_metrics(const device_t *d, device_metrics_t *m)
         d->peak_live ? (double)d->peak_footprint / (double)d->peak_live - 1.0 : 0.0;
     m->internal_at_peak = d->internal_at_peak;
     m->external_at_peak = d->external_at_peak;
+    m->live_at_peak = d->live_at_peak;
+    m->free_at_peak = d->free_at_peak;
 }
 
 int device_check(const device_t *d, const char **why)

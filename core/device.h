@@ -79,6 +79,10 @@ typedef struct device_metrics_s {
     double jw_fragmentation;         /* peak_footprint / peak_live_requested - 1 */
     uint64_t internal_at_peak;       /* internal fragmentation when the footprint peaked */
     double external_at_peak;         /* external fragmentation when the footprint peaked */
+    uint64_t live_at_peak;           /* live_requested when the footprint peaked */
+    uint64_t free_at_peak;           /* footprint bytes in no live block then:
+                                        peak_footprint == live_at_peak + internal_at_peak
+                                                          + free_at_peak */
 } device_metrics_t;
 
 typedef struct device_s device_t;

@@ -361,6 +361,19 @@ block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return fit_block(tree_lower_bound(&t->tree, tag, n->k1, 0));
 }
 
+block_t *fit_worst_before(const fit_index_t *ix, const block_t *b, uint64_t need)
+{
+    const fit_tag_t *t = tag_find(ix, b->stream);
+    tree_node_t *n = tree_prev(&b->idx.node);
+    if (!n || n->k0 != b->stream || n->k1 < need)
+        return NULL;
+    /* Among equally large blocks, the lowest address. */
+    tree_node_t *before = tree_prev(n);
+    if (!before || before->k0 != b->stream || before->k1 != n->k1)
+        return fit_block(n);
+    return fit_block(tree_lower_bound(&t->tree, b->stream, n->k1, 0));
+}
+
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);

@@ -116,6 +116,17 @@ static inline uint64_t fit_search_bytes(uint64_t granule, const strategy_request
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need);
+/* The worst candidate of b's tag that sorts before b (b is in the
+ * index's tree: FIT_BY_SIZE, not binned), NULL when none fits. */
+block_t *fit_worst_before(const fit_index_t *ix, const block_t *b, uint64_t need);
+
+/* Whether free block b is the top of the device: the last block of its
+ * segment, so the memory above the extent that no allocation reached yet
+ * (or came back to).  Taking from it grows the footprint, as a heap
+ * grows by sbrk: a real allocator does that only when no free block
+ * fits, and so do worst and next fit (first and best fit reach it last
+ * by their own rule on a device larger than the heap). */
+static inline bool fit_is_top(const block_t *b) { return b && !b->next; }
 
 /* Carve req out of free block b (which is in ix): pad the front to the
  * alignment, keep a remainder of at least min_split bytes as a free

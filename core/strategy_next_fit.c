@@ -1,19 +1,30 @@
 /*
  * next-fit: first fit that resumes where the last allocation ended (the
- * roving pointer) and wraps around to the lowest address.  Same index as
- * first fit, searched from the rover: O(log n).
+ * roving pointer) and wraps around to the lowest address.  The top of
+ * the device (the memory above the extent, fit_is_top) always fits, so
+ * a search that finds nothing else from the rover on wraps around before
+ * taking it: the heap grows only when no free block fits, as in Knuth's
+ * next fit over a circular free list.  Without that, once the rover
+ * reached the top it would stay there and no hole below would be reused.
+ * Same index as first fit, searched from the rover: O(log n).
  */
 #include "core/fit.h"
+
+static block_t *first_from(const fit_state_t *st, const strategy_request_t *req, uint64_t from,
+                           uint64_t need)
+{
+    return fit_lower(fit_first_of(&st->ix, req->stream, from, need),
+                     fit_first_of(&st->ix, POOL_STREAM_ANY, from, need));
+}
 
 static block_t *select_next(const fit_state_t *st, const strategy_request_t *req,
                             uint64_t need)
 {
-    block_t *b = fit_lower(fit_first_of(&st->ix, req->stream, st->rover, need),
-                           fit_first_of(&st->ix, POOL_STREAM_ANY, st->rover, need));
-    if (b)
+    block_t *b = first_from(st, req, st->rover, need);
+    if (b && !fit_is_top(b))
         return b;
-    return fit_lower(fit_first_of(&st->ix, req->stream, 0, need),
-                     fit_first_of(&st->ix, POOL_STREAM_ANY, 0, need));
+    block_t *w = first_from(st, req, 0, need); /* the lowest: a hole, or the top */
+    return w ? w : b;
 }
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)

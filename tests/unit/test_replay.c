@@ -61,6 +61,10 @@ START_TEST(replay_equals_driving_the_device)
     ck_assert_uint_eq(out.m.internal_at_peak, m.internal_at_peak);
     ck_assert(out.m.jw_fragmentation == m.jw_fragmentation);
     ck_assert(out.m.external_at_peak == m.external_at_peak);
+    ck_assert_uint_eq(out.m.live_at_peak, m.live_at_peak);
+    ck_assert_uint_eq(out.m.free_at_peak, m.free_at_peak);
+    ck_assert_uint_eq(out.m.peak_footprint,
+                      out.m.live_at_peak + out.m.internal_at_peak + out.m.free_at_peak);
     ck_assert_uint_gt(out.requests, 20000);
     replay_result_free(&out);
     replay_close(&r);
@@ -195,6 +199,53 @@ START_TEST(set_equals_driving_each_device)
 }
 END_TEST
 
+/* The footprint at its peak, split exactly: live requested bytes,
+ * internal fragmentation (block bytes beyond the request) and free bytes
+ * inside the footprint (external), on a known trace. */
+START_TEST(peak_splits_into_live_internal_and_free)
+{
+    static const struct {
+        const char *strategy;
+        uint64_t peak, live, internal, free;
+    } want[] = {
+        /* 112 + 208, the first freed: a 64-byte block into its hole (48
+         * bytes stay free), then 1008 bytes on top: 1328 bytes, of which
+         * 1250 requested, 8 + 14 + 8 beyond the requests, 48 free. */
+        {"best-fit", 1328, 1250, 30, 48},
+        {"first-fit", 1328, 1250, 30, 48},
+        /* 128 at 0, 256 at 256; the 128 freed merges with its buddy, the
+         * 64 splits that 256 at 0; 1024 at 1024: extent 2048, of which
+         * 1250 requested, 56 + 14 + 24 beyond the requests (256 - 200,
+         * 64 - 50, 1024 - 1000), free: 64 at 64, 128 at 128, 512 at 512. */
+        {"buddy", 2048, 1250, 14 + 56 + 24, 128 + 64 + 512},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        replay_t r;
+        char err[256];
+        ck_assert_msg(replay_open(&r, want[i].strategy, 1 * MiB, err, sizeof err) == 0, "%s",
+                      err);
+        replay_alloc(&r, 0x1000, 100, 16);
+        replay_alloc(&r, 0x2000, 200, 16);
+        replay_free(&r, 0x1000);
+        replay_alloc(&r, 0x3000, 50, 16);
+        replay_alloc(&r, 0x4000, 1000, 16);
+        replay_result_t out;
+        replay_result(&r, &out);
+        ck_assert_msg(out.m.peak_footprint == want[i].peak, "%s: peak %llu", want[i].strategy,
+                      (unsigned long long)out.m.peak_footprint);
+        ck_assert_msg(out.m.live_at_peak == want[i].live, "%s: live %llu", want[i].strategy,
+                      (unsigned long long)out.m.live_at_peak);
+        ck_assert_msg(out.m.internal_at_peak == want[i].internal, "%s: internal %llu",
+                      want[i].strategy, (unsigned long long)out.m.internal_at_peak);
+        ck_assert_msg(out.m.free_at_peak == want[i].free, "%s: free %llu", want[i].strategy,
+                      (unsigned long long)out.m.free_at_peak);
+        ck_assert_uint_eq(out.m.peak_live_requested, 1250);
+        replay_result_free(&out);
+        replay_close(&r);
+    }
+}
+END_TEST
+
 START_TEST(unknown_frees_and_failures_are_counted)
 {
     replay_t r;
@@ -305,6 +356,7 @@ Suite *replay_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
     tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
+    tcase_add_test(tc, peak_splits_into_live_internal_and_free);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
     tcase_add_test(tc, map_at_the_peak);
     tcase_add_test(tc, buddy_map_joins_the_chunks_extents);

@@ -380,6 +380,117 @@ START_TEST(best_fit_check_sees_a_broken_bin)
 }
 END_TEST
 
+/* The top of the device (above the extent) is a last resort for worst
+ * and next fit, as the break of a real heap: a hole that fits is taken
+ * first.  Before, worst fit always took the top (the largest block of a
+ * device larger than the heap) and next fit, once its rover was there,
+ * never wrapped: neither reused a hole, and the footprint grew by every
+ * allocation. */
+START_TEST(worst_fit_takes_a_hole_before_the_top)
+{
+    device_t *d = test_device("worst-fit", 1 * MiB);
+    uint64_t a = test_alloc(d, 1000, 16, 0); /* 1008 bytes at the base */
+    test_alloc(d, 100, 16, 0);               /* 112 above it */
+    test_free(d, a);
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a); /* the hole, not the top */
+    /* the largest hole: the rest of the first (896) */
+    ck_assert_uint_eq(test_alloc(d, 200, 16, 0), a + 112);
+    /* nothing below fits 4000 bytes: the top */
+    ck_assert_uint_eq(test_alloc(d, 4000, 16, 0), a + 1120);
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.peak_footprint, 1120 + 4000);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
+START_TEST(next_fit_wraps_before_taking_the_top)
+{
+    device_t *d = test_device("next-fit", 1 * MiB);
+    uint64_t a = test_alloc(d, 1000, 16, 0); /* 1008 bytes at the base */
+    test_alloc(d, 100, 16, 0);               /* 112 above it: the rover at the top */
+    test_free(d, a);
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a);       /* wrapped: the hole */
+    ck_assert_uint_eq(test_alloc(d, 100, 16, 0), a + 112); /* from the rover on */
+    ck_assert_uint_eq(test_alloc(d, 900, 16, 0), a + 1120); /* 784 left: the top */
+    device_metrics_t m;
+    device_metrics(d, &m);
+    ck_assert_uint_eq(m.peak_footprint, 1120 + 912);
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
+/* Worst and next fit choose what a scan of every block would choose:
+ * worst, the largest free block that fits but the top (lowest address
+ * among equals), the top only when none does; next, the first that fits
+ * from where the last allocation ended but the top, then the first from
+ * the bottom, then the top.  Random sizes and frees on one stream. */
+static uint64_t scan_choice(const pool_t *p, bool worst, uint64_t rover, uint64_t need)
+{
+    const block_t *pick = NULL, *top = NULL, *low = NULL;
+    for (segment_t *sg = pool_segment_first(p); sg; sg = pool_segment_next(sg))
+        for (const block_t *b = sg->first; b; b = b->next) {
+            if (b->state == BLOCK_ALLOC || b->state == BLOCK_FREE_REQUESTED || b->size < need)
+                continue;
+            if (!b->next) {
+                top = b;
+                continue;
+            }
+            if (worst) {
+                if (!pick || b->size > pick->size)
+                    pick = b;
+            } else {
+                if (!low)
+                    low = b;
+                if (!pick && b->addr >= rover)
+                    pick = b;
+            }
+        }
+    if (!pick)
+        pick = low;
+    if (!pick)
+        pick = top;
+    return pick ? pick->addr : 0;
+}
+
+START_TEST(worst_and_next_fit_choose_as_a_scan_does)
+{
+    for (int worst = 0; worst <= 1; worst++) {
+        device_t *d = test_device(worst ? "worst-fit" : "next-fit", 4 * MiB);
+        rng_t rng;
+        rng_seed(&rng, 7 + (uint64_t)worst);
+        enum { SLOTS = 200 };
+        uint64_t live[SLOTS] = {0};
+        uint64_t rover = 0;
+        for (int op = 0; op < 20000; op++) {
+            size_t k = (size_t)rng_below(&rng, SLOTS);
+            if (live[k]) {
+                test_free(d, live[k]);
+                live[k] = 0;
+                continue;
+            }
+            uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 4) ? 256 : 16384);
+            uint64_t want = scan_choice(device_pool(d), worst, rover, (size + 15) & ~15ull);
+            device_result_t r;
+            if (device_alloc(d, size, 16, 0, &r) != POOL_OK) {
+                REQUIRE(want == 0, "op %d: %llu bytes failed, a scan finds 0x%llx", op,
+                        (unsigned long long)size, (unsigned long long)want);
+                continue;
+            }
+            REQUIRE(r.addr == want, "op %d: %s put %llu bytes at 0x%llx, a scan at 0x%llx", op,
+                    worst ? "worst fit" : "next fit", (unsigned long long)size,
+                    (unsigned long long)r.addr, (unsigned long long)want);
+            live[k] = r.addr;
+            rover = r.addr + r.size;
+        }
+        ck_assert_device_ok(d);
+        device_destroy(d);
+    }
+}
+END_TEST
+
 Suite *strategy_suite(void)
 {
     Suite *s = suite_create("strategy");
@@ -387,6 +498,9 @@ Suite *strategy_suite(void)
     int n = (int)strategy_count();
     tcase_add_test(tc, table_lists_six_by_name);
     tcase_add_test(tc, best_fit_check_sees_a_broken_bin);
+    tcase_add_test(tc, worst_fit_takes_a_hole_before_the_top);
+    tcase_add_test(tc, next_fit_wraps_before_taking_the_top);
+    tcase_add_test(tc, worst_and_next_fit_choose_as_a_scan_does);
     tcase_add_loop_test(tc, alloc_then_free_restores_the_pool, 0, n);
     tcase_add_loop_test(tc, every_error_is_a_result, 0, n);
     tcase_add_loop_test(tc, out_of_memory_then_recovery, 0, n);
