@@ -35,6 +35,8 @@ int main(void)
         groups_suite,
         downsample_suite,
         timeline_suite,
+        untraced_suite,
+        run_report_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

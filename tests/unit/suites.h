@@ -37,5 +37,7 @@ Suite *mappings_suite(void);
 Suite *groups_suite(void);
 Suite *downsample_suite(void);
 Suite *timeline_suite(void);
+Suite *untraced_suite(void);
+Suite *run_report_suite(void);
 
 #endif
