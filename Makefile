@@ -89,6 +89,7 @@ PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o process.o 
 	modules.o launch.o),$(PRELOAD_OBJ))
 RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
+CLI_TESTABLE = $(filter-out $(BUILD)/cli/memsim.o,$(CLI_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
@@ -176,10 +177,10 @@ $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(LIBCORE) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE) \
 		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
 		-ldl -lpthread -lm
 

@@ -53,7 +53,7 @@ marks with MEMSIM_PHASE_BEGIN/END (include/memsim.h):
 memsim run traces every allocation and samples the process every 20 ms:
 
 TXT
-"$MEMSIM" run --out "$OUT/run" --sample-ms 20 -- "$BUILD/examples/demo_workload"
+"$MEMSIM" run --force --out "$OUT/run" --sample-ms 20 -- "$BUILD/examples/demo_workload"
 trace=$(ls "$OUT"/run/memsim.demo_workload.*.jsonl*)
 echo
 # The trace is JSON lines, zstd-compressed by default: zstdcat reads it.

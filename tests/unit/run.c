@@ -36,6 +36,8 @@ int main(void)
         downsample_suite,
         timeline_suite,
         layout_suite,
+        untraced_suite,
+        run_report_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -38,5 +38,7 @@ Suite *groups_suite(void);
 Suite *downsample_suite(void);
 Suite *timeline_suite(void);
 Suite *layout_suite(void);
+Suite *untraced_suite(void);
+Suite *run_report_suite(void);
 
 #endif
