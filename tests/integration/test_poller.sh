@@ -26,7 +26,10 @@ t=$(ls "$TMP"/a/memsim.touch_mb.*.jsonl)
 first=$(field "$t" rss | head -n 1)
 top=$(field "$t" rss | max)
 hwm=$(field "$t" hwm | max)
-expect_eq "RSS rises by 200 MB over the samples" "$([ $((top - first)) -ge $((190 * MIB)) ] && echo yes)" yes
+# (The samples' RSS reaches it; how much of the rise they see depends on
+# when the first one came, late on a loaded machine: not checked.)
+expect_eq "the samples' RSS reaches 190 MB (first $first, top $top)" \
+    "$([ "$top" -ge $((190 * MIB)) ] && echo yes)" yes
 expect_eq "HWM reaches 200 MB" "$([ "$hwm" -ge $((200 * MIB)) ] && echo yes)" yes
 expect_eq "smaps_rollup comes with a new peak" \
     "$(grep '"ev":"sample"' "$t" | grep -c '"rollup":{"rss"' | awk '{print ($1 > 0) ? "yes" : "no"}')" yes
