@@ -7,6 +7,7 @@
 #   make bench           benchmarks: strategies against glibc, tracing against heaptrack
 #   make bench-quick     the same at small sizes, once each: a smoke run
 #   make study           real programs under every strategy: docs/strategies.md, .svg
+#   make compare         memsim against heaptrack, massif and DHAT: docs/performance.md
 #   make demo            build, then show memsim on a bundled workload
 #   make install PREFIX=/usr/local
 #   make clean
@@ -129,7 +130,7 @@ PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
-.PHONY: all test unit integration bench bench-quick study demo man install uninstall clean deps fuzz
+.PHONY: all test unit integration bench bench-quick study compare demo man install uninstall clean deps fuzz
 
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
@@ -260,6 +261,10 @@ bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) 
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
 study: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ)
 	$(Q)sh bench/study.sh $(BUILD)
+
+# memsim against its peers (issue 14): docs/performance.md.
+compare: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+	$(Q)sh bench/compare.sh $(BUILD)
 
 $(BENCH_PROGRAMS): $(BUILD)/programs/%: bench/programs/%.c
 	$(call say,CC,$<)
