@@ -11,7 +11,7 @@
  * knows the largest free block below it and first fit can skip subtrees
  * that hold nothing big enough.
  *
- * Size bins (best fit): an index may also keep, for the first
+ * Size bins (best fit, the caching pool): an index may also keep, for the first
  * FIT_BIN_STREAMS tags, one bin per exact size below FIT_BINS granules
  * and a bitmap of the sizes that have blocks (with a summary word of the
  * bitmap's non-zero words).  A bin is a pairing heap of its blocks by
@@ -20,6 +20,12 @@
  * the smallest size that fits with a bit scan and the lowest address of
  * that size at the bin's root: the same block as the lower-bound search
  * over one tree.  Larger blocks, and other tags, stay in the trees.
+ *
+ * Largest first (worst fit): each tag keeps all its free blocks in one
+ * pairing heap, largest first and lowest address among equals, so the
+ * choice is the root; only the shared tree stays a tree, by size.  A
+ * free block notes its tag (idx_tag) so that taking it out needs no
+ * search for the tag.
  *
  * Carving a block and coalescing a freed one hand a tree node over to
  * the block that takes its place (tree_replace) and move it only when
@@ -43,13 +49,16 @@
 #include "core/tree.h"
 
 typedef enum fit_order_e {
-    FIT_BY_SIZE, /* (stream, size, addr) */
-    FIT_BY_ADDR, /* (stream, addr) */
+    FIT_BY_SIZE,       /* (stream, size, addr) */
+    FIT_BY_ADDR,       /* (stream, addr) */
+    FIT_LARGEST_FIRST, /* per tag a heap, largest first (then lowest address);
+                          the shared tree as FIT_BY_SIZE */
 } fit_order_t;
 
 #define FIT_BINS 512        /* binned sizes: 1..FIT_BINS-1 granules */
 #define FIT_BIN_STREAMS 4  /* tags with bins of their own: the first ones */
 #define FIT_TAGS 8         /* tags with a tree of their own */
+#define FIT_SMALL_STREAMS 16 /* streams 0..15 find their tag without a search */
 
 /* Free blocks of one size, lowest address at the root. */
 typedef struct fit_bin_s {
@@ -70,12 +79,15 @@ typedef struct fit_bins_s {
 /* A stream tag with a tree of its own, or the shared tree. */
 typedef struct fit_tag_s {
     int64_t stream;       /* the tag: a stream, or POOL_STREAM_ANY (shared: unused) */
-    tree_t tree;          /* its free blocks that are not in a size bin */
+    tree_t tree;          /* its free blocks that are not in a size bin, except: */
+    fit_bin_t largest;    /* FIT_LARGEST_FIRST: all its free blocks, a pairing heap */
     fit_binset_t *bins;   /* its size bins, or NULL */
 } fit_tag_t;
 
 typedef struct fit_index_s {
     unsigned ntags;              /* tags claimed, in order; never given back */
+    int8_t any_tag;              /* pristine memory's tag, or -1 */
+    int8_t small_tag[FIT_SMALL_STREAMS]; /* stream i's tag, or -1 */
     fit_tag_t tag[FIT_TAGS + 1]; /* tag[FIT_TAGS]: the tree shared by every further tag */
     fit_order_t order;
     uint64_t granule;         /* sizes and addresses are multiples of this */

@@ -1,7 +1,11 @@
 /*
  * worst-fit: the largest free block (it leaves the largest remainder);
- * among equals, the lowest address.  Index by (stream, size, address):
- * the last node of the stream's range, O(log n).
+ * among equals, the lowest address.  Index: per stream tag a pairing
+ * heap, largest first then lowest address (core/fit.h's
+ * FIT_LARGEST_FIRST): the choice is a heap's root, O(1); an insertion is
+ * O(1), a removal O(log n) amortized.  Streams beyond the first few
+ * share a tree by (stream, size, address): the last node of the
+ * stream's range, O(log n).
  */
 #include "core/fit.h"
 
@@ -19,7 +23,7 @@ static block_t *select_worst(const fit_state_t *st, const strategy_request_t *re
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)
 {
-    return fit_init(st, FIT_BY_SIZE, select_worst, p, env);
+    return fit_init(st, FIT_LARGEST_FIRST, select_worst, p, env);
 }
 
 static const strategy_ops_t ops = {

@@ -205,9 +205,13 @@ void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
     n->k1 = k1;
     n->k2 = k2;
     n->weight = weight;
-    n->max_weight = max3(n->weight, maxw(n->left), maxw(n->right));
-    for (n = n->parent; n; n = n->parent) {
-        uint64_t m = max3(n->weight, maxw(n->left), maxw(n->right));
+    uint64_t m = max3(weight, maxw(n->left), maxw(n->right));
+    n->max_weight = m;
+    /* Up the path: a parent's max is its weight, the child's just made,
+     * and the other child's. */
+    for (tree_node_t *c = n; (n = c->parent); c = n) {
+        const tree_node_t *other = n->left == c ? n->right : n->left;
+        m = max3(n->weight, m, maxw(other));
         if (m == n->max_weight)
             return; /* nothing above can change */
         n->max_weight = m;

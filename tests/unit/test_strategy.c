@@ -20,8 +20,11 @@ static bool is(int i, const char *name) { return strcmp(name_of(i), name) == 0; 
  * the stream (or pristine) that can hold the request once aligned, the
  * lowest address among equals; where the allocation then starts.
  * UINT64_MAX when none fits.  (The strategy's size bins must agree.) */
-static uint64_t best_fit_by_hand(const device_t *d, uint64_t size, uint64_t align,
-                                 int64_t stream)
+/* Where best fit (worst: worst fit) must place a request, by brute
+ * force over the blocks: the smallest (largest) free block of the stream
+ * or pristine that fits, the lowest address among equals. */
+static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                            bool worst)
 {
     strategy_request_t req = {.size = size, .align = align, .stream = stream};
     uint64_t need = fit_search_bytes(DEVICE_DEFAULT_GRANULE, &req);
@@ -31,7 +34,8 @@ static uint64_t best_fit_by_hand(const device_t *d, uint64_t size, uint64_t alig
         for (const block_t *b = sg->first; b; b = b->next)
             if (block_is_free(b) && (b->stream == stream || b->stream == POOL_STREAM_ANY) &&
                 b->size >= need &&
-                (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)))
+                (!best || (worst ? b->size > best->size : b->size < best->size) ||
+                 (b->size == best->size && b->addr < best->addr)))
                 best = b;
     return best && need ? (best->addr + align - 1) & ~(align - 1) : UINT64_MAX;
 }
@@ -269,11 +273,12 @@ START_TEST(random_operations_keep_every_invariant)
             uint64_t align = aligns[rng_below(&rng, 8)];
             int64_t stream = (int64_t)rng_below(&rng, 6); /* more than FIT_BIN_STREAMS */
             bool can = device_can_alloc(d, size, align, stream);
-            uint64_t want = is(_i, "best-fit") ? best_fit_by_hand(d, size, align, stream) : 0;
+            bool by_hand = is(_i, "best-fit") || is(_i, "worst-fit");
+            uint64_t want = by_hand ? fit_by_hand(d, size, align, stream, is(_i, "worst-fit")) : 0;
             int rc = device_alloc(d, size, align, stream, &r);
-            if (is(_i, "best-fit"))
+            if (by_hand)
                 REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
-                        "best fit placed %zu bytes at 0x%llx, by hand 0x%llx", (size_t)size,
+                        "%s placed %zu bytes at 0x%llx, by hand 0x%llx", name_of(_i), (size_t)size,
                         rc == POOL_OK ? (unsigned long long)r.addr : 0ull,
                         (unsigned long long)want);
             REQUIRE(can == (rc == POOL_OK), "can_alloc said %d, alloc gave %d (%s)", can,
