@@ -36,6 +36,15 @@ void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule)
     ix->granule = granule;
     ix->granule_shift = (unsigned)__builtin_ctzll(granule);
     ix->bins = NULL;
+    ix->keep_top = false;
+    ix->top = NULL;
+}
+
+/* Whether free block b is the top: the last of its segment, pristine,
+ * in an index that keeps it aside (core/fit.h). */
+static inline bool is_top(const fit_index_t *ix, const block_t *b)
+{
+    return ix->keep_top && !b->next && b->stream == POOL_STREAM_ANY;
 }
 
 /* ---- tags ------------------------------------------------------------------ */
@@ -329,6 +338,10 @@ static inline void index_at(fit_index_t *ix, place_t at, block_t *b)
 
 void fit_index_insert(fit_index_t *ix, block_t *b)
 {
+    if (is_top(ix, b)) {
+        ix->top = b;
+        return;
+    }
     fit_tag_t *t = tag_of(ix, b->stream, true);
     b->idx_tag = (uint32_t)(t - ix->tag);
     index_at(ix, place_in(ix, t, b), b);
@@ -336,6 +349,10 @@ void fit_index_insert(fit_index_t *ix, block_t *b)
 
 void fit_index_remove(fit_index_t *ix, block_t *b)
 {
+    if (b == ix->top) {
+        ix->top = NULL;
+        return;
+    }
     place_t at = place_now(ix, b);
     if (at.heap)
         heap_at_remove(at, b);
@@ -360,6 +377,11 @@ static inline int key_cmp(const tree_node_t *a, const tree_node_t *b)
 static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
 {
     tree_node_t *n = &b->idx.node, key;
+    if (is_top(ix, b)) { /* it merged with the top, or reaches the end: the new top */
+        tree_remove(in, n);
+        ix->top = b;
+        return;
+    }
     if (ix->order == FIT_BY_ADDR && n->k0 == b->stream) {
         /* The same stream, so the same tree; by address it sorts where the
          * blocks that held the node did (see below). */
@@ -393,6 +415,8 @@ static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
 uint64_t fit_index_largest(const fit_index_t *ix)
 {
     uint64_t largest = tree_max_weight(&SHARED(ix)->tree);
+    if (ix->top && ix->top->size > largest)
+        largest = ix->top->size;
     for (unsigned i = 0; i < ix->ntags; i++) {
         const fit_tag_t *t = &ix->tag[i];
         uint64_t m = tree_max_weight(&t->tree);
@@ -413,7 +437,14 @@ uint64_t fit_index_largest(const fit_index_t *ix)
 
 /* ---- selection ------------------------------------------------------------------ */
 
-block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+/* The top, when tag is pristine memory's and it has need bytes. */
+static inline block_t *top_for(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    block_t *t = ix->top;
+    return t && tag == POOL_STREAM_ANY && t->size >= need ? t : NULL;
+}
+
+static block_t *best_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     uint64_t k = (need >> ix->granule_shift) + ((need & (ix->granule - 1)) != 0);
@@ -427,7 +458,15 @@ block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return b && b->stream == tag ? b : NULL;
 }
 
-block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+/* Of the best indexed block and the top, the smaller; equals: the
+ * indexed one, whose address is lower. */
+block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    block_t *b = best_indexed(ix, tag, need), *t = top_for(ix, tag, need);
+    return t && (!b || t->size < b->size) ? t : b;
+}
+
+static block_t *worst_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     if (ix->order == FIT_LARGEST_FIRST && t != SHARED(ix)) {
@@ -450,13 +489,31 @@ block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return fit_block(tree_lower_bound(&t->tree, tag, n->k1, 0));
 }
 
-block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+/* Of the worst indexed block and the top, the larger; equals: the
+ * indexed one. */
+block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    block_t *b = worst_indexed(ix, tag, need), *t = top_for(ix, tag, need);
+    return t && (!b || t->size > b->size) ? t : b;
+}
+
+static block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
         return fit_block(tree_first_fit(&t->tree, need));
     block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
     return b && b->stream == tag ? b : NULL;
+}
+
+/* An indexed block that fits comes before the top (which ends the
+ * segment); the top only when none does and it starts at from or later. */
+block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+{
+    block_t *b = first_indexed(ix, tag, from, need), *t;
+    if (b || !(t = top_for(ix, tag, need)))
+        return b;
+    return t->addr >= from ? t : NULL;
 }
 
 /* ---- carving and coalescing ------------------------------------------------------- */
@@ -468,7 +525,7 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     uint64_t pad = start - b->addr;
     bool split = b->size - pad > block_bytes && b->size - pad - block_bytes >= min_split;
     int err;
-    if (!pad && split) {
+    if (!pad && split && b != ix->top) { /* the top is in no tree: below, at O(1) */
         place_t at = place_now(ix, b);
         block_t *rest;
         if (at.heap) {
@@ -535,8 +592,10 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
             x = b->next;
         else
             break;
-        place_t at = place_now(ix, x);
-        if (at.heap) {
+        place_t at = x == ix->top ? (place_t){0} : place_now(ix, x);
+        if (x == ix->top) {
+            ix->top = NULL; /* b becomes the top: below */
+        } else if (at.heap) {
             heap_at_remove(at, x);
         } else if (!kept) {
             kept = x;
@@ -636,10 +695,19 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
                     bool (*belongs)(const fit_index_t *, const segment_t *),
                     const char **why)
 {
-    size_t free_blocks = 0, indexed = 0;
+    size_t free_blocks = 0, indexed = ix->top ? 1 : 0;
+    if (ix->top && (!ix->keep_top || !pool_block_listed(p, ix->top) ||
+                    !block_is_free(ix->top) || !is_top(ix, ix->top))) {
+        *why = "the top is not the free pristine end of its segment";
+        return -1;
+    }
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
         if (belongs && !belongs(ix, s))
             continue;
+        if (block_is_free(s->last) && is_top(ix, s->last) && s->last != ix->top) {
+            *why = "the free pristine end of a segment is not the top";
+            return -1;
+        }
         for (const block_t *b = s->first; b; b = b->next) {
             if (block_is_free(b))
                 free_blocks++;
@@ -746,6 +814,7 @@ static int init_with(fit_state_t *st, fit_order_t order, fit_bins_t *bins, fit_s
         return POOL_EINVAL;
     fit_index_init(&st->ix, order, g);
     st->ix.bins = bins;
+    st->ix.keep_top = true;
     st->select = select;
     st->rover = env->base;
     segment_t *s;

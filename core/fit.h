@@ -27,6 +27,15 @@
  * free block notes its tag (idx_tag) so that taking it out needs no
  * search for the tag.
  *
+ * The top (the four fit strategies): the pristine end of the device,
+ * where a heap grows, is carved by most allocations and grown by many
+ * frees.  In a tree it is the largest node, so every carve would walk
+ * the whole path to the root to lower its subtree maxima (by address)
+ * or move it (in a heap, by size).  It stays out instead, in ix->top,
+ * and every search weighs it against what the trees and heaps give: it
+ * is the highest address of its segment, so it wins only on size (best
+ * or worst fit) or when nothing indexed fits (first and next fit).
+ *
  * Carving a block and coalescing a freed one hand a tree node over to
  * the block that takes its place (tree_replace) and move it only when
  * its key no longer sorts between the same neighbours: a remainder or a
@@ -85,6 +94,9 @@ typedef struct fit_tag_s {
 } fit_tag_t;
 
 typedef struct fit_index_s {
+    bool keep_top;               /* the top (below) stays out of the trees and heaps */
+    block_t *top;                /* keep_top: the last block of its segment when it is free
+                                    and pristine, else NULL */
     unsigned ntags;              /* tags claimed, in order; never given back */
     int8_t any_tag;              /* pristine memory's tag, or -1 */
     int8_t small_tag[FIT_SMALL_STREAMS]; /* stream i's tag, or -1 */

@@ -20,11 +20,25 @@ static bool is(int i, const char *name) { return strcmp(name_of(i), name) == 0; 
  * the stream (or pristine) that can hold the request once aligned, the
  * lowest address among equals; where the allocation then starts.
  * UINT64_MAX when none fits.  (The strategy's size bins must agree.) */
-/* Where best fit (worst: worst fit) must place a request, by brute
- * force over the blocks: the smallest (largest) free block of the stream
- * or pristine that fits, the lowest address among equals. */
+/* Which fit fit_by_hand searches for. */
+typedef enum by_hand_e { BY_HAND_BEST, BY_HAND_WORST, BY_HAND_FIRST } by_hand_t;
+
+/* Whether free block b is a better candidate than c (or NULL) for how. */
+static bool by_hand_better(by_hand_t how, const block_t *b, const block_t *c)
+{
+    if (!c)
+        return true;
+    if (how != BY_HAND_FIRST && b->size != c->size)
+        return how == BY_HAND_WORST ? b->size > c->size : b->size < c->size;
+    return b->addr < c->addr;
+}
+
+/* Where a fit strategy must place a request, by brute force over the
+ * blocks: among the free blocks of the stream or pristine that fit and
+ * start at from or later, the smallest (best), the largest (worst) or
+ * any (first), the lowest address among equals.  UINT64_MAX: none. */
 static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, int64_t stream,
-                            bool worst)
+                            by_hand_t how, uint64_t from)
 {
     strategy_request_t req = {.size = size, .align = align, .stream = stream};
     uint64_t need = fit_search_bytes(DEVICE_DEFAULT_GRANULE, &req);
@@ -33,11 +47,24 @@ static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, in
     for (segment_t *sg = pool_segment_first(p); sg; sg = pool_segment_next(sg))
         for (const block_t *b = sg->first; b; b = b->next)
             if (block_is_free(b) && (b->stream == stream || b->stream == POOL_STREAM_ANY) &&
-                b->size >= need &&
-                (!best || (worst ? b->size > best->size : b->size < best->size) ||
-                 (b->size == best->size && b->addr < best->addr)))
+                b->size >= need && b->addr >= from && by_hand_better(how, b, best))
                 best = b;
     return best && need ? (best->addr + align - 1) & ~(align - 1) : UINT64_MAX;
+}
+
+/* Where strategy i must place a request (next fit: from the rover, then
+ * from the start), or 0 for the strategies not checked by hand. */
+static uint64_t placed_by_hand(int i, const device_t *d, uint64_t size, uint64_t align,
+                               int64_t stream, uint64_t rover)
+{
+    if (is(i, "best-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_BEST, 0);
+    if (is(i, "worst-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_WORST, 0);
+    if (is(i, "first-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0);
+    uint64_t at = fit_by_hand(d, size, align, stream, BY_HAND_FIRST, rover);
+    return at != UINT64_MAX ? at : fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0);
 }
 
 START_TEST(table_lists_six_by_name)
@@ -261,6 +288,7 @@ START_TEST(random_operations_keep_every_invariant)
     live_t live[MAX_LIVE];
     size_t n = 0;
     uint64_t want_live_bytes = 0, want_allocs = 0, want_frees = 0;
+    uint64_t rover = device_base(d);
     rng_t rng;
     rng_seed(&rng, 0x5eed0000u + (uint64_t)_i);
     device_result_t r;
@@ -273,9 +301,11 @@ START_TEST(random_operations_keep_every_invariant)
             uint64_t align = aligns[rng_below(&rng, 8)];
             int64_t stream = (int64_t)rng_below(&rng, 6); /* more than FIT_BIN_STREAMS */
             bool can = device_can_alloc(d, size, align, stream);
-            bool by_hand = is(_i, "best-fit") || is(_i, "worst-fit");
-            uint64_t want = by_hand ? fit_by_hand(d, size, align, stream, is(_i, "worst-fit")) : 0;
+            bool by_hand = !is(_i, "buddy") && !is(_i, "caching");
+            uint64_t want = by_hand ? placed_by_hand(_i, d, size, align, stream, rover) : 0;
             int rc = device_alloc(d, size, align, stream, &r);
+            if (rc == POOL_OK)
+                rover = r.addr + r.size; /* next fit resumes where this block ends */
             if (by_hand)
                 REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
                         "%s placed %zu bytes at 0x%llx, by hand 0x%llx", name_of(_i), (size_t)size,
