@@ -101,35 +101,67 @@ static uint64_t now_ns(void)
 
 /* ---- replaying ------------------------------------------------------------------- */
 
+/* A free's cache misses, hidden by prefetching in three steps ahead of
+ * the operation: its slot in blk (records are scattered over the
+ * array), then the block it names, then the block's address neighbours
+ * (what coalescing reads first).  Each step loads only what the one
+ * before brought in; the distances are a few operations' time apart.
+ * The record's alloc may lie between here and the free, so the slot may
+ * still name the block of the record's last use, or NULL: either can
+ * be read (a pool keeps its block structs until it is destroyed), and
+ * a prefetch of the wrong block costs only the prefetch. */
+#define AHEAD_SLOT 24
+#define AHEAD_BLOCK 12
+#define AHEAD_NEIGHBOURS 4
+
+static inline bool is_free_op(const op_t *op) { return !op->align && op->rec != NO_REC; }
+
 /* Batch b through strategy st.  The caller has claimed st (busy).  Out
  * of line: profiles then show what the replay costs. */
 __attribute__((noinline))
 static void replay_batch(strategy_t *st, const batch_t *b)
 {
     uint64_t t0 = now_ns();
-    device_result_t res;
     void **blk = st->blk;
     layout_t *lay = st->layout;
-    for (size_t i = 0; i < b->n; i++) {
+    device_t *dev = st->dev;
+    size_t n = b->n;
+    for (size_t i = 0; i < n; i++) {
         const op_t *op = &b->ops[i];
+        if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
+            __builtin_prefetch(&blk[b->ops[i + AHEAD_SLOT].rec]);
+        if (i + AHEAD_BLOCK < n && is_free_op(&b->ops[i + AHEAD_BLOCK])) {
+            const void *x = blk[b->ops[i + AHEAD_BLOCK].rec];
+            if (x)
+                __builtin_prefetch(x, 1);
+        }
+        if (i + AHEAD_NEIGHBOURS < n && is_free_op(&b->ops[i + AHEAD_NEIGHBOURS])) {
+            const block_t *x = blk[b->ops[i + AHEAD_NEIGHBOURS].rec];
+            if (x) {
+                if (x->prev)
+                    __builtin_prefetch(x->prev, 1);
+                if (x->next)
+                    __builtin_prefetch(x->next, 1);
+            }
+        }
         if (op->rec == NO_REC) { /* a mark: the footprint now */
             if (!grow_room((void **)&st->series, &st->cap_series, st->nseries, sizeof *st->series,
                            256))
                 continue;
             device_metrics_t m;
-            device_metrics(st->dev, &m);
+            device_metrics(dev, &m);
             st->series[st->nseries++] = m.reserved;
             continue;
         }
         if (op->align) {
-            if (device_alloc(st->dev, op->size, op->align, 0, &res) == POOL_OK) {
-                blk[op->rec] = res.block;
+            if (device_alloc_handle(dev, op->size, op->align, 0, &blk[op->rec]) == POOL_OK) {
                 st->allocs++;
                 if (lay) {
-                    layout_block(lay, res.addr, res.size, op->size, true);
-                    if (device_peak_footprint(st->dev) > st->peak) {
-                        st->peak = device_peak_footprint(st->dev);
-                        layout_mark_peak(lay, st->dev, st->allocs + st->failed);
+                    const block_t *x = blk[op->rec];
+                    layout_block(lay, x->addr, x->size, op->size, true);
+                    if (device_peak_footprint(dev) > st->peak) {
+                        st->peak = device_peak_footprint(dev);
+                        layout_mark_peak(lay, dev, st->allocs + st->failed);
                     }
                 }
             } else {
@@ -139,11 +171,12 @@ static void replay_batch(strategy_t *st, const batch_t *b)
                     layout_sync_segments(lay);
             }
         } else if (blk[op->rec]) {
-            uint64_t requested = ((const block_t *)blk[op->rec])->requested;
-            device_free_block(st->dev, blk[op->rec], &res);
+            if (lay) { /* before the free, while the block is the one allocated */
+                const block_t *x = blk[op->rec];
+                layout_block(lay, x->addr, x->size, x->requested, false);
+            }
+            device_free_handle(dev, blk[op->rec]);
             st->frees++;
-            if (lay)
-                layout_block(lay, res.addr, res.size, requested, false);
         }
     }
     st->ns += now_ns() - t0;
@@ -238,6 +271,9 @@ static int grow_records(replay_set_t *s)
         void **blk = realloc(s->st[i].blk, cap * sizeof *blk);
         if (!blk)
             return -1;
+        /* NULL until first used: replay_batch's prefetching reads the
+         * slots of records whose alloc it has not replayed yet. */
+        memset(blk + s->cap, 0, (cap - s->cap) * sizeof *blk);
         s->st[i].blk = blk;
     }
     uint32_t *fr = realloc(s->free_recs, cap * sizeof *fr);

@@ -291,21 +291,9 @@ static void new_peak(device_t *d, uint64_t res)
         free_bytes ? 1.0 - (double)d->ops->largest_free(d->state, p) / (double)free_bytes : 0.0;
 }
 
-int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
-                 device_result_t *r)
+/* A successful placement of size bytes in b: statistics and peaks. */
+static inline void count_alloc(device_t *d, uint64_t size, uint64_t ns)
 {
-    /* size - 1 >= total: zero, or more than the device */
-    if (__builtin_expect(size - 1 >= d->total || !align || (align & (align - 1)) ||
-                             stream == POOL_STREAM_ANY,
-                         0))
-        return alloc_invalid(d, size, align, stream, r);
-    uint64_t t0 = now_ns(d);
-    strategy_request_t req = {.size = size, .align = align, .stream = stream};
-    block_t *b;
-    int err = d->ops->place(d->state, &d->pool, &req, &b);
-    uint64_t ns = now_ns(d) - t0;
-    if (__builtin_expect(err != POOL_OK, 0))
-        return alloc_failed(d, size, align, err, ns, r);
     device_stats_t *st = d->cur;
     st->allocations++;
     st->bytes_allocated += size;
@@ -317,6 +305,28 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
         new_peak(d, res);
     if (d->pool.requested_bytes > d->peak_live)
         d->peak_live = d->pool.requested_bytes;
+}
+
+static inline bool alloc_valid(const device_t *d, uint64_t size, uint64_t align, int64_t stream)
+{
+    /* size - 1 >= total: zero, or more than the device */
+    return !(size - 1 >= d->total || !align || (align & (align - 1)) ||
+             stream == POOL_STREAM_ANY);
+}
+
+int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                 device_result_t *r)
+{
+    if (__builtin_expect(!alloc_valid(d, size, align, stream), 0))
+        return alloc_invalid(d, size, align, stream, r);
+    uint64_t t0 = now_ns(d);
+    strategy_request_t req = {.size = size, .align = align, .stream = stream};
+    block_t *b;
+    int err = d->ops->place(d->state, &d->pool, &req, &b);
+    uint64_t ns = now_ns(d) - t0;
+    if (__builtin_expect(err != POOL_OK, 0))
+        return alloc_failed(d, size, align, err, ns, r);
+    count_alloc(d, size, ns);
     r->ok = true;
     r->err = POOL_OK;
     r->addr = b->addr;
@@ -324,6 +334,27 @@ int device_alloc(device_t *d, uint64_t size, uint64_t align, int64_t stream,
     r->ns = ns;
     r->block = b;
     r->error[0] = '\0';
+    return POOL_OK;
+}
+
+int device_alloc_handle(device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                        void **block)
+{
+    if (__builtin_expect(!alloc_valid(d, size, align, stream), 0)) {
+        device_result_t r;
+        return alloc_invalid(d, size, align, stream, &r);
+    }
+    uint64_t t0 = now_ns(d);
+    strategy_request_t req = {.size = size, .align = align, .stream = stream};
+    block_t *b;
+    int err = d->ops->place(d->state, &d->pool, &req, &b);
+    uint64_t ns = now_ns(d) - t0;
+    if (__builtin_expect(err != POOL_OK, 0)) {
+        d->cur->failed_allocations++; /* as alloc_failed counts it, without the message */
+        return err;
+    }
+    count_alloc(d, size, ns);
+    *block = b;
     return POOL_OK;
 }
 
@@ -356,11 +387,11 @@ static int lookup_failed(device_t *d, const block_t *b, uint64_t addr, const cha
 }
 
 /* Free allocated (or free-requested) block b: release it to the
- * strategy, count it, fill in r. */
-static inline int complete_free(device_t *d, block_t *b, uint64_t t0, device_result_t *r)
+ * strategy and count it.  Its time is returned. */
+static inline uint64_t release_block(device_t *d, block_t *b, uint64_t t0)
 {
     device_stats_t *st = d->cur;
-    uint64_t addr = b->addr, size = b->size, requested = b->requested;
+    uint64_t requested = b->requested;
     pool_block_mark_freed(&d->pool, b);
     d->ops->release(d->state, &d->pool, b);
     uint64_t ns = now_ns(d) - t0;
@@ -369,6 +400,14 @@ static inline int complete_free(device_t *d, block_t *b, uint64_t t0, device_res
     st->free_ns += ns;
     st->current_bytes -= requested;
     st->active_blocks--;
+    return ns;
+}
+
+/* release_block, and fill in r. */
+static inline int complete_free(device_t *d, block_t *b, uint64_t t0, device_result_t *r)
+{
+    uint64_t addr = b->addr, size = b->size;
+    uint64_t ns = release_block(d, b, t0);
     r->ok = true;
     r->err = POOL_OK;
     r->addr = addr;
@@ -399,6 +438,17 @@ int device_free_block(device_t *d, void *block, device_result_t *r)
                     b ? block_state_name(b->state) : "no block");
     }
     return complete_free(d, b, t0, r);
+}
+
+int device_free_handle(device_t *d, void *block)
+{
+    block_t *b = block;
+    if (__builtin_expect(!b || b->state != BLOCK_ALLOC, 0)) {
+        device_result_t r;
+        return device_free_block(d, block, &r);
+    }
+    release_block(d, b, now_ns(d));
+    return POOL_OK;
 }
 
 int device_free_request(device_t *d, uint64_t addr, device_result_t *r)

@@ -110,6 +110,13 @@ int device_free(device_t *d, uint64_t addr, device_result_t *r);
  * by address: the caller keeps the handle with its own record of the
  * block).  The block must still be allocated. */
 int device_free_block(device_t *d, void *block, device_result_t *r);
+/* device_alloc and device_free_block for callers that want only the
+ * block (a replay): the same placement, statistics and peaks, without
+ * the result (no message is formatted, not even on failure).  0 and
+ * *block, or the POOL_E* code device_alloc would give. */
+int device_alloc_handle(device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                        void **block);
+int device_free_handle(device_t *d, void *block);
 /* Stream-ordered free: the block stays unavailable until completed. */
 int device_free_request(device_t *d, uint64_t addr, device_result_t *r);
 int device_free_complete(device_t *d, uint64_t addr, device_result_t *r);

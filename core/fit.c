@@ -12,7 +12,7 @@
 static void keys_of(const fit_index_t *ix, const block_t *b, tree_node_t *n)
 {
     n->k0 = b->stream;
-    if (ix->order == FIT_BY_SIZE) {
+    if (ix->order != FIT_BY_ADDR) { /* by size; a largest-first index's shared tree too */
         n->k1 = b->size;
         n->k2 = b->addr;
     } else {
@@ -27,31 +27,60 @@ static void set_keys(const fit_index_t *ix, block_t *b) { keys_of(ix, b, &b->idx
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule)
 {
     ix->ntags = 0;
+    ix->any_tag = -1;
+    for (int i = 0; i < FIT_SMALL_STREAMS; i++)
+        ix->small_tag[i] = -1;
     ix->tag[FIT_TAGS] = (fit_tag_t){.stream = 0, .bins = NULL};
     tree_init(&ix->tag[FIT_TAGS].tree);
     ix->order = order;
     ix->granule = granule;
     ix->granule_shift = (unsigned)__builtin_ctzll(granule);
     ix->bins = NULL;
+    ix->keep_top = false;
+    ix->top = NULL;
+}
+
+/* Whether free block b is the top: the last of its segment, pristine,
+ * in an index that keeps it aside (core/fit.h). */
+static inline bool is_top(const fit_index_t *ix, const block_t *b)
+{
+    return ix->keep_top && !b->next && b->stream == POOL_STREAM_ANY;
 }
 
 /* ---- tags ------------------------------------------------------------------ */
 
 #define SHARED(ix) (&(ix)->tag[FIT_TAGS])
 
+static fit_tag_t *tag_claim(fit_index_t *ix, int64_t stream, int8_t *hint);
+
 /* Stream's tag, or the shared one; create: claim the next tag when
  * stream has none and one is left (its blocks then go there). */
 static inline fit_tag_t *tag_of(fit_index_t *ix, int64_t stream, bool create)
 {
-    for (unsigned i = 0; i < ix->ntags; i++)
+    /* Pristine memory and the first streams: their tag at once. */
+    int8_t *hint = stream == POOL_STREAM_ANY              ? &ix->any_tag
+                   : (uint64_t)stream < FIT_SMALL_STREAMS ? &ix->small_tag[stream]
+                                                          : NULL;
+    if (hint && *hint >= 0)
+        return &ix->tag[*hint];
+    for (unsigned i = 0; !hint && i < ix->ntags; i++)
         if (ix->tag[i].stream == stream)
             return &ix->tag[i];
     if (!create || ix->ntags == FIT_TAGS)
         return SHARED(ix);
+    return tag_claim(ix, stream, hint);
+}
+
+/* A new tag for stream (which has none), noted in *hint if given. */
+static fit_tag_t *tag_claim(fit_index_t *ix, int64_t stream, int8_t *hint)
+{
     unsigned i = ix->ntags++;
+    if (hint)
+        *hint = (int8_t)i;
     fit_tag_t *t = &ix->tag[i];
     t->stream = stream;
     tree_init(&t->tree);
+    t->largest = (fit_bin_t){NULL, 0};
     t->bins = ix->bins && i < FIT_BIN_STREAMS ? &ix->bins->set[i] : NULL;
     if (t->bins) {
         t->bins->summary = 0;
@@ -72,18 +101,32 @@ static inline const fit_tag_t *tag_find(const fit_index_t *ix, int64_t stream)
  * tag's set.  A block's place depends only on its stream and size,
  * which do not change while it is indexed. */
 typedef struct place_s {
-    tree_t *tree;      /* when not binned */
-    fit_binset_t *bs;  /* when binned: the set ... */
+    tree_t *tree;      /* in a tree, or NULL: */
+    fit_bin_t *heap;   /* in this pairing heap: a size bin, or a largest-first tag's */
+    fit_binset_t *bs;  /* a size bin's set (NULL: the tag's largest-first heap) ... */
     uint64_t k;        /* ... and the bin */
 } place_t;
 
-static inline place_t place_of(fit_index_t *ix, const block_t *b, bool create)
+static inline place_t place_in(const fit_index_t *ix, const fit_tag_t *t, const block_t *b)
 {
-    fit_tag_t *t = tag_of(ix, b->stream, create);
     uint64_t k = b->size >> ix->granule_shift;
     if (t->bins && k < FIT_BINS)
-        return (place_t){NULL, t->bins, k};
-    return (place_t){&t->tree, NULL, 0};
+        return (place_t){NULL, &t->bins->bin[k], t->bins, k};
+    if (ix->order == FIT_LARGEST_FIRST && t != SHARED(ix))
+        return (place_t){NULL, (fit_bin_t *)&t->largest, NULL, 0};
+    return (place_t){(tree_t *)&t->tree, NULL, NULL, 0};
+}
+
+/* Where free block b goes, by its stream (create: claim a tag for it). */
+static inline place_t place_of(fit_index_t *ix, const block_t *b, bool create)
+{
+    return place_in(ix, tag_of(ix, b->stream, create), b);
+}
+
+/* Where indexed block b is: its tag was noted when it went in. */
+static inline place_t place_now(const fit_index_t *ix, const block_t *b)
+{
+    return place_in(ix, &ix->tag[b->idx_tag], b);
 }
 
 /* The first k >= from with bit k set, or FIT_BINS. */
@@ -100,19 +143,28 @@ static inline uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
     return w * 64 + (uint64_t)__builtin_ctzll(bs->nonempty[w]);
 }
 
-/* ---- a bin: a pairing heap by address ---------------------------------------- */
+/* ---- pairing heaps: size bins by address, largest-first tags --------------------- */
 
 #define H(b) ((b)->idx.heap)
 
-/* Two heaps (roots, or NULL) as one: the higher root becomes the first
- * child of the lower. */
-static inline block_t *heap_meld(block_t *a, block_t *b)
+/* Whether a comes out of the heap before b: the lower address (a size
+ * bin), or the larger block, then the lower address (largest first). */
+static inline bool heap_before(const block_t *a, const block_t *b, bool largest)
+{
+    if (largest && a->size != b->size)
+        return a->size > b->size;
+    return a->addr < b->addr;
+}
+
+/* Two heaps (roots, or NULL) as one: the later root becomes the first
+ * child of the earlier. */
+static inline block_t *heap_meld(block_t *a, block_t *b, bool largest)
 {
     if (!a)
         return b;
     if (!b)
         return a;
-    if (b->addr < a->addr) {
+    if (heap_before(b, a, largest)) {
         block_t *t = a;
         a = b;
         b = t;
@@ -127,7 +179,7 @@ static inline block_t *heap_meld(block_t *a, block_t *b)
 
 /* A list of sibling heaps as one heap (the two passes of pairing: meld
  * pairs left to right, then the results right to left). */
-static block_t *heap_merge_pairs(block_t *first)
+static inline block_t *heap_merge_pairs(block_t *first, bool largest)
 {
     if (!first || !H(first).next) {
         if (first)
@@ -141,7 +193,7 @@ static block_t *heap_merge_pairs(block_t *first)
         H(a).next = H(a).prev = NULL;
         if (b)
             H(b).next = H(b).prev = NULL;
-        block_t *m = heap_meld(a, b);
+        block_t *m = heap_meld(a, b, largest);
         H(m).next = stack;
         stack = m;
     }
@@ -150,28 +202,23 @@ static block_t *heap_merge_pairs(block_t *first)
         block_t *m = stack;
         stack = H(m).next;
         H(m).next = NULL;
-        root = heap_meld(m, root);
+        root = heap_meld(m, root, largest);
     }
     return root;
 }
 
-static inline void bin_insert(fit_binset_t *bs, uint64_t k, block_t *b)
+static inline void heap_insert(fit_bin_t *h, block_t *b, bool largest)
 {
-    fit_bin_t *bin = &bs->bin[k];
     H(b).child = H(b).next = H(b).prev = NULL;
-    bin->root = heap_meld(bin->root, b);
-    if (!bin->count++) {
-        bs->nonempty[k / 64] |= 1ull << (k % 64);
-        bs->summary |= 1ull << (k / 64);
-    }
+    h->root = heap_meld(h->root, b, largest);
+    h->count++;
 }
 
-static inline void bin_remove(fit_binset_t *bs, uint64_t k, block_t *b)
+static inline void heap_remove(fit_bin_t *h, block_t *b, bool largest)
 {
-    fit_bin_t *bin = &bs->bin[k];
-    block_t *sub = heap_merge_pairs(H(b).child);
-    if (b == bin->root) {
-        bin->root = sub;
+    block_t *sub = heap_merge_pairs(H(b).child, largest);
+    if (b == h->root) {
+        h->root = sub;
     } else {
         block_t *p = H(b).prev;
         if (H(p).child == b)
@@ -180,16 +227,48 @@ static inline void bin_remove(fit_binset_t *bs, uint64_t k, block_t *b)
             H(p).next = H(b).next;
         if (H(b).next)
             H(H(b).next).prev = p;
-        bin->root = heap_meld(bin->root, sub);
+        h->root = heap_meld(h->root, sub, largest);
     }
-    if (!--bin->count && !(bs->nonempty[k / 64] &= ~(1ull << (k % 64))))
+    h->count--;
+}
+
+static inline void bin_insert(fit_binset_t *bs, uint64_t k, block_t *b)
+{
+    heap_insert(&bs->bin[k], b, false);
+    if (bs->bin[k].count == 1) {
+        bs->nonempty[k / 64] |= 1ull << (k % 64);
+        bs->summary |= 1ull << (k / 64);
+    }
+}
+
+static inline void bin_remove(fit_binset_t *bs, uint64_t k, block_t *b)
+{
+    heap_remove(&bs->bin[k], b, false);
+    if (!bs->bin[k].count && !(bs->nonempty[k / 64] &= ~(1ull << (k % 64))))
         bs->summary &= ~(1ull << (k / 64));
+}
+
+/* Into or out of the heap at (a size bin, or a largest-first tag's). */
+static inline void heap_at_insert(place_t at, block_t *b)
+{
+    if (at.bs)
+        bin_insert(at.bs, at.k, b);
+    else
+        heap_insert(at.heap, b, true);
+}
+
+static inline void heap_at_remove(place_t at, block_t *b)
+{
+    if (at.bs)
+        bin_remove(at.bs, at.k, b);
+    else
+        heap_remove(at.heap, b, true);
 }
 
 /* Heap order, links and count of a bin; each block handed to visit.
  * 0, or -1 with *why. */
-static int bin_check(const fit_bin_t *bin, int (*visit)(const block_t *, void *), void *ctx,
-                     const char **why)
+static int bin_check(const fit_bin_t *bin, bool largest, int (*visit)(const block_t *, void *),
+                     void *ctx, const char **why)
 {
     size_t seen = 0, cap = 64;
     const block_t **todo = malloc(cap * sizeof *todo);
@@ -217,7 +296,7 @@ static int bin_check(const fit_bin_t *bin, int (*visit)(const block_t *, void *)
         }
         const block_t *prev = b;
         for (const block_t *c = H(b).child; c; prev = c, c = H(c).next) {
-            if (H(c).prev != prev || c->addr <= b->addr) {
+            if (H(c).prev != prev || !heap_before(b, c, largest)) {
                 *why = "size bin heap out of order or mislinked";
                 rc = -1;
                 break;
@@ -249,21 +328,34 @@ static int bin_check(const fit_bin_t *bin, int (*visit)(const block_t *, void *)
 
 static inline void index_at(fit_index_t *ix, place_t at, block_t *b)
 {
-    if (at.bs) {
-        bin_insert(at.bs, at.k, b);
+    if (at.heap) {
+        heap_at_insert(at, b);
         return;
     }
     set_keys(ix, b);
     tree_insert(at.tree, &b->idx.node);
 }
 
-void fit_index_insert(fit_index_t *ix, block_t *b) { index_at(ix, place_of(ix, b, true), b); }
+void fit_index_insert(fit_index_t *ix, block_t *b)
+{
+    if (is_top(ix, b)) {
+        ix->top = b;
+        return;
+    }
+    fit_tag_t *t = tag_of(ix, b->stream, true);
+    b->idx_tag = (uint32_t)(t - ix->tag);
+    index_at(ix, place_in(ix, t, b), b);
+}
 
 void fit_index_remove(fit_index_t *ix, block_t *b)
 {
-    place_t at = place_of(ix, b, false);
-    if (at.bs)
-        bin_remove(at.bs, at.k, b);
+    if (b == ix->top) {
+        ix->top = NULL;
+        return;
+    }
+    place_t at = place_now(ix, b);
+    if (at.heap)
+        heap_at_remove(at, b);
     else
         tree_remove(at.tree, &b->idx.node);
 }
@@ -285,7 +377,20 @@ static inline int key_cmp(const tree_node_t *a, const tree_node_t *b)
 static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
 {
     tree_node_t *n = &b->idx.node, key;
-    place_t at = place_of(ix, b, true);
+    if (is_top(ix, b)) { /* it merged with the top, or reaches the end: the new top */
+        tree_remove(in, n);
+        ix->top = b;
+        return;
+    }
+    if (ix->order == FIT_BY_ADDR && n->k0 == b->stream) {
+        /* The same stream, so the same tree; by address it sorts where the
+         * blocks that held the node did (see below). */
+        tree_node_update(n, b->stream, b->addr, 0, b->size);
+        return;
+    }
+    fit_tag_t *t = tag_of(ix, b->stream, true);
+    place_t at = place_in(ix, t, b);
+    b->idx_tag = (uint32_t)(t - ix->tag);
     if (at.tree != in) {
         tree_remove(in, n);
         index_at(ix, at, b);
@@ -310,11 +415,15 @@ static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
 uint64_t fit_index_largest(const fit_index_t *ix)
 {
     uint64_t largest = tree_max_weight(&SHARED(ix)->tree);
+    if (ix->top && ix->top->size > largest)
+        largest = ix->top->size;
     for (unsigned i = 0; i < ix->ntags; i++) {
         const fit_tag_t *t = &ix->tag[i];
         uint64_t m = tree_max_weight(&t->tree);
         if (m > largest)
             largest = m;
+        if (t->largest.root && t->largest.root->size > largest)
+            largest = t->largest.root->size;
         if (t->bins && t->bins->summary) {
             const fit_binset_t *bs = t->bins;
             int w = 63 - __builtin_clzll(bs->summary);
@@ -328,7 +437,14 @@ uint64_t fit_index_largest(const fit_index_t *ix)
 
 /* ---- selection ------------------------------------------------------------------ */
 
-block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+/* The top, when tag is pristine memory's and it has need bytes. */
+static inline block_t *top_for(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    block_t *t = ix->top;
+    return t && tag == POOL_STREAM_ANY && t->size >= need ? t : NULL;
+}
+
+static block_t *best_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     uint64_t k = (need >> ix->granule_shift) + ((need & (ix->granule - 1)) != 0);
@@ -342,9 +458,21 @@ block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return b && b->stream == tag ? b : NULL;
 }
 
-block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+/* Of the best indexed block and the top, the smaller; equals: the
+ * indexed one, whose address is lower. */
+block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    block_t *b = best_indexed(ix, tag, need), *t = top_for(ix, tag, need);
+    return t && (!b || t->size < b->size) ? t : b;
+}
+
+static block_t *worst_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
+    if (ix->order == FIT_LARGEST_FIRST && t != SHARED(ix)) {
+        block_t *top = t->largest.root; /* the largest, lowest address among equals */
+        return top && top->size >= need ? top : NULL;
+    }
     tree_node_t *n;
     if (t != SHARED(ix)) {
         n = tree_last(&t->tree); /* the tag's own tree: its largest block is last */
@@ -361,26 +489,34 @@ block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
     return fit_block(tree_lower_bound(&t->tree, tag, n->k1, 0));
 }
 
-block_t *fit_worst_before(const fit_index_t *ix, const block_t *b, uint64_t need)
+/* The worst indexed block: never the top, which worst fit takes last. */
+block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
-    const fit_tag_t *t = tag_find(ix, b->stream);
-    tree_node_t *n = tree_prev(&b->idx.node);
-    if (!n || n->k0 != b->stream || n->k1 < need)
-        return NULL;
-    /* Among equally large blocks, the lowest address. */
-    tree_node_t *before = tree_prev(n);
-    if (!before || before->k0 != b->stream || before->k1 != n->k1)
-        return fit_block(n);
-    return fit_block(tree_lower_bound(&t->tree, b->stream, n->k1, 0));
+    return worst_indexed(ix, tag, need);
 }
 
-block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need)
+{
+    return top_for(ix, tag, need);
+}
+
+static block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
         return fit_block(tree_first_fit(&t->tree, need));
     block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
     return b && b->stream == tag ? b : NULL;
+}
+
+/* An indexed block that fits comes before the top (which ends the
+ * segment); the top only when none does and it starts at from or later. */
+block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+{
+    block_t *b = first_indexed(ix, tag, from, need), *t;
+    if (b || !(t = top_for(ix, tag, need)))
+        return b;
+    return t->addr >= from ? t : NULL;
 }
 
 /* ---- carving and coalescing ------------------------------------------------------- */
@@ -392,13 +528,13 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     uint64_t pad = start - b->addr;
     bool split = b->size - pad > block_bytes && b->size - pad - block_bytes >= min_split;
     int err;
-    if (!pad && split) {
-        place_t at = place_of(ix, b, false);
+    if (!pad && split && b != ix->top) { /* the top is in no tree: below, at O(1) */
+        place_t at = place_now(ix, b);
         block_t *rest;
-        if (at.bs) {
-            bin_remove(at.bs, at.k, b);
+        if (at.heap) {
+            heap_at_remove(at, b);
             if ((err = pool_block_split(p, b, block_bytes, &rest))) {
-                bin_insert(at.bs, at.k, b);
+                heap_at_insert(at, b);
                 return err;
             }
             fit_index_insert(ix, rest);
@@ -408,6 +544,7 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             if ((err = pool_block_split(p, b, block_bytes, &rest)))
                 return err; /* b is whole and still indexed */
             tree_replace(at.tree, &b->idx.node, &rest->idx.node);
+            rest->idx_tag = b->idx_tag;
             index_rekey(ix, at.tree, rest);
         }
         pool_block_mark_alloc(p, b, req->size, req->stream);
@@ -458,9 +595,11 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
             x = b->next;
         else
             break;
-        place_t at = place_of(ix, x, false);
-        if (at.bs) {
-            bin_remove(at.bs, at.k, x);
+        place_t at = x == ix->top ? (place_t){0} : place_now(ix, x);
+        if (x == ix->top) {
+            ix->top = NULL; /* b becomes the top: below */
+        } else if (at.heap) {
+            heap_at_remove(at, x);
         } else if (!kept) {
             kept = x;
             kept_in = at.tree;
@@ -478,8 +617,10 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
         fit_index_insert(ix, b);
         return b;
     }
-    if (kept != b)
+    if (kept != b) {
         tree_replace(kept_in, &kept->idx.node, &b->idx.node);
+        b->idx_tag = kept->idx_tag;
+    }
     index_rekey(ix, kept_in, b);
     return b;
 }
@@ -491,6 +632,7 @@ typedef struct bin_visit_s {
     bool (*belongs)(const fit_index_t *, const segment_t *);
     int64_t stream;
     uint64_t k;
+    unsigned tag; /* its index in ix->tag */
 } bin_visit_t;
 
 static int binned_right(const block_t *b, void *ctx)
@@ -498,7 +640,19 @@ static int binned_right(const block_t *b, void *ctx)
     const bin_visit_t *v = ctx;
     return !pool_block_listed(v->p, b) || !block_is_free(b) ||
            (v->belongs && !v->belongs(v->ix, b->seg)) || b->stream != v->stream ||
-           b->size >> v->ix->granule_shift != v->k;
+           b->size >> v->ix->granule_shift != v->k || b->idx_tag != v->tag;
+}
+
+/* What a block in tag i's largest-first heap must be. */
+static int in_largest_right(const block_t *b, void *ctx)
+{
+    const bin_visit_t *v = ctx;
+    if (!pool_block_listed(v->p, b) || !block_is_free(b) ||
+        (v->belongs && !v->belongs(v->ix, b->seg)) || b->stream != v->stream ||
+        b->idx_tag != v->tag)
+        return -1;
+    place_t at = place_of((fit_index_t *)v->ix, b, false);
+    return at.heap && !at.bs ? 0 : -1;
 }
 
 /* Every node of tree t is a free block of the index, with its key, in
@@ -520,11 +674,11 @@ static int tree_holds_right(const fit_index_t *ix, const tree_t *t, const pool_t
             return -1;
         }
         place_t at = place_of((fit_index_t *)ix, b, false);
-        if (at.bs) {
-            *why = "free index holds a block that belongs in a size bin";
+        if (at.heap) {
+            *why = "free index holds a block that belongs in a heap";
             return -1;
         }
-        if (at.tree != t) {
+        if (at.tree != t || &ix->tag[b->idx_tag].tree != t) {
             *why = "free index holds a block in another stream's tree";
             return -1;
         }
@@ -544,10 +698,19 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
                     bool (*belongs)(const fit_index_t *, const segment_t *),
                     const char **why)
 {
-    size_t free_blocks = 0, indexed = 0;
+    size_t free_blocks = 0, indexed = ix->top ? 1 : 0;
+    if (ix->top && (!ix->keep_top || !pool_block_listed(p, ix->top) ||
+                    !block_is_free(ix->top) || !is_top(ix, ix->top))) {
+        *why = "the top is not the free pristine end of its segment";
+        return -1;
+    }
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
         if (belongs && !belongs(ix, s))
             continue;
+        if (block_is_free(s->last) && is_top(ix, s->last) && s->last != ix->top) {
+            *why = "the free pristine end of a segment is not the top";
+            return -1;
+        }
         for (const block_t *b = s->first; b; b = b->next) {
             if (block_is_free(b))
                 free_blocks++;
@@ -561,17 +724,39 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
         *why = "more tags than the index has room for";
         return -1;
     }
-    for (unsigned i = 0; i < ix->ntags; i++)
+    for (unsigned i = 0; i < ix->ntags; i++) {
         for (unsigned j = 0; j < i; j++)
             if (ix->tag[i].stream == ix->tag[j].stream) {
                 *why = "a stream has two tags";
                 return -1;
             }
+        if (tag_find(ix, ix->tag[i].stream) != &ix->tag[i]) {
+            *why = "a tag is not found by its stream";
+            return -1;
+        }
+    }
+    for (int i = -1; i < FIT_SMALL_STREAMS; i++) {
+        int h = i < 0 ? ix->any_tag : ix->small_tag[i];
+        if (h >= (int)ix->ntags ||
+            (h >= 0 && ix->tag[h].stream != (i < 0 ? POOL_STREAM_ANY : (int64_t)i))) {
+            *why = "a stream's noted tag is another stream's";
+            return -1;
+        }
+    }
     if (tree_holds_right(ix, &SHARED(ix)->tree, p, belongs, &indexed, why))
         return -1;
     for (unsigned i = 0; i < ix->ntags; i++) {
         if (tree_holds_right(ix, &ix->tag[i].tree, p, belongs, &indexed, why))
             return -1;
+        const fit_bin_t *h = &ix->tag[i].largest;
+        if (ix->order != FIT_LARGEST_FIRST && (h->root || h->count)) {
+            *why = "a largest-first heap in an index of another order";
+            return -1;
+        }
+        bin_visit_t hv = {ix, p, belongs, ix->tag[i].stream, FIT_BINS, i};
+        if (bin_check(h, true, in_largest_right, &hv, why))
+            return -1;
+        indexed += h->count;
         const fit_binset_t *bs = ix->tag[i].bins;
         if (bs != (ix->bins && i < FIT_BIN_STREAMS ? &ix->bins->set[i] : NULL)) {
             *why = "a tag has another tag's size bins";
@@ -586,8 +771,8 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
                 *why = "size bin bitmap disagrees with its bin";
                 return -1;
             }
-            bin_visit_t v = {ix, p, belongs, ix->tag[i].stream, k};
-            if (bin_check(bin, binned_right, &v, why))
+            bin_visit_t v = {ix, p, belongs, ix->tag[i].stream, k, i};
+            if (bin_check(bin, false, binned_right, &v, why))
                 return -1;
             indexed += bin->count;
         }
@@ -632,6 +817,7 @@ static int init_with(fit_state_t *st, fit_order_t order, fit_bins_t *bins, fit_s
         return POOL_EINVAL;
     fit_index_init(&st->ix, order, g);
     st->ix.bins = bins;
+    st->ix.keep_top = true;
     st->select = select;
     st->rover = env->base;
     segment_t *s;

@@ -11,7 +11,7 @@
  * knows the largest free block below it and first fit can skip subtrees
  * that hold nothing big enough.
  *
- * Size bins (best fit): an index may also keep, for the first
+ * Size bins (best fit, the caching pool): an index may also keep, for the first
  * FIT_BIN_STREAMS tags, one bin per exact size below FIT_BINS granules
  * and a bitmap of the sizes that have blocks (with a summary word of the
  * bitmap's non-zero words).  A bin is a pairing heap of its blocks by
@@ -20,6 +20,21 @@
  * the smallest size that fits with a bit scan and the lowest address of
  * that size at the bin's root: the same block as the lower-bound search
  * over one tree.  Larger blocks, and other tags, stay in the trees.
+ *
+ * Largest first (worst fit): each tag keeps all its free blocks in one
+ * pairing heap, largest first and lowest address among equals, so the
+ * choice is the root; only the shared tree stays a tree, by size.  A
+ * free block notes its tag (idx_tag) so that taking it out needs no
+ * search for the tag.
+ *
+ * The top (the four fit strategies): the pristine end of the device,
+ * where a heap grows, is carved by most allocations and grown by many
+ * frees.  In a tree it is the largest node, so every carve would walk
+ * the whole path to the root to lower its subtree maxima (by address)
+ * or move it (in a heap, by size).  It stays out instead, in ix->top,
+ * and every search weighs it against what the trees and heaps give: it
+ * is the highest address of its segment, so it wins only on size (best
+ * or worst fit) or when nothing indexed fits (first and next fit).
  *
  * Carving a block and coalescing a freed one hand a tree node over to
  * the block that takes its place (tree_replace) and move it only when
@@ -43,13 +58,16 @@
 #include "core/tree.h"
 
 typedef enum fit_order_e {
-    FIT_BY_SIZE, /* (stream, size, addr) */
-    FIT_BY_ADDR, /* (stream, addr) */
+    FIT_BY_SIZE,       /* (stream, size, addr) */
+    FIT_BY_ADDR,       /* (stream, addr) */
+    FIT_LARGEST_FIRST, /* per tag a heap, largest first (then lowest address);
+                          the shared tree as FIT_BY_SIZE */
 } fit_order_t;
 
 #define FIT_BINS 512        /* binned sizes: 1..FIT_BINS-1 granules */
 #define FIT_BIN_STREAMS 4  /* tags with bins of their own: the first ones */
 #define FIT_TAGS 8         /* tags with a tree of their own */
+#define FIT_SMALL_STREAMS 16 /* streams 0..15 find their tag without a search */
 
 /* Free blocks of one size, lowest address at the root. */
 typedef struct fit_bin_s {
@@ -70,12 +88,18 @@ typedef struct fit_bins_s {
 /* A stream tag with a tree of its own, or the shared tree. */
 typedef struct fit_tag_s {
     int64_t stream;       /* the tag: a stream, or POOL_STREAM_ANY (shared: unused) */
-    tree_t tree;          /* its free blocks that are not in a size bin */
+    tree_t tree;          /* its free blocks that are not in a size bin, except: */
+    fit_bin_t largest;    /* FIT_LARGEST_FIRST: all its free blocks, a pairing heap */
     fit_binset_t *bins;   /* its size bins, or NULL */
 } fit_tag_t;
 
 typedef struct fit_index_s {
+    bool keep_top;               /* the top (below) stays out of the trees and heaps */
+    block_t *top;                /* keep_top: the last block of its segment when it is free
+                                    and pristine, else NULL */
     unsigned ntags;              /* tags claimed, in order; never given back */
+    int8_t any_tag;              /* pristine memory's tag, or -1 */
+    int8_t small_tag[FIT_SMALL_STREAMS]; /* stream i's tag, or -1 */
     fit_tag_t tag[FIT_TAGS + 1]; /* tag[FIT_TAGS]: the tree shared by every further tag */
     fit_order_t order;
     uint64_t granule;         /* sizes and addresses are multiples of this */
@@ -112,21 +136,26 @@ static inline uint64_t fit_search_bytes(uint64_t granule, const strategy_request
     return need < bytes ? 0 : need;
 }
 
-/* The best, worst or first candidate of one stream tag (exact tag). */
+/* The best or first candidate of one stream tag (exact tag), the top
+ * (ix->top) included; the worst indexed one, the top excluded. */
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need);
-/* The worst candidate of b's tag that sorts before b (b is in the
- * index's tree: FIT_BY_SIZE, not binned), NULL when none fits. */
-block_t *fit_worst_before(const fit_index_t *ix, const block_t *b, uint64_t need);
+/* The top, when tag is pristine memory's and it has need bytes; NULL
+ * otherwise. */
+block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need);
 
-/* Whether free block b is the top of the device: the last block of its
- * segment, so the memory above the extent that no allocation reached yet
- * (or came back to).  Taking from it grows the footprint, as a heap
- * grows by sbrk: a real allocator does that only when no free block
- * fits, and so do worst and next fit (first and best fit reach it last
- * by their own rule on a device larger than the heap). */
-static inline bool fit_is_top(const block_t *b) { return b && !b->next; }
+/* Whether free block b is the top of the device (ix->top: the last
+ * block of its segment, pristine: the memory above the extent that no
+ * allocation reached yet, or came back to).  Taking from it grows the
+ * footprint, as a heap grows by sbrk: a real allocator does that only
+ * when no free block fits, and so do worst and next fit (first and best
+ * fit reach it last by their own rule on a device larger than the
+ * heap). */
+static inline bool fit_is_top(const fit_index_t *ix, const block_t *b)
+{
+    return b && b == ix->top;
+}
 
 /* Carve req out of free block b (which is in ix): pad the front to the
  * alignment, keep a remainder of at least min_split bytes as a free

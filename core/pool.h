@@ -81,6 +81,8 @@ typedef struct block_s {
     struct segment_s *seg;     /* owning segment */
     int64_t stream;            /* owner stream, POOL_STREAM_ANY when pristine */
     block_state_t state;
+    uint32_t idx_tag;          /* the strategy's free index may note here where a free
+                                  block is (fit: its tag), in the line the index reads */
     union {
         uint64_t requested;    /* bytes asked for: ALLOC and FREE_REQUESTED blocks only */
         union {                /* the strategy's free index: free blocks only */

@@ -6,7 +6,8 @@
  * requests up to 1 MiB use the small pool, whose segments are 2 MiB;
  * larger ones the large pool, whose segments are 20 MiB for requests
  * below 10 MiB and the request rounded up to 2 MiB otherwise.  Within a
- * pool the block is the best fit by (stream, size, address); a
+ * pool the block is the best fit by (stream, size, address) (size bins
+ * below 256 KiB, as best fit keeps them, and a tree above); a
  * small-pool block is split when at least 512 bytes would remain, a
  * large-pool block only when more than 1 MiB would.  Frees coalesce only
  * inside a segment, and a segment goes back to the device (reserved
@@ -36,6 +37,7 @@ enum { KIND_SMALL = 0, KIND_LARGE = 1 };
 
 typedef struct caching_state_s {
     fit_index_t pools[2]; /* free blocks of small and large segments */
+    fit_bins_t bins[2];   /* their size bins (below FIT_BINS * 512 bytes) */
     uint64_t base, total; /* where segments go; capacity in reserved bytes */
 } caching_state_t;
 
@@ -47,6 +49,8 @@ static int init(void *vst, pool_t *p, const strategy_env_t *env)
         return POOL_EINVAL;
     fit_index_init(&st->pools[KIND_SMALL], FIT_BY_SIZE, ROUND);
     fit_index_init(&st->pools[KIND_LARGE], FIT_BY_SIZE, ROUND);
+    st->pools[KIND_SMALL].bins = &st->bins[KIND_SMALL];
+    st->pools[KIND_LARGE].bins = &st->bins[KIND_LARGE];
     st->base = (env->base + ROUND_LARGE - 1) & ~(ROUND_LARGE - 1);
     st->total = env->total;
     return POOL_OK;

@@ -21,7 +21,7 @@ static block_t *select_next(const fit_state_t *st, const strategy_request_t *req
                             uint64_t need)
 {
     block_t *b = first_from(st, req, st->rover, need);
-    if (b && !fit_is_top(b))
+    if (b && !fit_is_top(&st->ix, b))
         return b;
     block_t *w = first_from(st, req, 0, need); /* the lowest: a hole, or the top */
     return w ? w : b;

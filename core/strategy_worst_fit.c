@@ -5,31 +5,24 @@
  * other block fits: it is always the largest block of a device larger
  * than the heap, and taking it first would make every allocation grow
  * the heap (the heap's break, in a real allocator) while holes stay
- * unused.  Index by (stream, size, address): the last node of the
- * stream's range, or the one before the top, O(log n).
+ * unused; the fit index keeps it apart (core/fit.h).  Index: per stream
+ * tag a pairing heap, largest first then lowest address (core/fit.h's
+ * FIT_LARGEST_FIRST): the choice is a heap's root, O(1); an insertion is
+ * O(1), a removal O(log n) amortized.  Streams beyond the first few
+ * share a tree by (stream, size, address): the last node of the
+ * stream's range, O(log n).
  */
 #include "core/fit.h"
-
-/* The worst candidate of a tag that is not the top; the top, if it was
- * the worst, into *top. */
-static block_t *worst_below_top(const fit_state_t *st, int64_t tag, uint64_t need,
-                                block_t **top)
-{
-    block_t *b = fit_worst_of(&st->ix, tag, need);
-    if (!fit_is_top(b))
-        return b;
-    *top = b;
-    return fit_worst_before(&st->ix, b, need);
-}
 
 static block_t *select_worst(const fit_state_t *st, const strategy_request_t *req,
                              uint64_t need)
 {
-    block_t *top = NULL;
-    block_t *own = worst_below_top(st, req->stream, need, &top);
-    block_t *any = worst_below_top(st, POOL_STREAM_ANY, need, &top);
+    block_t *own = fit_worst_of(&st->ix, req->stream, need);
+    block_t *any = fit_worst_of(&st->ix, POOL_STREAM_ANY, need);
+    if (!own && !any) /* the top, last (see above) */
+        return fit_top_for(&st->ix, POOL_STREAM_ANY, need);
     if (!own || !any)
-        return own ? own : any ? any : top;
+        return own ? own : any;
     if (own->size != any->size)
         return own->size > any->size ? own : any;
     return fit_lower(own, any);
@@ -37,7 +30,7 @@ static block_t *select_worst(const fit_state_t *st, const strategy_request_t *re
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)
 {
-    return fit_init(st, FIT_BY_SIZE, select_worst, p, env);
+    return fit_init(st, FIT_LARGEST_FIRST, select_worst, p, env);
 }
 
 static const strategy_ops_t ops = {

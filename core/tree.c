@@ -201,13 +201,32 @@ void tree_remove(tree_t *t, tree_node_t *z)
 void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
                       uint64_t weight)
 {
+    uint64_t old_weight = n->weight, old_max = n->max_weight;
     n->k0 = k0;
     n->k1 = k1;
     n->k2 = k2;
     n->weight = weight;
-    n->max_weight = max3(n->weight, maxw(n->left), maxw(n->right));
-    for (n = n->parent; n; n = n->parent) {
-        uint64_t m = max3(n->weight, maxw(n->left), maxw(n->right));
+    /* Most updates settle without reading a child: a weight that grows
+     * raises maxima only up to the first ancestor already at least as
+     * heavy; one that shrinks changes nothing unless it was its
+     * subtree's maximum (a coalesced block grows, a carved one shrinks,
+     * and few of them are the largest below their node). */
+    if (weight >= old_weight) {
+        for (; n && n->max_weight < weight; n = n->parent)
+            n->max_weight = weight;
+        return;
+    }
+    if (old_weight < old_max)
+        return;
+    uint64_t m = max3(weight, maxw(n->left), maxw(n->right));
+    if (m == old_max)
+        return;
+    n->max_weight = m;
+    /* Up the path: a parent's max is its weight, the child's just made,
+     * and the other child's. */
+    for (tree_node_t *c = n; (n = c->parent); c = n) {
+        const tree_node_t *other = n->left == c ? n->right : n->left;
+        m = max3(n->weight, m, maxw(other));
         if (m == n->max_weight)
             return; /* nothing above can change */
         n->max_weight = m;

@@ -313,6 +313,59 @@ START_TEST(free_by_block_handle)
 }
 END_TEST
 
+/* device_alloc_handle and device_free_handle are device_alloc and
+ * device_free_block without the result: the same blocks, statistics
+ * and metrics on the same sequence, failures included (a device too
+ * small for some requests, sizes and alignments it refuses). */
+START_TEST(handle_calls_are_the_same_device)
+{
+    const char *name = strategy_at((size_t)_i)->name;
+    device_t *full = test_device(name, 8 * MiB), *bare = test_device(name, 8 * MiB);
+    enum { SLOTS = 200 };
+    void *hf[SLOTS] = {0}, *hb[SLOTS] = {0};
+    rng_t g;
+    rng_seed(&g, 0xba4e0000u + (uint64_t)_i);
+    device_result_t r;
+    for (int op = 0; op < 20000; op++) {
+        size_t k = (size_t)rng_below(&g, SLOTS);
+        if (hf[k]) {
+            ck_assert_int_eq(device_free_block(full, hf[k], &r), POOL_OK);
+            ck_assert_int_eq(device_free_handle(bare, hb[k]), POOL_OK);
+            hf[k] = hb[k] = NULL;
+            continue;
+        }
+        uint64_t size = rng_below(&g, 50) ? rng_below(&g, rng_below(&g, 8) ? 4096 : 2 * MiB)
+                                          : 9 * MiB; /* 0 and too big: refused */
+        uint64_t align = rng_below(&g, 20) ? 16 : rng_below(&g, 2) ? 3 : 1ull << rng_below(&g, 13);
+        int ef = device_alloc(full, size, align, 0, &r);
+        void *blk = NULL;
+        int eb = device_alloc_handle(bare, size, align, 0, &blk);
+        REQUIRE(ef == eb, "alloc %d of %llu bytes: %d, by handle %d", op,
+                (unsigned long long)size, ef, eb);
+        if (ef == POOL_OK) {
+            REQUIRE(((block_t *)blk)->addr == r.addr && ((block_t *)blk)->size == r.size,
+                    "alloc %d: another block by handle", op);
+            hf[k] = r.block;
+            hb[k] = blk;
+        }
+    }
+    ck_assert_int_eq(device_free_handle(bare, NULL), POOL_EDOUBLE);
+    ck_assert_int_eq(device_free_block(full, NULL, &r), POOL_EDOUBLE);
+    size_t i = (size_t)strategy_index(device_strategy(full));
+    device_stats_t sf = *device_stats(full, i), sb = *device_stats(bare, i);
+    sf.alloc_ns = sf.free_ns = sb.alloc_ns = sb.free_ns = 0; /* clock readings */
+    ck_assert_int_eq(memcmp(&sf, &sb, sizeof sf), 0);
+    ck_assert_uint_gt(sf.failed_allocations, 0);
+    device_metrics_t mf, mb;
+    device_metrics(full, &mf);
+    device_metrics(bare, &mb);
+    ck_assert_int_eq(memcmp(&mf, &mb, sizeof mf), 0);
+    ck_assert_device_ok(bare);
+    device_destroy(full);
+    device_destroy(bare);
+}
+END_TEST
+
 START_TEST(host_allocation_failures_are_results)
 {
     const char *name = strategy_at((size_t)_i)->name;
@@ -357,6 +410,7 @@ Suite *device_suite(void)
     tcase_add_test(tc, status_lists_segments_and_blocks);
     tcase_add_test(tc, free_by_block_handle);
     tcase_add_loop_test(tc, handles_only_device_is_the_same_device, 0, (int)strategy_count());
+    tcase_add_loop_test(tc, handle_calls_are_the_same_device, 0, (int)strategy_count());
     suite_add_tcase(s, tc);
     TCase *oom = tcase_create("host-oom");
     tcase_set_timeout(oom, 300);

@@ -20,20 +20,67 @@ static bool is(int i, const char *name) { return strcmp(name_of(i), name) == 0; 
  * the stream (or pristine) that can hold the request once aligned, the
  * lowest address among equals; where the allocation then starts.
  * UINT64_MAX when none fits.  (The strategy's size bins must agree.) */
-static uint64_t best_fit_by_hand(const device_t *d, uint64_t size, uint64_t align,
-                                 int64_t stream)
+/* Which fit fit_by_hand searches for. */
+typedef enum by_hand_e { BY_HAND_BEST, BY_HAND_WORST, BY_HAND_FIRST } by_hand_t;
+
+/* Whether free block b is a better candidate than c (or NULL) for how. */
+static bool by_hand_better(by_hand_t how, const block_t *b, const block_t *c)
+{
+    if (!c)
+        return true;
+    if (how != BY_HAND_FIRST && b->size != c->size)
+        return how == BY_HAND_WORST ? b->size > c->size : b->size < c->size;
+    return b->addr < c->addr;
+}
+
+/* Where a fit strategy must place a request, by brute force over the
+ * blocks: among the free blocks of the stream or pristine that fit and
+ * start at from or later, the smallest (best), the largest (worst) or
+ * any (first), the lowest address among equals.  UINT64_MAX: none. */
+static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                            by_hand_t how, uint64_t from, bool top_last)
 {
     strategy_request_t req = {.size = size, .align = align, .stream = stream};
     uint64_t need = fit_search_bytes(DEVICE_DEFAULT_GRANULE, &req);
-    const block_t *best = NULL;
+    const block_t *best = NULL, *top = NULL;
     const pool_t *p = device_pool(d);
     for (segment_t *sg = pool_segment_first(p); sg; sg = pool_segment_next(sg))
-        for (const block_t *b = sg->first; b; b = b->next)
-            if (block_is_free(b) && (b->stream == stream || b->stream == POOL_STREAM_ANY) &&
-                b->size >= need &&
-                (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)))
+        for (const block_t *b = sg->first; b; b = b->next) {
+            if (!block_is_free(b) || (b->stream != stream && b->stream != POOL_STREAM_ANY) ||
+                b->size < need || b->addr < from)
+                continue;
+            if (top_last && !b->next && b->stream == POOL_STREAM_ANY) {
+                top = b; /* the top: pristine, last of its segment */
+                continue;
+            }
+            if (by_hand_better(how, b, best))
                 best = b;
+        }
+    if (!best)
+        best = top;
     return best && need ? (best->addr + align - 1) & ~(align - 1) : UINT64_MAX;
+}
+
+/* Where strategy i must place a request (next fit: from the rover, then
+ * from the start), or 0 for the strategies not checked by hand. */
+static uint64_t placed_by_hand(int i, const device_t *d, uint64_t size, uint64_t align,
+                               int64_t stream, uint64_t rover)
+{
+    if (is(i, "best-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_BEST, 0, false);
+    if (is(i, "worst-fit")) /* the top last */
+        return fit_by_hand(d, size, align, stream, BY_HAND_WORST, 0, true);
+    if (is(i, "first-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, false);
+    /* next fit: from the rover but the top, then from the start, then the top */
+    uint64_t at = fit_by_hand(d, size, align, stream, BY_HAND_FIRST, rover, true);
+    const block_t *t = NULL;
+    for (segment_t *sg = pool_segment_first(device_pool(d)); sg; sg = pool_segment_next(sg))
+        t = sg->last;
+    bool is_top = t && block_is_free(t) && t->stream == POOL_STREAM_ANY && at != UINT64_MAX &&
+                  at >= t->addr && at < t->addr + t->size;
+    return at != UINT64_MAX && !is_top ? at
+                                       : fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, true);
 }
 
 START_TEST(table_lists_six_by_name)
@@ -257,6 +304,7 @@ START_TEST(random_operations_keep_every_invariant)
     live_t live[MAX_LIVE];
     size_t n = 0;
     uint64_t want_live_bytes = 0, want_allocs = 0, want_frees = 0;
+    uint64_t rover = device_base(d);
     rng_t rng;
     rng_seed(&rng, 0x5eed0000u + (uint64_t)_i);
     device_result_t r;
@@ -269,11 +317,14 @@ START_TEST(random_operations_keep_every_invariant)
             uint64_t align = aligns[rng_below(&rng, 8)];
             int64_t stream = (int64_t)rng_below(&rng, 6); /* more than FIT_BIN_STREAMS */
             bool can = device_can_alloc(d, size, align, stream);
-            uint64_t want = is(_i, "best-fit") ? best_fit_by_hand(d, size, align, stream) : 0;
+            bool by_hand = !is(_i, "buddy") && !is(_i, "caching");
+            uint64_t want = by_hand ? placed_by_hand(_i, d, size, align, stream, rover) : 0;
             int rc = device_alloc(d, size, align, stream, &r);
-            if (is(_i, "best-fit"))
+            if (rc == POOL_OK)
+                rover = r.addr + r.size; /* next fit resumes where this block ends */
+            if (by_hand)
                 REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
-                        "best fit placed %zu bytes at 0x%llx, by hand 0x%llx", (size_t)size,
+                        "%s placed %zu bytes at 0x%llx, by hand 0x%llx", name_of(_i), (size_t)size,
                         rc == POOL_OK ? (unsigned long long)r.addr : 0ull,
                         (unsigned long long)want);
             REQUIRE(can == (rc == POOL_OK), "can_alloc said %d, alloc gave %d (%s)", can,
@@ -434,7 +485,7 @@ static uint64_t scan_choice(const pool_t *p, bool worst, uint64_t rover, uint64_
         for (const block_t *b = sg->first; b; b = b->next) {
             if (b->state == BLOCK_ALLOC || b->state == BLOCK_FREE_REQUESTED || b->size < need)
                 continue;
-            if (!b->next) {
+            if (!b->next && b->stream == POOL_STREAM_ANY) { /* the top: pristine, last */
                 top = b;
                 continue;
             }
