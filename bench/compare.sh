@@ -66,6 +66,7 @@ ROWS=$OUT/rows
 note() { echo "$*" >>"$NOTES"; echo "bench-compare: $*" >&2; }
 
 . "$HERE/study/workloads.sh"
+. "$HERE/splice.sh"
 workloads_sizes "$QUICK"
 workloads_programs
 HEAPTRACK=$(need heaptrack heaptrack)
@@ -327,15 +328,6 @@ END {
     while ((getline line < notes) > 0) { if (!nn++) print ""; print "Note: " line "  " }
 }' "$ROWS" >"$TABLES"
 
-BEGIN_MARK='<!-- compare:begin -->'
-END_MARK='<!-- compare:end -->'
-if [ ! -f "$DOC" ] || ! grep -q "^$BEGIN_MARK\$" "$DOC" || ! grep -q "^$END_MARK\$" "$DOC"; then
-    printf '\n%s\n%s\n' "$BEGIN_MARK" "$END_MARK" >>"$DOC"
-fi
-awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v tables="$TABLES" '
-    $0 == b { print; while ((getline l < tables) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip' "$DOC" >"$DOC.tmp"
-mv "$DOC.tmp" "$DOC"
+splice "$DOC" '<!-- compare:begin -->' '<!-- compare:end -->' "$TABLES"
 cat "$TABLES"
 echo "bench-compare: wrote $DOC" >&2

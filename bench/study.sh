@@ -49,6 +49,7 @@ else
 fi
 # The workloads, their sizes, programs and inputs (shared with bench/compare.sh).
 . "$HERE/study/workloads.sh"
+. "$HERE/splice.sh"
 workloads_sizes "$QUICK"
 
 for f in "$LIB" "$BIN/memsim-recorder" "$ANALYZE" "$JSONQ"; do
@@ -311,15 +312,6 @@ mv "$SVG.tmp" "$SVG"
 
 # ---------------------------------------------------------------- the doc
 
-BEGIN_MARK='<!-- study:begin -->'
-END_MARK='<!-- study:end -->'
-if [ ! -f "$DOC" ] || ! grep -q "^$BEGIN_MARK\$" "$DOC" || ! grep -q "^$END_MARK\$" "$DOC"; then
-    printf '\n%s\n%s\n' "$BEGIN_MARK" "$END_MARK" >>"$DOC"
-fi
-awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v tables="$TABLES" '
-    $0 == b { print; while ((getline l < tables) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip' "$DOC" >"$DOC.tmp"
-mv "$DOC.tmp" "$DOC"
+splice "$DOC" '<!-- study:begin -->' '<!-- study:end -->' "$TABLES"
 cat "$TABLES"
 echo "bench-study: $(wc -l <"$WROWS") workloads in $TOTAL s; wrote $DOC and $SVG" >&2
