@@ -155,7 +155,7 @@ static void print_strategies(const process_t *pr)
     if (!pr->nresults)
         return;
     printf("  strategies (the trace's allocations replayed, best first):\n");
-    printf("    %-10s %11s %13s %9s %11s %9s %8s\n", "strategy", "peak foot", "over best",
+    printf("    %-10s %11s %13s %9s %11s %10s %8s\n", "strategy", "peak foot", "over best",
            "J-W frag", "int@peak", "ext@peak", "failed");
     const replay_result_t *best = &pr->results[0];
     for (size_t i = 0; i < pr->nresults; i++) {
@@ -175,16 +175,18 @@ static void print_strategies(const process_t *pr)
             snprintf(jw, sizeof jw, "%.1f%%", 100 * r->m.jw_fragmentation);
         else
             snprintf(jw, sizeof jw, "%.0fx live", r->m.jw_fragmentation + 1);
-        printf("    %-10s %11s %13s %9s %11s %8.1f%% %8" PRIu64 "\n", r->name,
+        char e[32];
+        printf("    %-10s %11s %13s %9s %11s %10s %8" PRIu64 "\n", r->name,
                units_format_bytes(r->m.peak_footprint, a, sizeof a), over, jw,
                units_format_bytes(r->m.internal_at_peak, c, sizeof c),
-               100 * r->m.external_at_peak, r->failed);
+               units_format_bytes(r->m.free_at_peak, e, sizeof e), r->failed);
     }
     printf("    peak foot: the most device bytes the strategy held at once; J-W frag: peak foot\n"
            "    / peak live - 1 (Johnstone-Wilson; past 999%% the footprint as a multiple of\n"
            "    the live bytes, \"Nx live\"); int@peak: bytes lost inside blocks (rounding,\n"
-           "    alignment) at the peak; ext@peak: the share of free space outside the largest\n"
-           "    free block at the peak; failed: requests the device could not serve.\n");
+           "    alignment) at the peak; ext@peak: free bytes inside the footprint at the peak\n"
+           "    (peak foot = live + int@peak + ext@peak); failed: requests the device could\n"
+           "    not serve.\n");
 }
 
 /* ---- findings ------------------------------------------------------------------- */

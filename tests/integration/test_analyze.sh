@@ -63,6 +63,10 @@ expect_grep "text says the replay was skipped" "not replayed: the peak heap is u
 expect_status "text output, replayed" 0 "$A" -s best-fit,buddy "$TMP/known.jsonl"
 expect_grep "text ranks best first" "best-fit *624 B *best" "$TMP/out"
 expect_grep "text: buddy over the best" "buddy *1.00 KiB *+400 B" "$TMP/out"
+# peak foot = live + int@peak + ext@peak: buddy's 1 KiB = 600 + 296 + 128
+expect_grep "text: buddy's free bytes inside its footprint" \
+    "buddy *1.00 KiB *+400 B *70.7% *296 B *128 B" "$TMP/out"
+expect_grep "text: best fit's footprint is live and rounding" "best-fit *624 B *best *4.0% *24 B *0 B" "$TMP/out"
 expect_grep "a legend of the columns" "J-W frag: peak foot" "$TMP/out"
 # caching takes a 2 MiB segment for a 600 B heap: no five-digit percentage
 expect_status "a huge J-W" 0 "$A" -s caching -d 64M "$TMP/known.jsonl"
