@@ -33,12 +33,18 @@ static bool by_hand_better(by_hand_t how, const block_t *b, const block_t *c)
     return b->addr < c->addr;
 }
 
+/* What a search by hand does with the top (the pristine last block of
+ * a segment): weigh it as any block, take it only when nothing else
+ * fits, or leave it out. */
+typedef enum top_rule_e { TOP_AS_ANY, TOP_LAST, TOP_NEVER } top_rule_t;
+
 /* Where a fit strategy must place a request, by brute force over the
  * blocks: among the free blocks of the stream or pristine that fit and
  * start at from or later, the smallest (best), the largest (worst) or
- * any (first), the lowest address among equals.  UINT64_MAX: none. */
+ * any (first), the lowest address among equals, the top as rule says.
+ * UINT64_MAX: none. */
 static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, int64_t stream,
-                            by_hand_t how, uint64_t from, bool top_last)
+                            by_hand_t how, uint64_t from, top_rule_t rule)
 {
     strategy_request_t req = {.size = size, .align = align, .stream = stream};
     uint64_t need = fit_search_bytes(DEVICE_DEFAULT_GRANULE, &req);
@@ -49,14 +55,14 @@ static uint64_t fit_by_hand(const device_t *d, uint64_t size, uint64_t align, in
             if (!block_is_free(b) || (b->stream != stream && b->stream != POOL_STREAM_ANY) ||
                 b->size < need || b->addr < from)
                 continue;
-            if (top_last && !b->next && b->stream == POOL_STREAM_ANY) {
+            if (rule != TOP_AS_ANY && !b->next && b->stream == POOL_STREAM_ANY) {
                 top = b; /* the top: pristine, last of its segment */
                 continue;
             }
             if (by_hand_better(how, b, best))
                 best = b;
         }
-    if (!best)
+    if (!best && rule == TOP_LAST)
         best = top;
     return best && need ? (best->addr + align - 1) & ~(align - 1) : UINT64_MAX;
 }
@@ -67,20 +73,14 @@ static uint64_t placed_by_hand(int i, const device_t *d, uint64_t size, uint64_t
                                int64_t stream, uint64_t rover)
 {
     if (is(i, "best-fit"))
-        return fit_by_hand(d, size, align, stream, BY_HAND_BEST, 0, false);
-    if (is(i, "worst-fit")) /* the top last */
-        return fit_by_hand(d, size, align, stream, BY_HAND_WORST, 0, true);
+        return fit_by_hand(d, size, align, stream, BY_HAND_BEST, 0, TOP_AS_ANY);
+    if (is(i, "worst-fit"))
+        return fit_by_hand(d, size, align, stream, BY_HAND_WORST, 0, TOP_LAST);
     if (is(i, "first-fit"))
-        return fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, false);
+        return fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, TOP_AS_ANY);
     /* next fit: from the rover but the top, then from the start, then the top */
-    uint64_t at = fit_by_hand(d, size, align, stream, BY_HAND_FIRST, rover, true);
-    const block_t *t = NULL;
-    for (segment_t *sg = pool_segment_first(device_pool(d)); sg; sg = pool_segment_next(sg))
-        t = sg->last;
-    bool is_top = t && block_is_free(t) && t->stream == POOL_STREAM_ANY && at != UINT64_MAX &&
-                  at >= t->addr && at < t->addr + t->size;
-    return at != UINT64_MAX && !is_top ? at
-                                       : fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, true);
+    uint64_t at = fit_by_hand(d, size, align, stream, BY_HAND_FIRST, rover, TOP_NEVER);
+    return at != UINT64_MAX ? at : fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, TOP_LAST);
 }
 
 START_TEST(table_lists_six_by_name)
