@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define REFRESH_EVERY 256 /* conversions between two pairs, at most */
+#define AHEAD_NS 1000000  /* ticks extrapolated at most this far past the latest pair */
 #define PAIR_TRIES 3
 
 bool clock_tsc_;
@@ -20,6 +21,7 @@ typedef struct pair_s {
 static pair_t start, latest;
 static double rate;   /* ns per tick since start */
 static unsigned uses; /* conversions since the latest pair */
+static uint64_t last_ticks, last_out; /* the conversion before */
 
 uint64_t clock_ns(void)
 {
@@ -79,6 +81,7 @@ void clock_init(bool tsc)
     start = latest = read_pair();
     rate = 0.0;
     uses = REFRESH_EVERY; /* the first conversion reads a pair */
+    last_ticks = last_out = 0;
     clock_tsc_ = true;
 }
 
@@ -90,13 +93,35 @@ static void refresh(void)
         rate = (double)(latest.ns - start.ns) / (double)(latest.tsc - start.tsc);
 }
 
+/* How far past the latest pair ticks may be extrapolated: AHEAD_NS, or a
+ * 64th of the time the rate was measured over, while that is short (the
+ * rate's error, the pairs' jitter over that time, grows with distance). */
+static double ahead_ns(void)
+{
+    double base = (double)(latest.ns - start.ns) / 64.0;
+    return base < (double)AHEAD_NS ? base : (double)AHEAD_NS;
+}
+
 uint64_t clock_ticks_ns(uint64_t ticks)
 {
     if (!clock_tsc_)
         return ticks;
-    if ((int64_t)(ticks - latest.tsc) > 0 || ++uses >= REFRESH_EVERY)
+    /* Ticks past the latest pair are extrapolated along the rate, unless
+     * they lie more than AHEAD_NS past it or the rate is not known yet: a
+     * recorder that keeps up converts ticks read after its latest pair
+     * nearly every time, and a pair costs three clock reads. */
+    int64_t back = (int64_t)(latest.tsc - ticks); /* < 0: after the pair */
+    if (++uses >= REFRESH_EVERY || rate == 0.0 || (back < 0 && (double)-back * rate > ahead_ns())) {
         refresh();
-    int64_t back = (int64_t)(latest.tsc - ticks); /* < 0 only by the CPUs' tiny skew */
+        back = (int64_t)(latest.tsc - ticks);
+    }
     int64_t ns = (int64_t)latest.ns - (int64_t)((double)back * rate);
-    return ns > 0 ? (uint64_t)ns : 0;
+    uint64_t out = ns > 0 ? (uint64_t)ns : 0;
+    /* A new pair can put later ticks a few ns before the extrapolation
+     * of earlier ones: ticks in order stay in order. */
+    if (ticks >= last_ticks && out < last_out)
+        out = last_out;
+    last_ticks = ticks;
+    last_out = out;
+    return out;
 }

@@ -9,12 +9,14 @@
  * the recorder turns ticks into CLOCK_MONOTONIC nanoseconds
  * (clock_ticks_ns) against pairs (TSC, CLOCK_MONOTONIC) it reads as it
  * goes: ns = ns_c - (tsc_c - ticks) * rate, where (tsc_c, ns_c) is its
- * latest pair, read after the event, and rate the ratio of the two
- * clocks since memsim started.  Between the start and the latest pair
- * that is an interpolation between two measured points; the error is the
- * pair's own jitter (tens of ns) plus the clock's slew over the event's
- * age (NTP slews by at most 500 ppm: under a microsecond for events
- * written within 2 ms, the usual case).  Otherwise ticks are nanoseconds.
+ * latest pair and rate the ratio of the two clocks since memsim started.
+ * A new pair is read every 256 conversions, and for ticks more than 1 ms
+ * past the latest one; ticks up to 1 ms past it are extrapolated (a
+ * recorder that keeps up would otherwise read a pair, three clock reads,
+ * for nearly every event).  The error is the pair's own jitter (tens of
+ * ns) plus the clock's slew over the distance from the pair (NTP slews
+ * by at most 500 ppm: under a microsecond within 2 ms).  Ticks converted
+ * in order stay in order.  Otherwise ticks are nanoseconds.
  */
 #ifndef MEMSIM_PRELOAD_CLOCK_H
 #define MEMSIM_PRELOAD_CLOCK_H

@@ -415,6 +415,15 @@ ring_slot_t *ring_next(region_t *r)
     return s;
 }
 
+const ring_slot_t *ring_peek(region_t *r, unsigned ahead)
+{
+    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed) + ahead;
+    const ring_slot_t *s = &region_slots(r)[t & (r->ring.slots - 1)];
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(t + 1))
+        return NULL;
+    return s;
+}
+
 size_t ring_bytes(region_t *r, const ring_slot_t *m, void *out, size_t n)
 {
     ring_slot_t *slots = region_slots(r);

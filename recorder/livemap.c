@@ -62,6 +62,12 @@ bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
     return true;
 }
 
+void livemap_prefetch(const livemap_t *m, uint64_t addr)
+{
+    hashtab_t t = tab_of(m);
+    hashtab_prefetch(&t, &livemap_type, addr, true);
+}
+
 uint64_t livemap_count(const livemap_t *m) { return m->count; }
 uint64_t livemap_bytes(const livemap_t *m) { return m->bytes; }
 

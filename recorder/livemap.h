@@ -35,6 +35,8 @@ typedef struct livemap_s {
 bool livemap_put(livemap_t *m, const livemap_entry_t *e);
 /* Remove addr; true and *out filled when it was there. */
 bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out);
+/* Start loading addr's home slot, a few events before its put or take. */
+void livemap_prefetch(const livemap_t *m, uint64_t addr);
 uint64_t livemap_count(const livemap_t *m);
 uint64_t livemap_bytes(const livemap_t *m);
 void livemap_clear(livemap_t *m);

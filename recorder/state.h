@@ -40,6 +40,11 @@ state_found_t state_free(uint64_t addr);
 state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t stack,
                             uint64_t *sim);
 void state_quiet(uint64_t addr);
+/* An alloc, free or realloc of addr comes soon: start loading its slot
+ * of the live map (a cache miss per event on a map of a million blocks). */
+void state_prefetch(uint64_t addr);
+/* Whether the live map has outgrown the caches (state_prefetch pays). */
+bool state_map_is_large(void);
 
 void state_mapped(uint64_t len);
 void state_unmapped(uint64_t len);

@@ -42,6 +42,27 @@ START_TEST(ticks_become_monotonic_ns)
 }
 END_TEST
 
+/* Converted at once, as a recorder that keeps up does: most ticks lie
+ * past its latest pair and are extrapolated (a pair every 256
+ * conversions, or for ticks over 1 ms past it: the 2 ms gaps); each
+ * within a microsecond of the clock read around it, never backwards. */
+START_TEST(ticks_converted_as_they_come)
+{
+    clock_init(clock_kernel_tsc());
+    uint64_t last = 0;
+    for (int i = 0; i < SAMPLES * 4; i++) {
+        uint64_t before = clock_ns(), ticks = clock_ticks(), after = clock_ns();
+        uint64_t ns = clock_ticks_ns(ticks);
+        ck_assert_msg(ns + 1000 >= before && ns <= after + 1000,
+                      "sample %d: %llu not in [%llu, %llu] +- 1 us", i, (unsigned long long)ns,
+                      (unsigned long long)before, (unsigned long long)after);
+        ck_assert_uint_ge(ns, last);
+        last = ns;
+        spin_ns(i % 500 == 0 ? 2000000 : i % 50 == 0 ? 200000 : 300);
+    }
+}
+END_TEST
+
 START_TEST(tsc_only_when_the_kernel_keeps_time_with_it)
 {
     clock_init(clock_kernel_tsc());
@@ -57,6 +78,7 @@ Suite *clock_suite(void)
     Suite *s = suite_create("clock");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, ticks_become_monotonic_ns);
+    tcase_add_test(tc, ticks_converted_as_they_come);
     tcase_add_test(tc, tsc_only_when_the_kernel_keeps_time_with_it);
     suite_add_tcase(s, tc);
     return s;
