@@ -265,6 +265,18 @@ SCAN bool u64(scan_t *s, uint64_t *v)
     static const uint64_t scale[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                       100000000};
     const char *p = s->p, *end = s->end;
+    /* One or two digits, the most common (thread indexes, stack ids,
+     * time steps): without the word's arithmetic. */
+    if (end - p >= 3 && digit(p[0]) && !digit(p[1])) {
+        *v = (uint64_t)(p[0] - '0');
+        s->p = p + 1;
+        return true;
+    }
+    if (end - p >= 3 && p[0] > '0' && digit(p[0]) && digit(p[1]) && !digit(p[2])) {
+        *v = (uint64_t)(p[0] - '0') * 10 + (uint64_t)(p[1] - '0');
+        s->p = p + 2;
+        return true;
+    }
     uint64_t x = 0;
     unsigned n = 0; /* digits read */
     while (SWAR_DIGITS && end - p >= 8) {
@@ -402,15 +414,55 @@ static size_t fast(const char *line, size_t len, event_t *e)
 
 /* ---- the compact records of version 3 ---------------------------------------------- */
 
+/* Eight bytes of text, little-endian: how many of them, from the first,
+ * are lower-case hex digits (0 to 8).  Bytes with the high bit clear are
+ * compared with 0x30, 0x3a, 0x61 and 0x67 by adding each one's
+ * complement to 0x80: no carry leaves a byte. */
+SCAN unsigned lead_hex(uint64_t w)
+{
+    const uint64_t hi = 0x8080808080808080ull;
+    uint64_t ge30 = w + 0x5050505050505050ull, ge3a = w + 0x4646464646464646ull;
+    uint64_t ge61 = w + 0x1F1F1F1F1F1F1F1Full, ge67 = w + 0x1919191919191919ull;
+    uint64_t hex = ((ge30 & ~ge3a) | (ge61 & ~ge67)) & hi & ~w;
+    uint64_t bad = ~hex & hi;
+    return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+}
+
+/* The value of the first k (1 to 8) hex digits of w (lead_hex's): they
+ * move to the top and '0's fill the bottom, each byte becomes its
+ * nibble, and the nibbles are packed pairwise, then the pairs. */
+SCAN uint64_t hex_value8(uint64_t w, unsigned k)
+{
+    if (k < 8)
+        w = (w << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+    uint64_t x = (w & 0x0F0F0F0F0F0F0F0Full) + 9 * ((w >> 6) & 0x0101010101010101ull);
+    x = ((x & 0x000F000F000F000Full) << 8 | (x & 0x0F000F000F000F00ull) >> 8) & 0x0F0F0F0F0F0F0F0Full;
+    x = (x | x >> 4) & 0x00FF00FF00FF00FFull;  /* each 16-bit lane: two digits, in order */
+    x = (x | x >> 8) & 0x0000FFFF0000FFFFull;  /* each 32-bit lane: four, bytes reversed */
+    x = (x | x >> 16) & 0xFFFFFFFFull;
+    return __builtin_bswap32((uint32_t)x);
+}
+
 /* ,"hex" (lower-case, no 0x, at most 16 digits) */
 SCAN bool hex_str(scan_t *s, uint64_t *v)
 {
     if (!lit(s, ",\""))
         return false;
+    const char *p = s->p;
     uint64_t x = 0;
     unsigned n = 0;
-    for (; s->p < s->end; s->p++, n++) {
-        unsigned c = (unsigned char)*s->p, d;
+    while (SWAR_DIGITS && s->end - p >= 8 && n < 16) {
+        uint64_t w = load8(p);
+        unsigned k = lead_hex(w);
+        if (k)
+            x = (k == 8 ? x << 32 : x << (4 * k)) | hex_value8(w, k);
+        p += k;
+        n += k;
+        if (k < 8)
+            goto done;
+    }
+    for (; p < s->end; p++, n++) {
+        unsigned c = (unsigned char)*p, d;
         if (c - '0' < 10)
             d = c - '0';
         else if (c - 'a' < 6)
@@ -421,8 +473,10 @@ SCAN bool hex_str(scan_t *s, uint64_t *v)
             return false;
         x = x << 4 | d;
     }
-    if (!n || !lit(s, "\""))
+done:
+    if (!n || n > 16 || p >= s->end || *p != '"')
         return false;
+    s->p = p + 1;
     *v = x;
     return true;
 }

@@ -142,6 +142,12 @@ static const char *hex(rng_t *r, char *buf)
     case 4: snprintf(buf, 40, "-%" PRIx64, v); break;              /* a sign */
     case 5: snprintf(buf, 40, "%016" PRIx64, v); break;            /* leading zeros: read */
     case 6: snprintf(buf, 40, "%" PRIx64 "g", v); break;           /* not hex */
+    case 7: { /* a byte just outside the digits' and letters' ranges, anywhere */
+        static const char near[] = "/:`gG@\xc3";
+        int n = snprintf(buf, 40, "%" PRIx64, rng_next(r) >> rng_below(r, 64));
+        buf[rng_below(r, (uint64_t)n)] = near[rng_below(r, sizeof near - 1)];
+        break;
+    }
     default: snprintf(buf, 40, "%" PRIx64, rng_next(r) >> rng_below(r, 64)); break;
     }
     return buf;
