@@ -4,8 +4,8 @@
  * general machinery (commas, escaping, bounds per token).
  *
  * The caller's buffer must hold RECFMT_MAX bytes: every piece is a
- * constant, every integer at most 20 digits (and recfmt_u64 may store 7
- * scratch bytes past its digits), so a record never exceeds it
+ * constant, every integer at most 20 digits (and recfmt_u64 and
+ * recfmt_hex may store 7 scratch bytes past their digits), so a record never exceeds it
  * (checked by the unit tests, which also compare the output byte for byte
  * with jsonw's).
  */
@@ -74,6 +74,14 @@ static inline char *recfmt_tail(char *p, uint32_t v, unsigned n)
  * past the digits (the caller's buffer has room: RECFMT_MAX). */
 static inline char *recfmt_u64(char *p, uint64_t v)
 {
+    if (v < 10) { /* thread indexes, stack ids, time steps: mostly one or two digits */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        memcpy(p, recfmt_pairs_ + 2 * v, 2);
+        return p + 2;
+    }
     if (v < 100000000u)
         return recfmt_tail(p, (uint32_t)v, recfmt_digits(v));
     uint64_t hi = v / 100000000u;
@@ -110,6 +118,40 @@ static inline char *recfmt_u64(char *p, uint64_t v)
 }
 #endif
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eight nibbles of v as eight lower-case hex digits, most significant
+ * first in memory (a little-endian word): each nibble spread to a byte,
+ * the byte order reversed, then '0' added, and 'a' - '0' - 10 more
+ * where a nibble is 10 or more. */
+static inline uint64_t recfmt_hex8(uint32_t v)
+{
+    uint64_t x = v;
+    x = (x | x << 16) & 0x0000FFFF0000FFFFull;
+    x = (x | x << 8) & 0x00FF00FF00FF00FFull;
+    x = (x | x << 4) & 0x0F0F0F0F0F0F0F0Full;
+    x = __builtin_bswap64(x);
+    uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+    return x + 0x3030303030303030ull + letters * ('a' - '0' - 10);
+}
+
+/* v in lower-case hex, without leading zeros ("0" for 0): sixteen digits
+ * made two words at a time, the last n of them copied by two overlapping
+ * eight-byte moves.  Stores up to 7 bytes past the digits, as
+ * recfmt_u64 does. */
+static inline char *recfmt_hex(char *p, uint64_t v)
+{
+    unsigned n = v ? (67u - (unsigned)__builtin_clzll(v)) / 4 : 1;
+    char d[24];
+    uint64_t hi = recfmt_hex8((uint32_t)(v >> 32)), lo = recfmt_hex8((uint32_t)v);
+    memcpy(d, &hi, 8);
+    memcpy(d + 8, &lo, 8);
+    memset(d + 16, 0, 8);
+    memcpy(p, d + 16 - n, 8);
+    if (n > 8)
+        memcpy(p + n - 8, d + 8, 8);
+    return p + n;
+}
+#else
 /* v in lower-case hex, without leading zeros ("0" for 0): the digits
  * are computed from the back, nibble by nibble, then moved to p. */
 static inline char *recfmt_hex(char *p, uint64_t v)
@@ -120,6 +162,7 @@ static inline char *recfmt_hex(char *p, uint64_t v)
         p[i] = hex[v & 15];
     return p + n;
 }
+#endif
 
 static inline char *recfmt_i64(char *p, int64_t v)
 {

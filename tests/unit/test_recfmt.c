@@ -28,6 +28,36 @@ static void same_i64(int64_t v)
     ck_assert_str_eq(got, want);
 }
 
+/* recfmt_hex as printf's %" PRIx64 ", with what follows the digits
+ * written after it (the 7 scratch bytes past them are the caller's). */
+static void same_hex(uint64_t v)
+{
+    char want[32], got[40];
+    snprintf(want, sizeof want, "%" PRIx64 "\"", v);
+    memset(got, 'x', sizeof got);
+    char *end = recfmt_hex(got, v);
+    *end++ = '"';
+    *end = '\0';
+    ck_assert_str_eq(got, want);
+}
+
+START_TEST(hex_at_every_length)
+{
+    for (int bits = 0; bits <= 64; bits++) {
+        uint64_t top = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+        same_hex(top);
+        same_hex(top + 1);
+        same_hex(top / 3);
+        same_hex(top & 0xaaaaaaaaaaaaaaaaull);
+        same_hex(top & 0x5f5f5f5f5f5f5f5full);
+    }
+    rng_t r;
+    rng_seed(&r, 2027);
+    for (int i = 0; i < 100000; i++)
+        same_hex(rng_next(&r) >> (rng_next(&r) % 64));
+}
+END_TEST
+
 START_TEST(integers_at_every_boundary)
 {
     uint64_t p = 1;
@@ -71,6 +101,7 @@ Suite *recfmt_suite(void)
 {
     Suite *s = suite_create("recfmt");
     TCase *tc = tcase_create("format");
+    tcase_add_test(tc, hex_at_every_length);
     tcase_add_test(tc, integers_at_every_boundary);
     tcase_add_test(tc, integers_seeded_sweep);
     tcase_add_test(tc, literals_append);
