@@ -3,7 +3,10 @@
  * no peak is lost and memory stays fixed.
  */
 #include "analyzer/timeline.h"
+#include "core/rng.h"
 #include "tests/unit/suites.h"
+
+#define EVENTS 200000
 
 START_TEST(extremes_kept_through_coarsening)
 {
@@ -41,11 +44,64 @@ START_TEST(extremes_kept_through_coarsening)
 }
 END_TEST
 
+/* Events several to a bucket, now and then one earlier than the one
+ * before: every bucket equals what the events in it give when they are
+ * bucketed at the final width directly (coarsening merges exactly, and
+ * an event lands where its time says, whichever bucket the one before
+ * went to). */
+START_TEST(buckets_equal_direct_bucketing)
+{
+    static timeline_t tl;
+    static uint64_t ts[EVENTS], hs[EVENTS], ms[EVENTS];
+    static timeline_bucket_t want[TIMELINE_BUCKETS];
+    timeline_init(&tl);
+    rng_t r;
+    rng_seed(&r, 7);
+    uint64_t t = 5000;
+    for (int i = 0; i < EVENTS; i++) {
+        t += rng_below(&r, 400);
+        ts[i] = rng_below(&r, 20) == 0 && t > 3000 ? t - rng_below(&r, 3000) : t;
+        hs[i] = rng_below(&r, 1u << 20);
+        ms[i] = rng_below(&r, 1u << 16);
+        timeline_add(&tl, ts[i], hs[i], ms[i]);
+    }
+    for (int i = 0; i < EVENTS; i++) {
+        uint64_t off = ts[i] > ts[0] ? ts[i] - ts[0] : 0;
+        timeline_bucket_t *b = &want[off / tl.width];
+        uint64_t sum = hs[i] + ms[i];
+        if (!b->used)
+            *b = (timeline_bucket_t){true, hs[i], hs[i], ms[i], ms[i], sum, sum};
+#define LO(f, v) b->f = (v) < b->f ? (v) : b->f
+#define HI(f, v) b->f = (v) > b->f ? (v) : b->f
+        LO(heap_min, hs[i]);
+        HI(heap_max, hs[i]);
+        LO(mapped_min, ms[i]);
+        HI(mapped_max, ms[i]);
+        LO(sum_min, sum);
+        HI(sum_max, sum);
+#undef LO
+#undef HI
+    }
+    for (size_t i = 0; i < TIMELINE_BUCKETS; i++) {
+        ck_assert_int_eq(tl.v[i].used, want[i].used);
+        if (!want[i].used)
+            continue;
+        ck_assert_uint_eq(tl.v[i].heap_min, want[i].heap_min);
+        ck_assert_uint_eq(tl.v[i].heap_max, want[i].heap_max);
+        ck_assert_uint_eq(tl.v[i].mapped_min, want[i].mapped_min);
+        ck_assert_uint_eq(tl.v[i].mapped_max, want[i].mapped_max);
+        ck_assert_uint_eq(tl.v[i].sum_min, want[i].sum_min);
+        ck_assert_uint_eq(tl.v[i].sum_max, want[i].sum_max);
+    }
+}
+END_TEST
+
 Suite *timeline_suite(void)
 {
     Suite *s = suite_create("timeline");
     TCase *tc = tcase_create("buckets");
     tcase_add_test(tc, extremes_kept_through_coarsening);
+    tcase_add_test(tc, buckets_equal_direct_bucketing);
     suite_add_tcase(s, tc);
     return s;
 }
