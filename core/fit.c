@@ -539,13 +539,14 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             }
             fit_index_insert(ix, rest);
         } else {
-            /* The remainder takes b's node: it sorts where b did, or
-             * near (by size: somewhat lower). */
-            if ((err = pool_block_split(p, b, block_bytes, &rest)))
+            /* The front goes to a new struct and b stays the remainder,
+             * node and all: it sorts where it did, or near (by size:
+             * somewhat lower), and its node needs no handing over. */
+            block_t *front;
+            if ((err = pool_block_split_front(p, b, block_bytes, &front)))
                 return err; /* b is whole and still indexed */
-            tree_replace(at.tree, &b->idx.node, &rest->idx.node);
-            rest->idx_tag = b->idx_tag;
-            index_rekey(ix, at.tree, rest);
+            index_rekey(ix, at.tree, b);
+            b = front;
         }
         pool_block_mark_alloc(p, b, req->size, req->stream);
         *out = b;
