@@ -500,9 +500,13 @@ block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need)
     return top_for(ix, tag, need);
 }
 
-static block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+static inline block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from,
+                                     uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
+    if (tree_max_weight(&t->tree) < need)
+        return NULL; /* nothing in the tree is large enough (pristine memory's is
+                        usually empty: all of it is the top) */
     if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
         return fit_block(tree_first_fit(&t->tree, need));
     block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
@@ -517,6 +521,17 @@ block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_
     if (b || !(t = top_for(ix, tag, need)))
         return b;
     return t->addr >= from ? t : NULL;
+}
+
+/* fit_lower of fit_first_of for stream and for pristine memory, in one
+ * call: the search first and next fit make for every allocation. */
+block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t from, uint64_t need)
+{
+    block_t *own = first_indexed(ix, stream, from, need); /* stream is never pristine's */
+    block_t *any = first_indexed(ix, POOL_STREAM_ANY, from, need);
+    if (!any && (any = top_for(ix, POOL_STREAM_ANY, need)) && any->addr < from)
+        any = NULL;
+    return fit_lower(own, any);
 }
 
 /* ---- carving and coalescing ------------------------------------------------------- */
