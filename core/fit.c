@@ -546,6 +546,22 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     if (!pad && split && b != ix->top) { /* the top is in no tree: below, at O(1) */
         place_t at = place_now(ix, b);
         block_t *rest;
+        if (at.heap && !at.bs && b == at.heap->root) {
+            /* The root of a largest-first heap (worst fit's choice):
+             * the front goes to a new struct and b, smaller now, goes
+             * back in as the meld of its children with it alone, which
+             * is what removing it and inserting the remainder does,
+             * without leaving and re-entering the index. */
+            block_t *front;
+            if ((err = pool_block_split_front(p, b, block_bytes, &front)))
+                return err; /* b is whole and still the root */
+            block_t *sub = heap_merge_pairs(b->idx.heap.child, true);
+            b->idx.heap.child = NULL;
+            at.heap->root = heap_meld(sub, b, true);
+            pool_block_mark_alloc(p, front, req->size, req->stream);
+            *out = front;
+            return POOL_OK;
+        }
         if (at.heap) {
             heap_at_remove(at, b);
             if ((err = pool_block_split(p, b, block_bytes, &rest))) {
