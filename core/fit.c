@@ -500,9 +500,13 @@ block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need)
     return top_for(ix, tag, need);
 }
 
-static block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need)
+static inline block_t *first_indexed(const fit_index_t *ix, int64_t tag, uint64_t from,
+                                     uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
+    if (tree_max_weight(&t->tree) < need)
+        return NULL; /* nothing in the tree is large enough (pristine memory's is
+                        usually empty: all of it is the top) */
     if (t != SHARED(ix) && from == 0) /* the tag's own tree, from its start */
         return fit_block(tree_first_fit(&t->tree, need));
     block_t *b = fit_block(tree_find_fit(&t->tree, tag, from, 0, need));
@@ -519,6 +523,17 @@ block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_
     return t->addr >= from ? t : NULL;
 }
 
+/* fit_lower of fit_first_of for stream and for pristine memory, in one
+ * call: the search first and next fit make for every allocation. */
+block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t from, uint64_t need)
+{
+    block_t *own = first_indexed(ix, stream, from, need); /* stream is never pristine's */
+    block_t *any = first_indexed(ix, POOL_STREAM_ANY, from, need);
+    if (!any && (any = top_for(ix, POOL_STREAM_ANY, need)) && any->addr < from)
+        any = NULL;
+    return fit_lower(own, any);
+}
+
 /* ---- carving and coalescing ------------------------------------------------------- */
 
 int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *req,
@@ -531,6 +546,22 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     if (!pad && split && b != ix->top) { /* the top is in no tree: below, at O(1) */
         place_t at = place_now(ix, b);
         block_t *rest;
+        if (at.heap && !at.bs && b == at.heap->root) {
+            /* The root of a largest-first heap (worst fit's choice):
+             * the front goes to a new struct and b, smaller now, goes
+             * back in as the meld of its children with it alone, which
+             * is what removing it and inserting the remainder does,
+             * without leaving and re-entering the index. */
+            block_t *front;
+            if ((err = pool_block_split_front(p, b, block_bytes, &front)))
+                return err; /* b is whole and still the root */
+            block_t *sub = heap_merge_pairs(b->idx.heap.child, true);
+            b->idx.heap.child = NULL;
+            at.heap->root = heap_meld(sub, b, true);
+            pool_block_mark_alloc(p, front, req->size, req->stream);
+            *out = front;
+            return POOL_OK;
+        }
         if (at.heap) {
             heap_at_remove(at, b);
             if ((err = pool_block_split(p, b, block_bytes, &rest))) {
@@ -539,13 +570,14 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             }
             fit_index_insert(ix, rest);
         } else {
-            /* The remainder takes b's node: it sorts where b did, or
-             * near (by size: somewhat lower). */
-            if ((err = pool_block_split(p, b, block_bytes, &rest)))
+            /* The front goes to a new struct and b stays the remainder,
+             * node and all: it sorts where it did, or near (by size:
+             * somewhat lower), and its node needs no handing over. */
+            block_t *front;
+            if ((err = pool_block_split_front(p, b, block_bytes, &front)))
                 return err; /* b is whole and still indexed */
-            tree_replace(at.tree, &b->idx.node, &rest->idx.node);
-            rest->idx_tag = b->idx_tag;
-            index_rekey(ix, at.tree, rest);
+            index_rekey(ix, at.tree, b);
+            b = front;
         }
         pool_block_mark_alloc(p, b, req->size, req->stream);
         *out = b;

@@ -141,6 +141,9 @@ static inline uint64_t fit_search_bytes(uint64_t granule, const strategy_request
 block_t *fit_best_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_worst_of(const fit_index_t *ix, int64_t tag, uint64_t need);
 block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_t need);
+/* fit_lower(fit_first_of(ix, stream, ...), fit_first_of(ix, POOL_STREAM_ANY,
+ * ...)) for a stream that is not POOL_STREAM_ANY, with one call. */
+block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t from, uint64_t need);
 /* The top, when tag is pristine memory's and it has need bytes; NULL
  * otherwise. */
 block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need);

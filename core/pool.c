@@ -316,6 +316,38 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest)
     return POOL_OK;
 }
 
+int pool_block_split_front(pool_t *p, block_t *b, uint64_t n, block_t **front)
+{
+    block_t *f = block_new(p);
+    if (!f)
+        return POOL_EHOST;
+    /* The remainder's entry first: it is the one that can fail (the
+     * table grows); b's own address then only changes its value. */
+    if (!p->handles_only &&
+        (addrmap_put(&p->blocks, b->addr + n, b) || addrmap_put(&p->blocks, b->addr, f))) {
+        block_recycle(p, f);
+        return POOL_EHOST;
+    }
+    f->addr = b->addr;
+    f->size = n;
+    f->seg = b->seg;
+    f->stream = b->stream;
+    f->state = b->state;
+    f->prev = b->prev;
+    f->next = b;
+    if (b->prev)
+        b->prev->next = f;
+    else
+        b->seg->first = f;
+    b->prev = f;
+    b->addr += n;
+    b->size -= n;
+    b->seg->nblocks++;
+    p->nblocks++;
+    *front = f;
+    return POOL_OK;
+}
+
 void pool_block_merge(pool_t *p, block_t *a, block_t *b)
 {
     a->size += b->size;

@@ -212,6 +212,15 @@ bool pool_block_listed(const pool_t *p, const block_t *b);
  * caller must have taken b out of any free index. */
 int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest);
 
+/* Split free block b at n (0 < n < b->size) the other way round: the
+ * new block *front gets [addr, addr+n), b keeps the remainder, with its
+ * index links untouched.  For a caller that carves the front off an
+ * indexed block whose remainder stays where b was in the index: b's
+ * node needs no handing over then.  The caller must not have b in an
+ * index whose key or place the new address or size upsets without
+ * fixing it. */
+int pool_block_split_front(pool_t *p, block_t *b, uint64_t n, block_t **front);
+
 /* True when a and b are address neighbours in one segment, both free,
  * and their streams agree (or one is pristine). */
 static inline bool pool_blocks_mergeable(const block_t *a, const block_t *b)

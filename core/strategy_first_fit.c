@@ -9,8 +9,7 @@
 static block_t *select_first(const fit_state_t *st, const strategy_request_t *req,
                              uint64_t need)
 {
-    return fit_lower(fit_first_of(&st->ix, req->stream, 0, need),
-                     fit_first_of(&st->ix, POOL_STREAM_ANY, 0, need));
+    return fit_first_of_either(&st->ix, req->stream, 0, need);
 }
 
 static int init(void *st, pool_t *p, const strategy_env_t *env)

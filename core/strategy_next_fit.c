@@ -13,8 +13,7 @@
 static block_t *first_from(const fit_state_t *st, const strategy_request_t *req, uint64_t from,
                            uint64_t need)
 {
-    return fit_lower(fit_first_of(&st->ix, req->stream, from, need),
-                     fit_first_of(&st->ix, POOL_STREAM_ANY, from, need));
+    return fit_first_of_either(&st->ix, req->stream, from, need);
 }
 
 static block_t *select_next(const fit_state_t *st, const strategy_request_t *req,

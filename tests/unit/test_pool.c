@@ -2,6 +2,7 @@
 #include <check.h>
 
 #include "core/pool.h"
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/suites.h"
 
 static pool_t pool;
@@ -189,6 +190,76 @@ START_TEST(split_merge_and_totals)
 }
 END_TEST
 
+/* The front goes to a new block and the old one keeps the rest: links,
+ * the address map, counts; the old block's index links stay as they
+ * were (a fit index's node moves with nothing). */
+START_TEST(split_front_keeps_the_remainder_in_place)
+{
+    segment_t *s = make(0x1000, 1000);
+    block_t *b = s->first, *front, *mid, *tail;
+    b->idx.node.k1 = 0xabc; /* stands for the index's links */
+    ck_assert_int_eq(pool_block_split_front(&pool, b, 100, &front), POOL_OK);
+    ck_assert_ptr_ne(front, b);
+    ck_assert_uint_eq(front->addr, 0x1000);
+    ck_assert_uint_eq(front->size, 100);
+    ck_assert_uint_eq(b->addr, 0x1000 + 100);
+    ck_assert_uint_eq(b->size, 900);
+    ck_assert_uint_eq(b->idx.node.k1, 0xabc);
+    ck_assert_int_eq(front->state, b->state);
+    ck_assert_int_eq(front->stream, b->stream);
+    ck_assert_ptr_eq(s->first, front);
+    ck_assert_ptr_eq(s->last, b);
+    ck_assert_ptr_eq(front->next, b);
+    ck_assert_ptr_eq(b->prev, front);
+    ck_assert_ptr_eq(pool_block_at(&pool, 0x1000), front);
+    ck_assert_ptr_eq(pool_block_at(&pool, 0x1000 + 100), b);
+    ck_assert_uint_eq(s->nblocks, 2);
+    ck_assert_uint_eq(pool.nblocks, 2);
+    ck_assert_pool_ok(&pool);
+    /* In the middle of a segment: both neighbours relinked. */
+    ck_assert_int_eq(pool_block_split(&pool, b, 500, &tail), POOL_OK);
+    ck_assert_int_eq(pool_block_split_front(&pool, b, 200, &mid), POOL_OK);
+    ck_assert_ptr_eq(front->next, mid);
+    ck_assert_ptr_eq(mid->prev, front);
+    ck_assert_ptr_eq(mid->next, b);
+    ck_assert_ptr_eq(b->next, tail);
+    ck_assert_uint_eq(mid->addr, 0x1000 + 100);
+    ck_assert_uint_eq(b->addr, 0x1000 + 300);
+    ck_assert_uint_eq(b->size, 300);
+    ck_assert_pool_ok(&pool);
+    /* Out of host memory (a chunk of block structs, or the address map
+     * growing): the pool stays whole. */
+    block_t *big = make(0x100000, 4 << 20)->first;
+    for (long n = 1; n <= 3; n++) {
+        failmalloc_arm(n);
+        int err = POOL_OK;
+        block_t *f = NULL;
+        for (int i = 0; i < 20000 && err == POOL_OK; i++)
+            err = pool_block_split_front(&pool, big, 16, &f);
+        bool failed = failmalloc_disarm();
+        ck_assert(failed);
+        ck_assert_int_eq(err, POOL_EHOST);
+        ck_assert_pool_ok(&pool);
+    }
+}
+END_TEST
+
+START_TEST(split_front_without_the_address_map)
+{
+    pool_t h;
+    ck_assert_int_eq(pool_init_handles_only(&h), POOL_OK);
+    segment_t *s;
+    ck_assert_int_eq(pool_segment_create(&h, 0x2000, 4096, POOL_STREAM_ANY, 0, &s), POOL_OK);
+    block_t *b = s->first, *front;
+    ck_assert_int_eq(pool_block_split_front(&h, b, 0x100, &front), POOL_OK);
+    ck_assert_ptr_eq(s->first, front);
+    ck_assert_uint_eq(b->addr, 0x2100);
+    ck_assert_ptr_null(pool_block_at(&h, 0x2000));
+    ck_assert_int_eq(pool_check(&h, NULL), 0);
+    pool_fini(&h);
+}
+END_TEST
+
 START_TEST(streams_limit_merging)
 {
     segment_t *s = make(0, 300);
@@ -311,6 +382,8 @@ Suite *pool_suite(void)
     tcase_add_test(tc, find_range_uses_gaps_and_alignment);
     tcase_add_test(tc, segment_at_finds_the_holder);
     tcase_add_test(tc, split_merge_and_totals);
+    tcase_add_test(tc, split_front_keeps_the_remainder_in_place);
+    tcase_add_test(tc, split_front_without_the_address_map);
     tcase_add_test(tc, streams_limit_merging);
     tcase_add_test(tc, extent_walks_back_over_free_blocks);
     tcase_add_test(tc, remove_refuses_live_segments_unless_forced);
