@@ -136,9 +136,10 @@ void ring_forget_thread(void);
  * published yet. */
 ring_slot_t *ring_next(struct region_s *r);
 
-/* The published slot `ahead` slots past the tail, or NULL: a look at
- * what comes (it may be a message's continuation, not its head), to
- * start loading what its event will touch.  Nothing is consumed. */
+/* The published head slot `ahead` slots past the tail, or NULL (not
+ * published yet, or a continuation slot of a longer message): a look at
+ * what comes, to start loading what its event will touch.  Nothing is
+ * consumed. */
 const ring_slot_t *ring_peek(struct region_s *r, unsigned ahead);
 
 /* The n bytes after head slot m (across the wrap), into out; returns

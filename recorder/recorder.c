@@ -528,8 +528,8 @@ static void take_one(void *rc, const ring_slot_t *m) { take(rc, m); }
 /* The live map's slots of the heap event PREFETCH_AHEAD slots on, loaded
  * while the ones before it are taken: the map of a program with a million
  * live blocks is far larger than the caches (lua5.4: 23% of the
- * recorder's time was these misses; 7% less CPU with this).  A continuation slot read as a head
- * prefetches a line of the map for nothing, and is harmless. */
+ * recorder's time was these misses; 7% less CPU with this).  A slot
+ * inside a longer message is no head (ring_peek), and skipped. */
 #define PREFETCH_AHEAD 8
 
 static void prefetch_ahead(region_t *r)
