@@ -121,19 +121,14 @@ HASHTAB_INLINE void *hashtab_find(const hashtab_t *t, const hashtab_type_t *ty, 
     }
 }
 
-/* Start loading the cache line of key's home slot: for a caller that
- * knows its next keys ahead (a table far larger than the caches misses
- * on nearly every probe).  No effect on the table. */
-HASHTAB_INLINE void hashtab_prefetch(const hashtab_t *t, const hashtab_type_t *ty, uint64_t key,
-                                     bool for_write)
+/* Start loading the cache line of key's home slot, to be written (a put
+ * or an erase comes): for a caller that knows its next keys ahead (a
+ * table far larger than the caches misses on nearly every probe).  No
+ * effect on the table. */
+HASHTAB_INLINE void hashtab_prefetch(const hashtab_t *t, const hashtab_type_t *ty, uint64_t key)
 {
-    if (!t->slots)
-        return;
-    const void *s = hashtab_slot(t, ty, hashtab_home(t, key));
-    if (for_write)
-        __builtin_prefetch(s, 1);
-    else
-        __builtin_prefetch(s, 0);
+    if (t->slots)
+        __builtin_prefetch(hashtab_slot(t, ty, hashtab_home(t, key)), 1);
 }
 
 /* The slot whose key word is hash and for which match(slot, ctx) holds,

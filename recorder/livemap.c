@@ -65,7 +65,7 @@ bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
 void livemap_prefetch(const livemap_t *m, uint64_t addr)
 {
     hashtab_t t = tab_of(m);
-    hashtab_prefetch(&t, &livemap_type, addr, true);
+    hashtab_prefetch(&t, &livemap_type, addr);
 }
 
 uint64_t livemap_count(const livemap_t *m) { return m->count; }
