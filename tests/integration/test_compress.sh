@@ -98,10 +98,16 @@ expect_eq "mt_alloc: the same counts either way" \
 
 # ---- a recorder killed ---------------------------------------------------------------------
 
-# recorder_of FILE: the pid of the process that has FILE open for writing.
+# recorder_of FILE: the pid of the memsim-recorder that has FILE open for
+# writing (only recorders are looked at: a walk of every process's
+# descriptors can outlast the traced run on a busy machine).
 recorder_of() {
-    for fd in /proc/[0-9]*/fd/*; do
-        [ "$(readlink "$fd" 2>/dev/null)" = "$1" ] && { echo "$fd" | cut -d/ -f3; return; }
+    for c in /proc/[0-9]*/comm; do
+        [ "$(cat "$c" 2>/dev/null)" = memsim-recorder ] || continue
+        d=${c%/comm}
+        for fd in "$d"/fd/*; do
+            [ "$(readlink "$fd" 2>/dev/null)" = "$1" ] && { echo "$d" | cut -d/ -f3; return; }
+        done
     done
 }
 
