@@ -4,6 +4,9 @@
 #include "preload/clock.h"
 
 #include <fcntl.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,19 +58,43 @@ static pair_t read_pair(void)
 
 #define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
-bool clock_kernel_tsc(void)
+/* CPUID 0x80000007, EDX bit 8: the TSC runs at a constant rate in every
+ * P-, C- and T-state. */
+static bool tsc_invariant(void)
 {
 #if defined(__x86_64__)
-    char buf[16] = {0};
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+        return false;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1u;
+#else
+    return false;
+#endif
+}
+
+bool clock_tsc_usable_for(const char *clocksource, bool invariant_tsc)
+{
+#if defined(__x86_64__)
+    if (strcmp(clocksource, "tsc\n") == 0)
+        return true;
+    return invariant_tsc && strcmp(clocksource, "kvm-clock\n") == 0;
+#else
+    (void)clocksource;
+    (void)invariant_tsc;
+    return false;
+#endif
+}
+
+bool clock_tsc_usable(void)
+{
+    char buf[32] = {0};
     int fd = open(CLOCKSOURCE, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    return n >= 3 && strncmp(buf, "tsc\n", 4) == 0;
-#else
-    return false;
-#endif
+    return n > 0 && clock_tsc_usable_for(buf, tsc_invariant());
 }
 
 void clock_init(bool tsc)

@@ -1,11 +1,10 @@
 /*
  * clock: the time of heap events, read cheaply on the program's thread.
  *
- * CLOCK_MONOTONIC costs about 20 ns through the vDSO, a quarter of what
- * a heap event costs the program's thread besides its stack; the CPU's
- * time-stamp counter costs about 8.  When the kernel itself keeps time
- * with the TSC (its clocksource is "tsc": the counter is then invariant
- * and synchronized across CPUs), events read the TSC (clock_ticks) and
+ * CLOCK_MONOTONIC costs about 20 ns through the vDSO (29 ns with a KVM
+ * guest's kvm-clock), a tenth of what a heap event costs the program's
+ * thread; the CPU's time-stamp counter costs 8 to 12.  When the TSC can
+ * be trusted (clock_tsc_usable), events read it (clock_ticks) and
  * the recorder turns ticks into CLOCK_MONOTONIC nanoseconds
  * (clock_ticks_ns) against pairs (TSC, CLOCK_MONOTONIC) it reads as it
  * goes: ns = ns_c - (tsc_c - ticks) * rate, where (tsc_c, ns_c) is its
@@ -36,10 +35,24 @@ uint64_t clock_ns(void);
  * its recorder each call it, with the same answer. */
 void clock_init(bool tsc);
 
-/* Whether the kernel keeps time with the TSC (it opens a file in /sys:
- * not on a thread of the traced program's, whose descriptors it would
- * take; preload/launch.c asks from its own table). */
-bool clock_kernel_tsc(void);
+/* Whether events may read the TSC: the kernel keeps time with it (its
+ * clocksource is "tsc": the counter is then invariant and synchronized
+ * across CPUs), or the kernel is a KVM guest keeping time with kvm-clock
+ * (itself the TSC, scaled by the host) on a CPU whose TSC is invariant
+ * (CPUID 0x80000007, EDX bit 8: a constant rate in every power state).
+ * Such a guest may distrust the TSC for its own clock because a
+ * snapshot restored elsewhere can make it jump; memsim's conversion is
+ * anchored to CLOCK_MONOTONIC by a new pair at least every 256 events,
+ * so a jump misplaces the times of the events around it by a few
+ * milliseconds at most, never out of order.  Any other clocksource (hpet, acpi_pm: the kernel
+ * found the TSC unstable) keeps events on CLOCK_MONOTONIC.  It opens a
+ * file in /sys: not on a thread of the traced program's, whose
+ * descriptors it would take (preload/launch.c asks from its own table). */
+bool clock_tsc_usable(void);
+
+/* The rule of clock_tsc_usable, for the kernel's clocksource as
+ * current_clocksource reads (newline included) and the CPU's answer. */
+bool clock_tsc_usable_for(const char *clocksource, bool invariant_tsc);
 
 /* Now, in ticks. */
 static inline uint64_t clock_ticks(void)

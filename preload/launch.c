@@ -199,7 +199,7 @@ static int helper(void *arg)
         dup2(0, 1);
         dup2(0, 2);
     }
-    l->tsc = clock_kernel_tsc();
+    l->tsc = clock_tsc_usable();
     if (l->load_unwinder)
         l->unwind_rc = unwind_init(l->stack_depth, &l->unwind_why);
     int mfd = (int)sys(SYS_memfd_create, (long)"memsim", 0, 0, 0, 0, 0); /* -1 and errno */

@@ -19,7 +19,7 @@ static void spin_ns(uint64_t ns)
 
 START_TEST(ticks_become_monotonic_ns)
 {
-    clock_init(clock_kernel_tsc());
+    clock_init(clock_tsc_usable());
     static uint64_t before[SAMPLES], ticks[SAMPLES], after[SAMPLES];
     for (int i = 0; i < SAMPLES; i++) {
         before[i] = clock_ns();
@@ -48,7 +48,7 @@ END_TEST
  * within a microsecond of the clock read around it, never backwards. */
 START_TEST(ticks_converted_as_they_come)
 {
-    clock_init(clock_kernel_tsc());
+    clock_init(clock_tsc_usable());
     uint64_t last = 0;
     for (int i = 0; i < SAMPLES * 4; i++) {
         uint64_t before = clock_ns(), ticks = clock_ticks(), after = clock_ns();
@@ -63,9 +63,27 @@ START_TEST(ticks_converted_as_they_come)
 }
 END_TEST
 
-START_TEST(tsc_only_when_the_kernel_keeps_time_with_it)
+/* The TSC where the kernel keeps time with it, or a KVM guest's
+ * kvm-clock on an invariant TSC; never where the kernel fell back to
+ * another clock. */
+START_TEST(tsc_when_it_can_be_trusted)
 {
-    clock_init(clock_kernel_tsc());
+#if defined(__x86_64__)
+    ck_assert(clock_tsc_usable_for("tsc\n", false));
+    ck_assert(clock_tsc_usable_for("tsc\n", true));
+    ck_assert(clock_tsc_usable_for("kvm-clock\n", true));
+    ck_assert(!clock_tsc_usable_for("kvm-clock\n", false));
+#endif
+    ck_assert(!clock_tsc_usable_for("hpet\n", true));
+    ck_assert(!clock_tsc_usable_for("acpi_pm\n", true));
+    ck_assert(!clock_tsc_usable_for("tsc-early\n", true));
+    ck_assert(!clock_tsc_usable_for("", true));
+}
+END_TEST
+
+START_TEST(ticks_are_ns_without_the_tsc)
+{
+    clock_init(clock_tsc_usable());
     if (!clock_tsc_) { /* ticks are ns: conversion is the identity */
         uint64_t t = clock_ticks();
         ck_assert_uint_eq(clock_ticks_ns(t), t);
@@ -78,8 +96,9 @@ Suite *clock_suite(void)
     Suite *s = suite_create("clock");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, ticks_become_monotonic_ns);
+    tcase_add_test(tc, tsc_when_it_can_be_trusted);
     tcase_add_test(tc, ticks_converted_as_they_come);
-    tcase_add_test(tc, tsc_only_when_the_kernel_keeps_time_with_it);
+    tcase_add_test(tc, ticks_are_ns_without_the_tsc);
     suite_add_tcase(s, tc);
     return s;
 }
