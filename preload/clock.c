@@ -4,6 +4,7 @@
 #include "preload/clock.h"
 
 #include <fcntl.h>
+#include <math.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -14,6 +15,10 @@
 #define REFRESH_EVERY 256 /* conversions between two pairs, at most */
 #define AHEAD_NS 1000000  /* ticks extrapolated at most this far past the latest pair */
 #define PAIR_TRIES 3
+#define JUMP_NS 50000       /* the clocks' disagreement between two pairs that is a jump: */
+#define JUMP_SHARE 0.01     /* this much, plus this share of the time between them, */
+#define JUDGE_NS 10000000   /* once the rate was measured over this long */
+#define BEHIND_NS 1000000   /* ticks this far before the conversion before: a jump */
 
 bool clock_tsc_;
 
@@ -25,6 +30,19 @@ static pair_t start, latest;
 static double rate;   /* ns per tick since start */
 static unsigned uses; /* conversions since the latest pair */
 static uint64_t last_ticks, last_out; /* the conversion before */
+
+static uint64_t tsc_now(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
+
+static uint64_t (*tsc_read)(void) = tsc_now; /* clock_test_tsc replaces it */
+
+void clock_test_tsc(uint64_t (*read)(void)) { tsc_read = read ? read : tsc_now; }
 
 uint64_t clock_ns(void)
 {
@@ -42,9 +60,9 @@ static pair_t read_pair(void)
 #if defined(__x86_64__)
     uint64_t width = UINT64_MAX;
     for (int i = 0; i < PAIR_TRIES; i++) {
-        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t a = tsc_read();
         uint64_t ns = clock_ns();
-        uint64_t b = __builtin_ia32_rdtsc();
+        uint64_t b = tsc_read();
         if (b - a < width) {
             width = b - a;
             best = (pair_t){a + (b - a) / 2, ns};
@@ -112,10 +130,32 @@ void clock_init(bool tsc)
     clock_tsc_ = true;
 }
 
+/* Whether the TSC jumped between pairs a and b (a VM restored from a
+ * snapshot, or moved to another host): over the time between them the
+ * two clocks disagree by more than the rate's error and the clock's slew
+ * explain.  A rate measured over less than JUDGE_NS is too rough to
+ * judge by. */
+static bool jumped(pair_t a, pair_t b)
+{
+    if (rate == 0.0 || a.ns - start.ns < JUDGE_NS)
+        return false;
+    double by_ns = (double)(b.ns - a.ns);
+    double by_tsc = (double)(int64_t)(b.tsc - a.tsc) * rate;
+    return fabs(by_tsc - by_ns) > JUMP_NS + by_ns * JUMP_SHARE;
+}
+
 static void refresh(void)
 {
+    pair_t before = latest;
     latest = read_pair();
     uses = 0;
+    if (jumped(before, latest)) {
+        /* The rate starts over from here; until the next pair, ticks are
+         * placed at this one. */
+        start = latest;
+        rate = 0.0;
+        return;
+    }
     if (latest.tsc > start.tsc && latest.ns > start.ns)
         rate = (double)(latest.ns - start.ns) / (double)(latest.tsc - start.tsc);
 }
@@ -138,10 +178,19 @@ uint64_t clock_ticks_ns(uint64_t ticks)
      * recorder that keeps up converts ticks read after its latest pair
      * nearly every time, and a pair costs three clock reads. */
     int64_t back = (int64_t)(latest.tsc - ticks); /* < 0: after the pair */
-    if (++uses >= REFRESH_EVERY || rate == 0.0 || (back < 0 && (double)-back * rate > ahead_ns())) {
+    bool fresh = false;
+    if (++uses >= REFRESH_EVERY || rate == 0.0 ||
+        (back < 0 && (double)-back * rate > ahead_ns()) ||
+        (ticks < last_ticks && (double)(last_ticks - ticks) * rate > BEHIND_NS)) {
         refresh();
         back = (int64_t)(latest.tsc - ticks);
+        fresh = true;
     }
+    /* Ticks read before now are never placed after it: past a pair just
+     * read they can only be a jump's, or another CPU's counter a few
+     * ticks ahead. */
+    if (fresh && back < 0)
+        back = 0;
     int64_t ns = (int64_t)latest.ns - (int64_t)((double)back * rate);
     uint64_t out = ns > 0 ? (uint64_t)ns : 0;
     /* A new pair can put later ticks a few ns before the extrapolation

@@ -41,10 +41,13 @@ void clock_init(bool tsc);
  * (itself the TSC, scaled by the host) on a CPU whose TSC is invariant
  * (CPUID 0x80000007, EDX bit 8: a constant rate in every power state).
  * Such a guest may distrust the TSC for its own clock because a
- * snapshot restored elsewhere can make it jump; memsim's conversion is
- * anchored to CLOCK_MONOTONIC by a new pair at least every 256 events,
- * so a jump misplaces the times of the events around it by a few
- * milliseconds at most, never out of order.  Any other clocksource (hpet, acpi_pm: the kernel
+ * snapshot restored elsewhere can make it jump.  The conversion sees a
+ * jump (two pairs whose clocks disagree by more than 50 us + 1% of the
+ * time between them, or ticks over 1 ms before the ones converted just
+ * before) and starts its rate over from the new pair; the events read
+ * across the jump are placed at that pair, never after the moment they
+ * are converted nor before the event converted before them.  Any other
+ * clocksource (hpet, acpi_pm: the kernel
  * found the TSC unstable) keeps events on CLOCK_MONOTONIC.  It opens a
  * file in /sys: not on a thread of the traced program's, whose
  * descriptors it would take (preload/launch.c asks from its own table). */
@@ -67,5 +70,9 @@ static inline uint64_t clock_ticks(void)
 /* Ticks read at most a little before now, as CLOCK_MONOTONIC ns.  Not
  * thread-safe: one caller at a time (the ring's write stage). */
 uint64_t clock_ticks_ns(uint64_t ticks);
+
+/* For tests: the counter the conversion's pairs read in place of the TSC
+ * (NULL: the TSC again), to make it jump.  Before clock_init. */
+void clock_test_tsc(uint64_t (*read)(void));
 
 #endif

@@ -2,6 +2,7 @@
  * clock: ticks converted by the recorder agree with CLOCK_MONOTONIC read
  * around them, and conversion keeps their order.
  */
+#include <stdatomic.h>
 #include <time.h>
 
 #include "preload/clock.h"
@@ -63,6 +64,57 @@ START_TEST(ticks_converted_as_they_come)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* A counter that jumps when told to, as a VM's TSC does when the VM is
+ * restored from a snapshot or moved. */
+static _Atomic int64_t jump_by;
+static uint64_t jumping_tsc(void) { return __builtin_ia32_rdtsc() + (uint64_t)jump_by; }
+
+/* Convert as they come for ms milliseconds: each within a microsecond of
+ * the clock read around it (skip: the first n may not be), never
+ * backwards.  Returns the last conversion. */
+static uint64_t convert_for(uint64_t ms, int skip, uint64_t last)
+{
+    uint64_t end = clock_ns() + ms * 1000000;
+    for (int i = 0; clock_ns() < end; i++) {
+        uint64_t before = clock_ns(), ticks = jumping_tsc(), after = clock_ns();
+        uint64_t ns = clock_ticks_ns(ticks);
+        if (i >= skip)
+            ck_assert_msg(ns + 1000 >= before && ns <= after + 1000,
+                          "sample %d: %llu not in [%llu, %llu] +- 1 us", i, (unsigned long long)ns,
+                          (unsigned long long)before, (unsigned long long)after);
+        ck_assert_msg(ns <= clock_ns(), "sample %d placed after the moment it was converted", i);
+        ck_assert_uint_ge(ns, last);
+        last = ns;
+        spin_ns(i % 50 == 0 ? 200000 : 300);
+    }
+    return last;
+}
+#endif
+
+/* The TSC jumps forward by 10 s, then back by 30 s: the conversion sees
+ * each jump at its first tick across it, starts its rate over, and
+ * places every event at most a microsecond from the clock again; no time
+ * lies after the moment of its conversion, none goes backwards. */
+START_TEST(a_jump_of_the_tsc_is_seen)
+{
+#if defined(__x86_64__)
+    clock_init(true);
+    if (!clock_tsc_)
+        return;
+    clock_test_tsc(jumping_tsc);
+    clock_init(true);
+    uint64_t last = convert_for(30, 0, 0);
+    double per_ns = 2.0; /* ticks a ns, about (the jumps need not be exact) */
+    jump_by = (int64_t)(10e9 * per_ns);
+    last = convert_for(30, 2, last);
+    jump_by -= (int64_t)(30e9 * per_ns);
+    convert_for(30, 2, last);
+    clock_test_tsc(NULL);
+#endif
+}
+END_TEST
+
 /* The TSC where the kernel keeps time with it, or a KVM guest's
  * kvm-clock on an invariant TSC; never where the kernel fell back to
  * another clock. */
@@ -97,6 +149,7 @@ Suite *clock_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, ticks_become_monotonic_ns);
     tcase_add_test(tc, tsc_when_it_can_be_trusted);
+    tcase_add_test(tc, a_jump_of_the_tsc_is_seen);
     tcase_add_test(tc, ticks_converted_as_they_come);
     tcase_add_test(tc, ticks_are_ns_without_the_tsc);
     suite_add_tcase(s, tc);
