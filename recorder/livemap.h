@@ -18,9 +18,14 @@ typedef struct livemap_entry_s {
     uint64_t addr;   /* 0: empty slot */
     uint64_t size;   /* bytes requested */
     void *sim_block; /* its block in the shadow device (device_alloc's), or NULL */
-    uint64_t stack;  /* stack id of the allocation */
-    int64_t owner;   /* pid of the process that allocated it (a fork child inherits) */
+    uint32_t stack;  /* stack id of the allocation (the ring's are 32 bits) */
+    int32_t owner;   /* pid of the process that allocated it (a fork child inherits) */
 } livemap_entry_t;
+
+/* Two to a cache line, never one across two: the table of a program
+ * with a million live blocks is tens of megabytes, and an event's entry
+ * is a miss. */
+_Static_assert(sizeof(livemap_entry_t) == 32, "a live map entry is half a cache line");
 
 typedef struct livemap_s {
     livemap_entry_t *slots; /* capacity is a power of two; NULL until first use */

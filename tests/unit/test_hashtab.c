@@ -188,6 +188,28 @@ static bool same_name(const void *slot, void *ctx)
     return strcmp(((const named_t *)slot)->name, ctx) == 0;
 }
 
+/* A table of the host's allocator starts on a cache line, small or large
+ * (calloc's blocks start 16 bytes into one: every other 32-byte slot
+ * would span two), and starts zeroed. */
+START_TEST(host_tables_start_on_a_cache_line)
+{
+    static const hashtab_type_t quad = {
+        .slot_size = 32,
+        .key_off = 0,
+        .mark_off = 0,
+    };
+    for (size_t hint = 1; hint <= (1u << 18); hint *= 8) {
+        hashtab_t t = HASHTAB_INITIALIZER;
+        EXPECT_INT(hashtab_init(&t, &quad, hint), ==, 0);
+        EXPECT((uintptr_t)t.slots % 64 == 0, "hint %zu: slots at %p", hint, t.slots);
+        const unsigned char *b = t.slots;
+        for (size_t i = 0; i < hashtab_capacity(&t) * 32; i += 4093)
+            EXPECT(b[i] == 0, "hint %zu: byte %zu not zero", hint, i);
+        hashtab_fini(&t, &quad);
+    }
+}
+END_TEST
+
 START_TEST(equal_hashes_are_told_apart_by_match)
 {
     static const char *const names[] = {"alpha", "beta", "gamma", "delta", "epsilon"};
@@ -305,6 +327,7 @@ Suite *hashtab_suite(void)
     tcase_add_test(tc, zeroed_table_grows_from_nothing);
     tcase_add_test(tc, growth_uses_the_callers_memory_only);
     tcase_add_test(tc, failed_growth_changes_nothing);
+    tcase_add_test(tc, host_tables_start_on_a_cache_line);
     tcase_add_test(tc, equal_hashes_are_told_apart_by_match);
     tcase_add_loop_test(tc, random_operations_keep_the_invariants, 0, 3);
     tcase_add_test(tc, walker_finds_broken_tables);
