@@ -62,24 +62,33 @@ const char *pool_overlap_name(pool_overlap_t o)
 
 static block_t *block_new(pool_t *p)
 {
-    if (!p->spare) {
-        /* malloc, not aligned_alloc: the unit tests make malloc fail
-         * on purpose, and this must be one of the places it can. */
-        void *raw = malloc(sizeof(block_chunk_t) + _Alignof(block_chunk_t) - 1);
-        if (!raw)
-            return NULL;
-        block_chunk_t *c = (block_chunk_t *)(((uintptr_t)raw + _Alignof(block_chunk_t) - 1) &
-                                             ~(uintptr_t)(_Alignof(block_chunk_t) - 1));
-        c->raw = raw;
-        c->next = p->chunks;
-        p->chunks = c;
-        for (size_t i = BLOCKS_PER_CHUNK; i-- > 0;) {
-            c->blocks[i].next = p->spare;
-            p->spare = &c->blocks[i];
-        }
-    }
     block_t *b = p->spare;
-    p->spare = b->next;
+    if (b) {
+        p->spare = b->next;
+        /* Recycled structs lie anywhere, most out of cache: bring the next
+         * one's line in while the caller works, not at the next call. */
+        if (p->spare)
+            __builtin_prefetch(p->spare, 1);
+    } else {
+        if (p->fresh == p->fresh_end) {
+            /* malloc, not aligned_alloc: the unit tests make malloc fail
+             * on purpose, and this must be one of the places it can. */
+            void *raw = malloc(sizeof(block_chunk_t) + _Alignof(block_chunk_t) - 1);
+            if (!raw)
+                return NULL;
+            block_chunk_t *c = (block_chunk_t *)(((uintptr_t)raw +
+                                                  _Alignof(block_chunk_t) - 1) &
+                                                 ~(uintptr_t)(_Alignof(block_chunk_t) - 1));
+            c->raw = raw;
+            c->next = p->chunks;
+            p->chunks = c;
+            /* Taken in order as needed: a page is touched when its
+             * first struct is used, not all at once. */
+            p->fresh = c->blocks;
+            p->fresh_end = c->blocks + BLOCKS_PER_CHUNK;
+        }
+        b = p->fresh++;
+    }
     /* The caller sets addr, size, seg, stream and state; the free index
      * sets its own links (idx) when it takes the block. */
     b->requested = 0;
