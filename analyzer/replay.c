@@ -27,7 +27,7 @@
 
 #define RING 16            /* batches in flight */
 #define BATCH 8192         /* operations per batch */
-#define NO_REC UINT32_MAX
+#define NO_REC REPLAY_NO_REC
 #define MAX_THREADS 8
 
 /* One operation, resolved: what every strategy does for it. */
@@ -339,15 +339,15 @@ static op_t *next_op(replay_set_t *s)
     return &b->ops[b->n];
 }
 
-void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align)
+uint32_t replay_set_alloc_rec(replay_set_t *s, uint32_t prev, uint64_t size, uint64_t align)
 {
     s->requests++;
     if (s->failed_memory) {
         s->dropped++;
-        return;
+        return NO_REC;
     }
     if (!s->n)
-        return;
+        return NO_REC;
     /* The device wants a size and a power-of-two alignment; malloc(0)
      * still takes a block. */
     if (align == 0 || (align & (align - 1)))
@@ -355,18 +355,35 @@ void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t al
     op_t *op = next_op(s);
     batch_t *b = filling(s);
     uint32_t rec = new_record(s);
-    bool found = false;
-    live_t *slot = rec == NO_REC ? NULL : hashtab_put(&s->live, &live_type, addr, &found);
-    uint32_t prev = found ? (uint32_t)(slot->rec1 - 1) : NO_REC;
-    if (!slot || (found && end_record(b, prev))) {
+    if (rec == NO_REC || (prev != NO_REC && end_record(b, prev))) {
         s->failed_memory = true; /* out of host memory: the replay stops here */
         s->dropped++;
-        return;
+        return NO_REC;
     }
-    slot->addr = addr;
-    slot->rec1 = (uint64_t)rec + 1;
     *op = (op_t){.size = size ? size : 1, .align = align, .rec = rec, .prev = prev};
     b->n++;
+    return rec;
+}
+
+void replay_set_free_rec(replay_set_t *s, uint32_t rec)
+{
+    if (s->failed_memory || !s->n || rec == NO_REC)
+        return;
+    op_t *op = next_op(s);
+    batch_t *b = filling(s);
+    if (end_record(b, rec)) {
+        s->failed_memory = true;
+        return;
+    }
+    *op = (op_t){.align = 0, .rec = rec};
+    b->n++;
+}
+
+void replay_set_lost(replay_set_t *s)
+{
+    s->requests++;
+    s->dropped++;
+    s->failed_memory = true;
 }
 
 void replay_set_mark(replay_set_t *s)
@@ -378,6 +395,30 @@ void replay_set_mark(replay_set_t *s)
     filling(s)->n++;
 }
 
+/* ---- by address: the set's own map ------------------------------------------------- */
+
+void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align)
+{
+    if (s->failed_memory || !s->n) {
+        replay_set_alloc_rec(s, NO_REC, size, align); /* counted */
+        return;
+    }
+    bool found = false;
+    live_t *slot = hashtab_put(&s->live, &live_type, addr, &found);
+    if (!slot) {
+        replay_set_lost(s);
+        return;
+    }
+    uint32_t prev = found ? (uint32_t)(slot->rec1 - 1) : NO_REC;
+    uint32_t rec = replay_set_alloc_rec(s, prev, size, align);
+    if (rec == NO_REC) { /* out of memory: the replay has stopped */
+        hashtab_erase(&s->live, &live_type, slot);
+        return;
+    }
+    slot->addr = addr;
+    slot->rec1 = (uint64_t)rec + 1;
+}
+
 void replay_set_free(replay_set_t *s, uint64_t addr)
 {
     if (s->failed_memory || !s->n)
@@ -387,14 +428,7 @@ void replay_set_free(replay_set_t *s, uint64_t addr)
         return; /* not live in the trace: every strategy would ignore it */
     uint32_t rec = (uint32_t)(slot->rec1 - 1);
     hashtab_erase(&s->live, &live_type, slot);
-    op_t *op = next_op(s);
-    batch_t *b = filling(s);
-    if (end_record(b, rec)) {
-        s->failed_memory = true;
-        return;
-    }
-    *op = (op_t){.align = 0, .rec = rec};
-    b->n++;
+    replay_set_free_rec(s, rec);
 }
 
 void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size)
