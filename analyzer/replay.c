@@ -25,7 +25,7 @@
 #include "core/grow.h"
 #include "core/hashtab.h"
 
-#define RING 16            /* batches in flight */
+#define RING 4             /* batches in flight */
 #define BATCH 8192         /* operations per batch */
 #define NO_REC REPLAY_NO_REC
 #define MAX_THREADS 8
@@ -192,19 +192,17 @@ static uint64_t min_done_locked(const replay_set_t *s)
     return m;
 }
 
-/* Claim a strategy with a batch to replay, the one furthest behind (it
- * holds the ring: the feeding thread waits for it); NULL when none. */
+/* Claim a strategy with a batch to replay; NULL when none. */
 static strategy_t *claim_locked(replay_set_t *s)
 {
-    strategy_t *best = NULL;
     for (size_t i = 0; i < s->n; i++) {
         strategy_t *st = &s->st[i];
-        if (!st->busy && st->done < s->submitted && (!best || st->done < best->done))
-            best = st;
+        if (!st->busy && st->done < s->submitted) {
+            st->busy = true;
+            return st;
+        }
     }
-    if (best)
-        best->busy = true;
-    return best;
+    return NULL;
 }
 
 /* Replay the next batch of claimed st, the lock dropped meanwhile. */
