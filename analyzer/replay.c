@@ -126,6 +126,10 @@ static void replay_batch(strategy_t *st, const batch_t *b)
     layout_t *lay = st->layout;
     device_t *dev = st->dev;
     size_t n = b->n;
+    /* Counted here and stored once: the strategies beside st in the set
+     * are replayed by other threads (a line written by two threads at
+     * every operation goes back and forth between their cores). */
+    uint64_t allocs = st->allocs, failed = st->failed, frees = st->frees;
     for (size_t i = 0; i < n; i++) {
         const op_t *op = &b->ops[i];
         if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
@@ -155,17 +159,17 @@ static void replay_batch(strategy_t *st, const batch_t *b)
         }
         if (op->align) {
             if (device_alloc_handle(dev, op->size, op->align, 0, &blk[op->rec]) == POOL_OK) {
-                st->allocs++;
+                allocs++;
                 if (lay) {
                     const block_t *x = blk[op->rec];
                     layout_block(lay, x->addr, x->size, op->size, true);
                     if (device_peak_footprint(dev) > st->peak) {
                         st->peak = device_peak_footprint(dev);
-                        layout_mark_peak(lay, dev, st->allocs + st->failed);
+                        layout_mark_peak(lay, dev, allocs + failed);
                     }
                 }
             } else {
-                st->failed++;
+                failed++;
                 blk[op->rec] = op->prev == NO_REC ? NULL : blk[op->prev];
                 if (lay)
                     layout_sync_segments(lay);
@@ -176,9 +180,12 @@ static void replay_batch(strategy_t *st, const batch_t *b)
                 layout_block(lay, x->addr, x->size, x->requested, false);
             }
             device_free_handle(dev, blk[op->rec]);
-            st->frees++;
+            frees++;
         }
     }
+    st->allocs = allocs;
+    st->failed = failed;
+    st->frees = frees;
     st->ns += now_ns() - t0;
 }
 

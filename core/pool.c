@@ -2,6 +2,7 @@
  * pool: segments, blocks and their primitives.  See pool.h.
  */
 #include "core/pool.h"
+#include "core/lines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,7 @@ void pool_fini(pool_t *p)
     while (p->segments.root) {
         segment_t *s = seg_of(p->segments.root);
         tree_remove(&p->segments, &s->node);
-        free(s);
+        lines_free(s);
     }
     if (!p->handles_only)
         addrmap_fini(&p->blocks);
@@ -209,10 +210,10 @@ int pool_segment_create(pool_t *p, uint64_t addr, uint64_t size, int64_t stream,
     pool_segment_overlap(p, addr, size, &ov);
     if (ov.count)
         return POOL_EOVERLAP;
-    segment_t *s = calloc(1, sizeof *s);
+    segment_t *s = lines_calloc(sizeof *s); /* written at every operation: see core/lines.h */
     block_t *b = block_new(p);
     if (!s || !b || (!p->handles_only && addrmap_put(&p->blocks, addr, b))) {
-        free(s);
+        lines_free(s);
         if (b)
             block_recycle(p, b);
         return POOL_EHOST;
@@ -291,7 +292,7 @@ int pool_segment_remove(pool_t *p, segment_t *s, bool force)
     p->segment_bytes -= s->size;
     p->extent_bytes -= s->extent;
     tree_remove(&p->segments, &s->node);
-    free(s);
+    lines_free(s);
     return POOL_OK;
 }
 
