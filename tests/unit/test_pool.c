@@ -405,12 +405,34 @@ START_TEST(lines_of_their_own)
 }
 END_TEST
 
+/* Block structs past a pool's first chunks come in huge-page chunks:
+ * each struct its own, aligned, all of them freed by pool_fini. */
+START_TEST(many_blocks_huge_chunks)
+{
+    pool_t p;
+    ck_assert_int_eq(pool_init(&p), POOL_OK);
+    enum { N = 40000 }; /* 3 chunks of 4096, then 2 MiB ones of 16383 */
+    static segment_t *seg[N];
+    for (uint64_t i = 0; i < N; i++)
+        ck_assert_int_eq(pool_segment_create(&p, 0x100000 + i * 64, 64, 0, 0, &seg[i]), POOL_OK);
+    ck_assert_uint_eq(p.nchunks, 5);
+    for (uint64_t i = 0; i < N; i++) {
+        ck_assert_uint_eq((uintptr_t)seg[i]->first % 64, 0);
+        ck_assert_ptr_eq(pool_block_at(&p, 0x100000 + i * 64), seg[i]->first);
+        if (i)
+            ck_assert_ptr_ne(seg[i]->first, seg[i - 1]->first);
+    }
+    pool_fini(&p);
+}
+END_TEST
+
 Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
     TCase *tc = tcase_create("pool");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, lines_of_their_own);
+    tcase_add_test(tc, many_blocks_huge_chunks);
     tcase_add_test(tc, segment_create_makes_one_free_block);
     tcase_add_test(tc, segment_create_rejects_bad_ranges);
     tcase_add_test(tc, overlap_kinds);
