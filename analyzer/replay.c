@@ -113,6 +113,10 @@ static uint64_t now_ns(void)
 #define AHEAD_SLOT 24
 #define AHEAD_BLOCK 12
 #define AHEAD_NEIGHBOURS 4
+/* Below this many blocks a pool's structs (128 bytes each) fit in a
+ * core's cache, and prefetching costs the replay more than it hides
+ * (a tenth of a small trace's replay instructions). */
+#define AHEAD_MIN_BLOCKS 16384
 
 static inline bool is_free_op(const op_t *op) { return !op->align && op->rec != NO_REC; }
 
@@ -130,22 +134,25 @@ static void replay_batch(strategy_t *st, const batch_t *b)
      * are replayed by other threads (a line written by two threads at
      * every operation goes back and forth between their cores). */
     uint64_t allocs = st->allocs, failed = st->failed, frees = st->frees;
+    bool ahead = device_pool(dev)->nblocks >= AHEAD_MIN_BLOCKS;
     for (size_t i = 0; i < n; i++) {
         const op_t *op = &b->ops[i];
-        if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
-            __builtin_prefetch(&blk[b->ops[i + AHEAD_SLOT].rec]);
-        if (i + AHEAD_BLOCK < n && is_free_op(&b->ops[i + AHEAD_BLOCK])) {
-            const void *x = blk[b->ops[i + AHEAD_BLOCK].rec];
-            if (x)
-                __builtin_prefetch(x, 1);
-        }
-        if (i + AHEAD_NEIGHBOURS < n && is_free_op(&b->ops[i + AHEAD_NEIGHBOURS])) {
-            const block_t *x = blk[b->ops[i + AHEAD_NEIGHBOURS].rec];
-            if (x) {
-                if (x->prev)
-                    __builtin_prefetch(x->prev, 1);
-                if (x->next)
-                    __builtin_prefetch(x->next, 1);
+        if (ahead) {
+            if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
+                __builtin_prefetch(&blk[b->ops[i + AHEAD_SLOT].rec]);
+            if (i + AHEAD_BLOCK < n && is_free_op(&b->ops[i + AHEAD_BLOCK])) {
+                const void *x = blk[b->ops[i + AHEAD_BLOCK].rec];
+                if (x)
+                    __builtin_prefetch(x, 1);
+            }
+            if (i + AHEAD_NEIGHBOURS < n && is_free_op(&b->ops[i + AHEAD_NEIGHBOURS])) {
+                const block_t *x = blk[b->ops[i + AHEAD_NEIGHBOURS].rec];
+                if (x) {
+                    if (x->prev)
+                        __builtin_prefetch(x->prev, 1);
+                    if (x->next)
+                        __builtin_prefetch(x->next, 1);
+                }
             }
         }
         if (op->rec == NO_REC) { /* a mark: the footprint now */
