@@ -204,6 +204,8 @@ static void replay_start(process_t *pr)
     }
 }
 
+_Static_assert(REPLAY_NO_REC == UINT32_MAX, "a summary block's rec starts as no record");
+
 static void replay_on_event(process_t *pr, const event_t *e)
 {
     if (!pr->replay_started && e->type == EV_META)
@@ -215,12 +217,25 @@ static void replay_on_event(process_t *pr, const event_t *e)
             return;
         pr->marks_t[pr->nmarks++] = e->t;
         replay_set_mark(pr->replay);
-    } else if (e->type == EV_ALLOC)
-        replay_set_alloc(pr->replay, e->addr, e->size, e->align);
-    else if (e->type == EV_FREE)
-        replay_set_free(pr->replay, e->addr);
-    else if (e->type == EV_REALLOC)
-        replay_set_realloc(pr->replay, e->old_addr, e->addr, e->size);
+        return;
+    }
+    if (e->type != EV_ALLOC && e->type != EV_FREE && e->type != EV_REALLOC)
+        return;
+    /* The summary has just ended or added the event's blocks: each keeps
+     * its record there (one map of live addresses for both). */
+    summary_t *s = &pr->s;
+    if (s->has_freed) /* free, realloc's old block */
+        replay_set_free_rec(pr->replay, s->freed.rec);
+    if (e->type == EV_FREE)
+        return;
+    summary_block_t *b = summary_added(s);
+    if (!b) { /* the summary is out of memory: so is the replay */
+        replay_set_lost(pr->replay);
+        return;
+    }
+    uint32_t prev = s->replaced == SIZE_MAX ? REPLAY_NO_REC : s->blocks[s->replaced].rec;
+    b->rec = replay_set_alloc_rec(pr->replay, prev, e->size,
+                                  e->type == EV_ALLOC ? e->align : 16);
 }
 
 /* Best first: fewest failed requests, then the smallest peak footprint. */

@@ -27,7 +27,7 @@
 
 #define RING 4             /* batches in flight */
 #define BATCH 8192         /* operations per batch */
-#define NO_REC UINT32_MAX
+#define NO_REC REPLAY_NO_REC
 #define MAX_THREADS 8
 
 /* One operation, resolved: what every strategy does for it. */
@@ -113,6 +113,10 @@ static uint64_t now_ns(void)
 #define AHEAD_SLOT 24
 #define AHEAD_BLOCK 12
 #define AHEAD_NEIGHBOURS 4
+/* Below this many blocks a pool's structs (128 bytes each) fit in a
+ * core's cache, and prefetching costs the replay more than it hides
+ * (a tenth of a small trace's replay instructions). */
+#define AHEAD_MIN_BLOCKS 16384
 
 static inline bool is_free_op(const op_t *op) { return !op->align && op->rec != NO_REC; }
 
@@ -126,22 +130,29 @@ static void replay_batch(strategy_t *st, const batch_t *b)
     layout_t *lay = st->layout;
     device_t *dev = st->dev;
     size_t n = b->n;
+    /* Counted here and stored once: the strategies beside st in the set
+     * are replayed by other threads (a line written by two threads at
+     * every operation goes back and forth between their cores). */
+    uint64_t allocs = st->allocs, failed = st->failed, frees = st->frees;
+    bool ahead = device_pool(dev)->nblocks >= AHEAD_MIN_BLOCKS;
     for (size_t i = 0; i < n; i++) {
         const op_t *op = &b->ops[i];
-        if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
-            __builtin_prefetch(&blk[b->ops[i + AHEAD_SLOT].rec]);
-        if (i + AHEAD_BLOCK < n && is_free_op(&b->ops[i + AHEAD_BLOCK])) {
-            const void *x = blk[b->ops[i + AHEAD_BLOCK].rec];
-            if (x)
-                __builtin_prefetch(x, 1);
-        }
-        if (i + AHEAD_NEIGHBOURS < n && is_free_op(&b->ops[i + AHEAD_NEIGHBOURS])) {
-            const block_t *x = blk[b->ops[i + AHEAD_NEIGHBOURS].rec];
-            if (x) {
-                if (x->prev)
-                    __builtin_prefetch(x->prev, 1);
-                if (x->next)
-                    __builtin_prefetch(x->next, 1);
+        if (ahead) {
+            if (i + AHEAD_SLOT < n && is_free_op(&b->ops[i + AHEAD_SLOT]))
+                __builtin_prefetch(&blk[b->ops[i + AHEAD_SLOT].rec]);
+            if (i + AHEAD_BLOCK < n && is_free_op(&b->ops[i + AHEAD_BLOCK])) {
+                const void *x = blk[b->ops[i + AHEAD_BLOCK].rec];
+                if (x)
+                    __builtin_prefetch(x, 1);
+            }
+            if (i + AHEAD_NEIGHBOURS < n && is_free_op(&b->ops[i + AHEAD_NEIGHBOURS])) {
+                const block_t *x = blk[b->ops[i + AHEAD_NEIGHBOURS].rec];
+                if (x) {
+                    if (x->prev)
+                        __builtin_prefetch(x->prev, 1);
+                    if (x->next)
+                        __builtin_prefetch(x->next, 1);
+                }
             }
         }
         if (op->rec == NO_REC) { /* a mark: the footprint now */
@@ -155,17 +166,17 @@ static void replay_batch(strategy_t *st, const batch_t *b)
         }
         if (op->align) {
             if (device_alloc_handle(dev, op->size, op->align, 0, &blk[op->rec]) == POOL_OK) {
-                st->allocs++;
+                allocs++;
                 if (lay) {
                     const block_t *x = blk[op->rec];
                     layout_block(lay, x->addr, x->size, op->size, true);
                     if (device_peak_footprint(dev) > st->peak) {
                         st->peak = device_peak_footprint(dev);
-                        layout_mark_peak(lay, dev, st->allocs + st->failed);
+                        layout_mark_peak(lay, dev, allocs + failed);
                     }
                 }
             } else {
-                st->failed++;
+                failed++;
                 blk[op->rec] = op->prev == NO_REC ? NULL : blk[op->prev];
                 if (lay)
                     layout_sync_segments(lay);
@@ -176,9 +187,12 @@ static void replay_batch(strategy_t *st, const batch_t *b)
                 layout_block(lay, x->addr, x->size, x->requested, false);
             }
             device_free_handle(dev, blk[op->rec]);
-            st->frees++;
+            frees++;
         }
     }
+    st->allocs = allocs;
+    st->failed = failed;
+    st->frees = frees;
     st->ns += now_ns() - t0;
 }
 
@@ -337,15 +351,15 @@ static op_t *next_op(replay_set_t *s)
     return &b->ops[b->n];
 }
 
-void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align)
+uint32_t replay_set_alloc_rec(replay_set_t *s, uint32_t prev, uint64_t size, uint64_t align)
 {
     s->requests++;
     if (s->failed_memory) {
         s->dropped++;
-        return;
+        return NO_REC;
     }
     if (!s->n)
-        return;
+        return NO_REC;
     /* The device wants a size and a power-of-two alignment; malloc(0)
      * still takes a block. */
     if (align == 0 || (align & (align - 1)))
@@ -353,18 +367,35 @@ void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t al
     op_t *op = next_op(s);
     batch_t *b = filling(s);
     uint32_t rec = new_record(s);
-    bool found = false;
-    live_t *slot = rec == NO_REC ? NULL : hashtab_put(&s->live, &live_type, addr, &found);
-    uint32_t prev = found ? (uint32_t)(slot->rec1 - 1) : NO_REC;
-    if (!slot || (found && end_record(b, prev))) {
+    if (rec == NO_REC || (prev != NO_REC && end_record(b, prev))) {
         s->failed_memory = true; /* out of host memory: the replay stops here */
         s->dropped++;
-        return;
+        return NO_REC;
     }
-    slot->addr = addr;
-    slot->rec1 = (uint64_t)rec + 1;
     *op = (op_t){.size = size ? size : 1, .align = align, .rec = rec, .prev = prev};
     b->n++;
+    return rec;
+}
+
+void replay_set_free_rec(replay_set_t *s, uint32_t rec)
+{
+    if (s->failed_memory || !s->n || rec == NO_REC)
+        return;
+    op_t *op = next_op(s);
+    batch_t *b = filling(s);
+    if (end_record(b, rec)) {
+        s->failed_memory = true;
+        return;
+    }
+    *op = (op_t){.align = 0, .rec = rec};
+    b->n++;
+}
+
+void replay_set_lost(replay_set_t *s)
+{
+    s->requests++;
+    s->dropped++;
+    s->failed_memory = true;
 }
 
 void replay_set_mark(replay_set_t *s)
@@ -376,6 +407,30 @@ void replay_set_mark(replay_set_t *s)
     filling(s)->n++;
 }
 
+/* ---- by address: the set's own map ------------------------------------------------- */
+
+void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align)
+{
+    if (s->failed_memory || !s->n) {
+        replay_set_alloc_rec(s, NO_REC, size, align); /* counted */
+        return;
+    }
+    bool found = false;
+    live_t *slot = hashtab_put(&s->live, &live_type, addr, &found);
+    if (!slot) {
+        replay_set_lost(s);
+        return;
+    }
+    uint32_t prev = found ? (uint32_t)(slot->rec1 - 1) : NO_REC;
+    uint32_t rec = replay_set_alloc_rec(s, prev, size, align);
+    if (rec == NO_REC) { /* out of memory: the replay has stopped */
+        hashtab_erase(&s->live, &live_type, slot);
+        return;
+    }
+    slot->addr = addr;
+    slot->rec1 = (uint64_t)rec + 1;
+}
+
 void replay_set_free(replay_set_t *s, uint64_t addr)
 {
     if (s->failed_memory || !s->n)
@@ -385,14 +440,7 @@ void replay_set_free(replay_set_t *s, uint64_t addr)
         return; /* not live in the trace: every strategy would ignore it */
     uint32_t rec = (uint32_t)(slot->rec1 - 1);
     hashtab_erase(&s->live, &live_type, slot);
-    op_t *op = next_op(s);
-    batch_t *b = filling(s);
-    if (end_record(b, rec)) {
-        s->failed_memory = true;
-        return;
-    }
-    *op = (op_t){.align = 0, .rec = rec};
-    b->n++;
+    replay_set_free_rec(s, rec);
 }
 
 void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size)

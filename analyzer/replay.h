@@ -75,6 +75,21 @@ size_t replay_set_count(const replay_set_t *s);
 void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align);
 void replay_set_free(replay_set_t *s, uint64_t addr);
 void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint64_t size);
+
+/* The same events for a caller that keeps each live address's record
+ * itself (the analyzer: in the summary's live blocks, one map for both),
+ * instead of the set's map by address; not to be mixed with the calls
+ * above on one set.  replay_set_alloc_rec returns the allocation's
+ * record, to pass to replay_set_free_rec when the block is freed
+ * (REPLAY_NO_REC when the set takes no more: freeing it does nothing);
+ * prev is the record the address still had (allocated again without a
+ * free), or REPLAY_NO_REC.  replay_set_lost: an allocation whose record
+ * the caller cannot keep (out of host memory): the replay stops there,
+ * as when the set runs out itself. */
+#define REPLAY_NO_REC UINT32_MAX
+uint32_t replay_set_alloc_rec(replay_set_t *s, uint32_t prev, uint64_t size, uint64_t align);
+void replay_set_free_rec(replay_set_t *s, uint32_t rec);
+void replay_set_lost(replay_set_t *s);
 /* A mark: every strategy notes its footprint when it reaches it (a
  * series for plots, one value per mark; the figures do not change). */
 void replay_set_mark(replay_set_t *s);

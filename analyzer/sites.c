@@ -96,8 +96,12 @@ static int resolve(sites_t *s, site_t *st)
     st->modules = malloc(st->nframes * sizeof *st->modules);
     if (!st->modules)
         return SITES_E_NOMEM;
-    for (uint32_t i = 0; i < st->nframes; i++)
+    for (uint32_t i = 0; i < st->nframes; i++) {
         st->modules[i] = symbols_space_find(s->space, st->frames[i]);
+        /* The reports will resolve frames: their modules' debug
+         * information loads meanwhile, on another core. */
+        symbols_prewarm(s->space->store, st->modules[i]);
+    }
     return 0;
 }
 

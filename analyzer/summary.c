@@ -14,7 +14,7 @@ int summary_init(summary_t *s)
 {
     memset(s, 0, sizeof *s);
     s->end_status = -1;
-    s->added = SIZE_MAX;
+    s->added = s->replaced = SIZE_MAX;
     return addrmap_init(&s->live, 1024);
 }
 
@@ -58,14 +58,17 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
     }
     if (slot != SIZE_MAX) {
-        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack};
+        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX};
         /* An address allocated again without a free (a broken trace)
          * leaves its first block's slot, and bytes, counted. */
-        if (addrmap_put(&s->live, addr, (void *)(uintptr_t)(slot + 1))) {
+        void *old;
+        if (addrmap_exchange(&s->live, addr, (void *)(uintptr_t)(slot + 1), &old)) {
             s->blocks[slot].tag = s->free_slot;
             s->free_slot = slot + 1;
         } else {
             s->added = slot;
+            if (old)
+                s->replaced = (size_t)(uintptr_t)old - 1;
         }
     }
     s->heap += size;
@@ -115,7 +118,7 @@ summary_block_t *summary_added(summary_t *s)
 void summary_add(summary_t *s, const event_t *e)
 {
     s->has_freed = false;
-    s->added = SIZE_MAX;
+    s->added = s->replaced = SIZE_MAX;
     if (!s->have_t || e->t < s->first_t)
         s->first_t = e->t;
     s->have_t = true;

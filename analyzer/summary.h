@@ -42,13 +42,14 @@ typedef struct summary_phase_s {
     uint64_t begin, end; /* end: UINT64_MAX while open */
 } summary_phase_t;
 
-/* A live block: its requested size, and a word a companion keeps with it
- * (analyzer/sites: the block's site), so that it need not keep a second
- * map of the same addresses. */
+/* A live block: its requested size, and words companions keep with it
+ * (analyzer/sites: the block's site; the replay: its record), so that
+ * they need not keep second maps of the same addresses. */
 typedef struct summary_block_s {
     uint64_t size;
     uint64_t tag;   /* the companion's; a free slot: the next free slot + 1 */
     uint64_t stack; /* the allocation's stack id (temporaries compare it) */
+    uint32_t rec;   /* the replay's record of the block; UINT32_MAX until it sets one */
 } summary_block_t;
 
 typedef struct summary_s {
@@ -81,6 +82,9 @@ typedef struct summary_s {
     bool has_freed;
     summary_block_t freed;
     size_t added;
+    size_t replaced;         /* the slot the added block's address had, still live (an
+                                address allocated twice without a free: the older block
+                                stays counted, out of the map), SIZE_MAX when none */
     summary_point_t *points; /* the samples: memory grows with them, not the trace */
     size_t npoints, points_cap;
     summary_phase_t *phases;

@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,22 @@
  * its demangler is the one tools (eu-addr2line, heaptrack) use. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* A module's file opened, or the reason it could not be: the work of
+ * opening, apart from the store, so that the store's thread can do it
+ * ahead (symbols_prewarm) while the main thread goes on. */
+typedef struct opening_s {
+    const char *path, *name;   /* the module's (owned by the store; they do not move) */
+    uint64_t base, size;
+    int state;                 /* OPEN_QUEUED, _RUNNING, _DONE, _TAKEN (the caller's own) */
+    Dwfl *dwfl;                /* done: reported, its debug information loaded, or NULL */
+    Dwfl_Module *mod;          /* done: NULL when the file cannot be used */
+    bool warn;                 /* done, mod NULL: why says why, for a warning */
+    char why[384];
+    struct opening_s *next;    /* the queue of the store's thread */
+} opening_t;
+
+enum { OPEN_QUEUED, OPEN_RUNNING, OPEN_DONE, OPEN_TAKEN };
+
 struct symbols_module_s {
     char *path;
     const char *name;  /* the last part of path */
@@ -40,6 +57,16 @@ struct symbols_module_s {
     Dwfl *dwfl;
     Dwfl_Module *mod;
     addrmap_t cache;   /* address -> entry_t; usable once tried */
+    opening_t *ahead;  /* opening on the store's thread (symbols_prewarm), until tried */
+};
+
+/* The store's thread, opening modules ahead of their first lookup. */
+struct symbols_ahead_s {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;    /* a job queued or done, or stopping */
+    opening_t *head, *tail; /* queued jobs (and taken ones, skipped) */
+    bool stop;
 };
 
 /* A resolved address: its frames, innermost first. */
@@ -88,10 +115,18 @@ static void cache_free(addrmap_t *m)
     addrmap_fini(m);
 }
 
+static void ahead_stop(symbols_t *s);
+
 void symbols_fini(symbols_t *s)
 {
+    ahead_stop(s);
     for (size_t i = 0; i < s->nmodules; i++) {
         symbols_module_t *m = &s->modules[i];
+        if (m->ahead) { /* opened ahead (or queued) and never looked up */
+            if (m->ahead->state == OPEN_DONE && m->ahead->dwfl)
+                dwfl_end(m->ahead->dwfl);
+            free(m->ahead);
+        }
         if (m->tried)
             cache_free(&m->cache);
         if (m->dwfl)
@@ -135,7 +170,7 @@ int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t s
     return idx;
 }
 
-/* ---- opening a module ------------------------------------------------------- */
+/* ---- a module's file -------------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4)))
 static void warn(const symbols_t *s, const symbols_module_t *m, const char *fmt, ...)
@@ -188,66 +223,215 @@ out:
     return rc;
 }
 
-/* m's file reported to a Dwfl of its own; the Dwfl_Module, or NULL with a
- * warning.  fd is the file, open; it is the Dwfl's once reported. */
-static Dwfl_Module *module_report(symbols_t *s, symbols_module_t *m, int fd, uint64_t lo)
+/* Open job's file: a Dwfl of its own with the file reported at the
+ * recorded bias, and the debug information and symbol table its first
+ * lookup would load (libdw inflates compressed debug sections then: most
+ * of what a module costs); or, mod NULL, why not (a warning when
+ * job->warn).  It touches nothing but job, so that the store's thread can
+ * run it while the main thread goes on. */
+static void opening_run(opening_t *job)
 {
-    m->dwfl = dwfl_begin(&callbacks);
-    if (m->dwfl) {
-        dwfl_report_begin(m->dwfl);
+    job->dwfl = NULL;
+    job->mod = NULL;
+    job->warn = false;
+    /* A name without a slash is no file (linux-vdso.so.1): no warning. */
+    if (!strchr(job->path, '/'))
+        return;
+    uint64_t lo, hi;
+    int fd = modfile_open(job->path, job->why, sizeof job->why);
+    if (fd < 0 || elf_span(fd, &lo, &hi, job->why, sizeof job->why)) {
+        job->warn = true;
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if (hi - lo != job->size) {
+        snprintf(job->why, sizeof job->why, "it spans %" PRIu64 " bytes, the traced one %" PRIu64
+                 " (rebuilt since the trace?)", hi - lo, job->size);
+        job->warn = true;
+        close(fd);
+        return;
+    }
+    job->dwfl = dwfl_begin(&callbacks);
+    if (job->dwfl) {
+        dwfl_report_begin(job->dwfl);
         /* The bias is the recorded base less the lowest segment's address
          * (add_p_vaddr: elfutils adds the segments' own addresses).  The
          * file is given as fd, never by name: libdwfl would open the path
          * again, as it is now, blocking and whatever it is. */
-        m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, m->base - lo, true);
-        dwfl_report_end(m->dwfl, NULL, NULL);
+        job->mod = dwfl_report_elf(job->dwfl, job->name, job->path, fd, job->base - lo, true);
+        dwfl_report_end(job->dwfl, NULL, NULL);
     }
-    if (!m->mod) {
+    if (!job->mod) {
         /* On success dwfl_end closes fd; on failure it is still ours
          * (libdwfl closes a descriptor it was given only after inflating
          * a compressed file, and elf_span has just read this one as
          * plain ELF). */
         close(fd);
-        warn(s, m, "%s", m->dwfl ? dwfl_errmsg(-1) : "out of memory");
-        m->failed = true;
+        snprintf(job->why, sizeof job->why, "%s", job->dwfl ? dwfl_errmsg(-1) : "out of memory");
+        job->warn = true;
+        return;
     }
-    return m->mod;
+    Dwarf_Addr bias;
+    dwfl_module_getdwarf(job->mod, &bias); /* NULL without debug information: kept as such */
+    dwfl_module_getsymtab(job->mod);
 }
 
-/* The module's Dwfl_Module, opened on first use; NULL when it cannot be. */
+/* ---- opening ahead ------------------------------------------------------------ */
+
+/* The store's thread: runs queued jobs in order until told to stop
+ * (jobs still queued then are never run). */
+static void *ahead_main(void *arg)
+{
+    symbols_ahead_t *a = arg;
+    pthread_mutex_lock(&a->mu);
+    while (!a->stop) {
+        opening_t *job = a->head;
+        if (!job) {
+            pthread_cond_wait(&a->cv, &a->mu);
+            continue;
+        }
+        a->head = job->next;
+        if (!a->head)
+            a->tail = NULL;
+        job->state = OPEN_RUNNING;
+        pthread_mutex_unlock(&a->mu);
+        opening_run(job);
+        pthread_mutex_lock(&a->mu);
+        job->state = OPEN_DONE;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+/* The store's thread started; -1 when it cannot be (then nothing is
+ * opened ahead). */
+static int ahead_start(symbols_t *s)
+{
+    if (s->ahead_failed)
+        return -1;
+    symbols_ahead_t *a = calloc(1, sizeof *a);
+    if (!a) {
+        s->ahead_failed = true;
+        return -1;
+    }
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (pthread_create(&a->thread, NULL, ahead_main, a)) {
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        s->ahead_failed = true;
+        return -1;
+    }
+    s->ahead = a;
+    return 0;
+}
+
+/* Stop the store's thread (after the job it runs, if any) and join it. */
+static void ahead_stop(symbols_t *s)
+{
+    symbols_ahead_t *a = s->ahead;
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = true;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+    s->ahead = NULL;
+}
+
+/* job, queued on the store's thread, for the caller: run there (wait
+ * for it), or, when the thread has not started it, taken off the queue
+ * and run here. */
+static void ahead_claim(symbols_t *s, opening_t *job)
+{
+    symbols_ahead_t *a = s->ahead;
+    pthread_mutex_lock(&a->mu);
+    if (job->state == OPEN_QUEUED) {
+        opening_t **at = &a->head, *last = NULL;
+        while (*at != job) {
+            last = *at;
+            at = &(*at)->next;
+        }
+        *at = job->next;
+        if (a->tail == job)
+            a->tail = last;
+        job->state = OPEN_TAKEN;
+    }
+    while (job->state == OPEN_RUNNING)
+        pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    if (job->state == OPEN_TAKEN)
+        opening_run(job);
+}
+
+void symbols_prewarm(symbols_t *s, int32_t module)
+{
+    if (module < 0 || (size_t)module >= s->nmodules)
+        return;
+    symbols_module_t *m = &s->modules[module];
+    if (m->tried || m->ahead || !strchr(m->path, '/'))
+        return;
+    if (!s->ahead && ahead_start(s))
+        return;
+    opening_t *job = calloc(1, sizeof *job);
+    if (!job)
+        return;
+    *job = (opening_t){.path = m->path, .name = m->name, .base = m->base, .size = m->size,
+                       .state = OPEN_QUEUED};
+    symbols_ahead_t *a = s->ahead;
+    pthread_mutex_lock(&a->mu);
+    if (a->tail)
+        a->tail->next = job;
+    else
+        a->head = job;
+    a->tail = job;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    m->ahead = job;
+}
+
+/* ---- opening a module ------------------------------------------------------- */
+
+/* The module's Dwfl_Module, opened on first use (or taken from the
+ * store's thread, which may have opened it ahead); NULL when it cannot
+ * be.  A warning, if any, is printed here either way: at the module's
+ * first lookup, in the order of the lookups. */
 static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
 {
     if (m->tried)
         return m->mod;
     m->tried = true;
+    opening_t here, *job = m->ahead;
+    m->ahead = NULL;
+    if (job)
+        ahead_claim(s, job);
+    else {
+        here = (opening_t){.path = m->path, .name = m->name, .base = m->base, .size = m->size};
+        job = &here;
+        opening_run(job);
+    }
+    m->dwfl = job->dwfl;
+    m->mod = job->mod;
+    if (!m->mod) {
+        m->failed = true;
+        if (job->warn)
+            warn(s, m, "%s", job->why);
+    }
+    if (job != &here)
+        free(job);
     if (addrmap_init(&m->cache, 64)) {
         m->cache.slots = NULL; /* cache_free skips it */
         m->failed = true;
-        return NULL;
+        m->mod = NULL; /* the Dwfl stays m's, ended by symbols_fini */
     }
-    /* A name without a slash is no file (linux-vdso.so.1): no warning. */
-    if (!strchr(m->path, '/')) {
-        m->failed = true;
-        return NULL;
-    }
-    char why[256];
-    uint64_t lo, hi;
-    int fd = modfile_open(m->path, why, sizeof why);
-    if (fd < 0 || elf_span(fd, &lo, &hi, why, sizeof why)) {
-        warn(s, m, "%s", why);
-        m->failed = true;
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    if (hi - lo != m->size) {
-        warn(s, m, "it spans %" PRIu64 " bytes, the traced one %" PRIu64
-                   " (rebuilt since the trace?)", hi - lo, m->size);
-        m->failed = true;
-        close(fd);
-        return NULL;
-    }
-    return module_report(s, m, fd, lo);
+    return m->mod;
 }
 
 /* ---- resolving --------------------------------------------------------------- */

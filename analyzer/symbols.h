@@ -65,6 +65,7 @@ typedef struct symbols_frame_s {
 } symbols_frame_t;
 
 typedef struct symbols_module_s symbols_module_t;
+typedef struct symbols_ahead_s symbols_ahead_t;
 
 typedef struct symbols_s {
     symbols_module_t *modules; /* every module reported, by index */
@@ -73,6 +74,8 @@ typedef struct symbols_s {
     addrmap_t unmapped;        /* address -> resolved entry, for frames in no module */
     symbols_frame_t scratch;   /* what resolving returns when the host is out of memory */
     bool quiet;                /* no warnings on stderr (tests) */
+    symbols_ahead_t *ahead;    /* the thread opening modules ahead (symbols_prewarm), or NULL */
+    bool ahead_failed;         /* it could not be started: nothing is opened ahead */
 } symbols_t;
 
 /* 0, or -1 when the host is out of memory. */
@@ -89,6 +92,18 @@ int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t s
  * the second call for an address costs a hash lookup. */
 size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
                        const symbols_frame_t **frames);
+
+/* Start opening module (an index; anything else is ignored) on the
+ * store's own thread: its file, its debug information (inflating
+ * compressed debug sections is most of a module's cost) and its symbol
+ * table, so that its first symbols_resolve, later, finds them loaded.
+ * Only speed: what resolving returns and warns is the same, and a
+ * warning is still printed at the module's first symbols_resolve.
+ * Nothing when the module is opened or queued already, or when the
+ * thread cannot be had.  The store is still used from one thread: the
+ * caller's; symbols_fini stops the thread (a module not started is never
+ * opened). */
+void symbols_prewarm(symbols_t *s, int32_t module);
 
 /* How a frame prints: its function, else `module+0xoffset`, else
  * `0xaddress`.  Returns buf. */

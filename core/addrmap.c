@@ -59,8 +59,9 @@ void *addrmap_get(const addrmap_t *m, uint64_t key)
     return s ? s->value : NULL;
 }
 
-int addrmap_put(addrmap_t *m, uint64_t key, void *value)
+int addrmap_exchange(addrmap_t *m, uint64_t key, void *value, void **old)
 {
+    *old = NULL;
     if (!value)
         return -1; /* NULL marks empty slots: not storable */
     hashtab_t t = tab_of(m);
@@ -68,10 +69,18 @@ int addrmap_put(addrmap_t *m, uint64_t key, void *value)
     addrmap_slot_t *s = hashtab_put(&t, &addrmap_type, key, &found);
     if (!s)
         return -1;
+    if (found)
+        *old = s->value;
     s->key = key;
     s->value = value;
     tab_store(m, &t);
     return 0;
+}
+
+int addrmap_put(addrmap_t *m, uint64_t key, void *value)
+{
+    void *old;
+    return addrmap_exchange(m, key, value, &old);
 }
 
 void *addrmap_remove(addrmap_t *m, uint64_t key)

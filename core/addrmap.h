@@ -32,6 +32,9 @@ void *addrmap_get(const addrmap_t *m, uint64_t key);
 /* Insert or replace.  0, or -1 when value is NULL or growing the table
  * fails (nothing changed either way). */
 int addrmap_put(addrmap_t *m, uint64_t key, void *value);
+/* addrmap_put, saying what it replaced: *old is the key's value before,
+ * NULL when it had none (or on failure). */
+int addrmap_exchange(addrmap_t *m, uint64_t key, void *value, void **old);
 /* Remove key; returns its value or NULL when absent. */
 void *addrmap_remove(addrmap_t *m, uint64_t key);
 

@@ -3,6 +3,7 @@
  * strategy.  See device.h.
  */
 #include "core/device.h"
+#include "core/lines.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -79,7 +80,7 @@ static int build(const device_t *d, const strategy_ops_t *ops, pool_t *pool, voi
     int err = d->handles_only ? pool_init_handles_only(pool) : pool_init(pool);
     if (err)
         return err;
-    *state = calloc(1, ops->state_size ? ops->state_size : 1);
+    *state = lines_calloc(ops->state_size ? ops->state_size : 1);
     if (!*state) {
         pool_fini(pool);
         return POOL_EHOST;
@@ -88,7 +89,7 @@ static int build(const device_t *d, const strategy_ops_t *ops, pool_t *pool, voi
     if ((err = ops->init(*state, pool, &env))) {
         if (ops->fini)
             ops->fini(*state);
-        free(*state);
+        lines_free(*state);
         pool_fini(pool);
     }
     return err;
@@ -98,7 +99,7 @@ static void stop_strategy(device_t *d)
 {
     if (d->ops && d->ops->fini)
         d->ops->fini(d->state);
-    free(d->state);
+    lines_free(d->state);
     d->state = NULL;
     pool_fini(&d->pool);
 }
@@ -152,11 +153,11 @@ int device_create(const device_config_t *cfg, device_t **out, char *err, size_t 
                      granule);
         return POOL_EINVAL;
     }
-    device_t *d = calloc(1, sizeof *d);
-    device_stats_t *stats = calloc(strategy_count(), sizeof *stats);
+    device_t *d = lines_calloc(sizeof *d);
+    device_stats_t *stats = lines_calloc(strategy_count() * sizeof *stats);
     if (!d || !stats) {
-        free(d);
-        free(stats);
+        lines_free(d);
+        lines_free(stats);
         if (err)
             snprintf(err, errlen, "out of host memory");
         return POOL_EHOST;
@@ -173,8 +174,8 @@ int device_create(const device_config_t *cfg, device_t **out, char *err, size_t 
         if (err)
             snprintf(err, errlen, "cannot start strategy %s on a %" PRIu64 "-byte device: %s",
                      ops->name, cfg->total, pool_strerror(e));
-        free(stats);
-        free(d);
+        lines_free(stats);
+        lines_free(d);
         return e;
     }
     *out = d;
@@ -186,8 +187,8 @@ void device_destroy(device_t *d)
     if (!d)
         return;
     stop_strategy(d);
-    free(d->stats);
-    free(d);
+    lines_free(d->stats);
+    lines_free(d);
 }
 
 int device_id(const device_t *d) { return d->id; }

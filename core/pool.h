@@ -147,7 +147,10 @@ typedef struct pool_s {
     addrmap_t blocks;         /* every block by its start address (unless handles_only) */
     bool handles_only;        /* no address map: blocks are reached through their handles */
     block_chunk_t *chunks;    /* storage for block_t, freed at pool_fini */
-    block_t *spare;           /* unused block_t structs, linked through next */
+    size_t nchunks;
+    block_t *spare;           /* recycled block_t structs, linked through next */
+    block_t *fresh, *fresh_end; /* the newest chunk's structs never used yet: taken
+                                  from fresh when spare is empty */
     uint64_t next_segment_id;
     /* Totals, kept exact after every operation (pool_check verifies): */
     uint64_t segment_bytes;   /* sum of segment sizes */

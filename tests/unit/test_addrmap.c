@@ -129,6 +129,19 @@ START_TEST(test_put_get_replace_remove)
     EXPECT_PTR_EQ(addrmap_get(&m, 0), VAL(10));
     EXPECT_PTR_EQ(addrmap_get(&m, UINT64_MAX), VAL(20));
 
+    /* Exchange says what it replaced, NULL for a new key. */
+    void *old = VAL(99);
+    EXPECT_INT(addrmap_exchange(&m, 0, VAL(11), &old), ==, 0);
+    EXPECT_PTR_EQ(old, VAL(10));
+    EXPECT_INT(addrmap_exchange(&m, 7, VAL(7), &old), ==, 0);
+    EXPECT_NULL(old);
+    EXPECT_UINT(m.count, ==, 5);
+    EXPECT_PTR_EQ(addrmap_remove(&m, 7), VAL(7));
+    EXPECT_INT(addrmap_exchange(&m, 0, NULL, &old), ==, -1);
+    EXPECT_NULL(old);
+    EXPECT_INT(addrmap_exchange(&m, 0, VAL(10), &old), ==, 0);
+    EXPECT_PTR_EQ(old, VAL(11));
+
     /* Remove returns the current value, then the key is absent. */
     EXPECT_PTR_EQ(addrmap_remove(&m, 0), VAL(10));
     EXPECT_UINT(m.count, ==, 3);

@@ -1,6 +1,9 @@
 /* pool: segments, overlap checks, blocks and their primitives. */
 #include <check.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "core/lines.h"
 #include "core/pool.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/suites.h"
@@ -371,11 +374,65 @@ START_TEST(strerror_names)
 }
 END_TEST
 
+/* core/lines.h: memory on cache lines of its own, zeroed; segments
+ * (written at every operation) are made there. */
+START_TEST(lines_of_their_own)
+{
+    for (size_t size = 1; size <= 300; size += 37) {
+        unsigned char *a = lines_calloc(size), *b = lines_calloc(size);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_uint_eq((uintptr_t)a % LINES_SIZE, 0);
+        ck_assert_uint_eq((uintptr_t)b % LINES_SIZE, 0);
+        for (size_t i = 0; i < size; i++)
+            ck_assert_uint_eq(a[i] | b[i], 0);
+        /* no line holds bytes of both */
+        uintptr_t a_last = ((uintptr_t)a + size - 1) / LINES_SIZE;
+        uintptr_t b_last = ((uintptr_t)b + size - 1) / LINES_SIZE;
+        ck_assert((uintptr_t)a / LINES_SIZE > b_last || (uintptr_t)b / LINES_SIZE > a_last);
+        memset(a, 0xff, (size + LINES_SIZE - 1) / LINES_SIZE * LINES_SIZE); /* whole lines: ours */
+        lines_free(a);
+        lines_free(b);
+    }
+    lines_free(NULL);
+    ck_assert_ptr_null(lines_calloc(SIZE_MAX - 10));
+    pool_t p;
+    ck_assert_int_eq(pool_init_handles_only(&p), POOL_OK);
+    segment_t *s;
+    ck_assert_int_eq(pool_segment_create(&p, 0x10000, 4096, 0, 0, &s), POOL_OK);
+    ck_assert_uint_eq((uintptr_t)s % LINES_SIZE, 0);
+    pool_fini(&p);
+}
+END_TEST
+
+/* Block structs past a pool's first chunks come in huge-page chunks:
+ * each struct its own, aligned, all of them freed by pool_fini. */
+START_TEST(many_blocks_huge_chunks)
+{
+    pool_t p;
+    ck_assert_int_eq(pool_init(&p), POOL_OK);
+    enum { N = 40000 }; /* 3 chunks of 4096, then 2 MiB ones of 16383 */
+    static segment_t *seg[N];
+    for (uint64_t i = 0; i < N; i++)
+        ck_assert_int_eq(pool_segment_create(&p, 0x100000 + i * 64, 64, 0, 0, &seg[i]), POOL_OK);
+    ck_assert_uint_eq(p.nchunks, 5);
+    for (uint64_t i = 0; i < N; i++) {
+        ck_assert_uint_eq((uintptr_t)seg[i]->first % 64, 0);
+        ck_assert_ptr_eq(pool_block_at(&p, 0x100000 + i * 64), seg[i]->first);
+        if (i)
+            ck_assert_ptr_ne(seg[i]->first, seg[i - 1]->first);
+    }
+    pool_fini(&p);
+}
+END_TEST
+
 Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
     TCase *tc = tcase_create("pool");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, lines_of_their_own);
+    tcase_add_test(tc, many_blocks_huge_chunks);
     tcase_add_test(tc, segment_create_makes_one_free_block);
     tcase_add_test(tc, segment_create_rejects_bad_ranges);
     tcase_add_test(tc, overlap_kinds);

@@ -1,7 +1,14 @@
 /* replay: a trace's sequence through core/ gives exactly what driving core/ does. */
 #include <check.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "analyzer/options.h"
+#include "analyzer/process.h"
 #include "analyzer/replay.h"
 #include "core/rng.h"
 #include "tests/unit/helpers.h"
@@ -199,6 +206,192 @@ START_TEST(set_equals_driving_each_device)
 }
 END_TEST
 
+/* The calls by record (the caller keeping each address's record, as the
+ * analyzer does in the summary's blocks) replay exactly what the calls
+ * by address do: allocations at live addresses, unknown frees, reallocs,
+ * failures, through every strategy. */
+START_TEST(records_equal_addresses)
+{
+    size_t n = strategy_count();
+    replay_set_t *by_addr = replay_set_create(1), *by_rec = replay_set_create(1);
+    ck_assert_ptr_nonnull(by_addr);
+    ck_assert_ptr_nonnull(by_rec);
+    char err[256];
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(replay_set_add(by_addr, strategy_at(i)->name, 16 * MiB, err, sizeof err), 0);
+        ck_assert_int_eq(replay_set_add(by_rec, strategy_at(i)->name, 16 * MiB, err, sizeof err), 0);
+    }
+    enum { SLOTS = 700, OPS = 300000 }; /* past the batches in flight: records recycled */
+    static uint64_t addr[SLOTS];
+    static uint32_t rec[SLOTS];
+    memset(addr, 0, sizeof addr);
+    rng_t rng;
+    rng_seed(&rng, 77);
+    uint64_t next = 0x1000;
+    for (int op = 0; op < OPS; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        uint64_t size = rng_below(&rng, rng_below(&rng, 40) ? 4096 : 1 * MiB); /* 0 too */
+        uint64_t roll = rng_below(&rng, 100);
+        if (roll < 2) { /* never allocated: the caller has no record to free */
+            replay_set_free(by_addr, 0xdead0000 + (uint64_t)op * 16);
+        } else if (addr[k] && roll < 6) { /* allocated again at a live address */
+            replay_set_alloc(by_addr, addr[k], size, 16);
+            rec[k] = replay_set_alloc_rec(by_rec, rec[k], size, 16);
+        } else if (addr[k] && roll < 30) {
+            uint64_t a = roll < 10 ? addr[k] : (next += 0x10000); /* in place, or moved */
+            replay_set_realloc(by_addr, addr[k], a, size);
+            replay_set_free_rec(by_rec, rec[k]);
+            rec[k] = replay_set_alloc_rec(by_rec, REPLAY_NO_REC, size, 16);
+            addr[k] = a;
+        } else if (addr[k]) {
+            replay_set_free(by_addr, addr[k]);
+            replay_set_free_rec(by_rec, rec[k]);
+            addr[k] = 0;
+        } else {
+            uint64_t align = roll < 40 ? 512 : roll < 45 ? 3 : 16; /* 3: taken as 16 */
+            addr[k] = next += 0x10000;
+            replay_set_alloc(by_addr, addr[k], size, align);
+            rec[k] = replay_set_alloc_rec(by_rec, REPLAY_NO_REC, size, align);
+        }
+        if (op % 997 == 0) {
+            replay_set_mark(by_addr);
+            replay_set_mark(by_rec);
+        }
+    }
+    replay_result_t a[REPLAY_MAX_STRATEGIES], r[REPLAY_MAX_STRATEGIES];
+    replay_set_results(by_addr, a);
+    replay_set_results(by_rec, r);
+    uint64_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_eq(a[i].name, r[i].name);
+        ck_assert_uint_eq(a[i].requests, r[i].requests);
+        ck_assert_uint_eq(a[i].failed, r[i].failed);
+        ck_assert_uint_eq(a[i].frees, r[i].frees);
+        ck_assert_uint_eq(a[i].m.peak_footprint, r[i].m.peak_footprint);
+        ck_assert_uint_eq(a[i].m.peak_live_requested, r[i].m.peak_live_requested);
+        ck_assert_uint_eq(a[i].m.live_allocated, r[i].m.live_allocated);
+        ck_assert_uint_eq(a[i].m.live_blocks, r[i].m.live_blocks);
+        ck_assert_uint_eq(a[i].m.reserved, r[i].m.reserved);
+        ck_assert_uint_eq(a[i].m.largest_free, r[i].m.largest_free);
+        ck_assert_uint_eq(a[i].m.internal_at_peak, r[i].m.internal_at_peak);
+        ck_assert_uint_eq(a[i].m.free_at_peak, r[i].m.free_at_peak);
+        ck_assert_uint_eq(a[i].nseries, r[i].nseries);
+        for (size_t k = 0; k < a[i].nseries; k++)
+            ck_assert_uint_eq(a[i].series[k], r[i].series[k]);
+        failed += a[i].failed;
+        replay_result_free(&a[i]);
+        replay_result_free(&r[i]);
+    }
+    ck_assert_uint_gt(failed, 0);
+    ck_assert_uint_gt(a[0].requests, 20000);
+    replay_set_destroy(by_addr);
+    replay_set_destroy(by_rec);
+}
+END_TEST
+
+/* The analyzer's replay of a trace, which keeps each block's record in
+ * the summary's live blocks, gives what the replay by address gives:
+ * on a trace with addresses allocated twice, frees of addresses never
+ * allocated (or freed twice), reallocs in place, onto a live address
+ * and away, on a device small enough for requests to fail. */
+START_TEST(analyzer_equals_replay_by_address)
+{
+    char path[] = "/tmp/memsim-test-replay-XXXXXX.jsonl";
+    int fd = mkstemps(path, 6);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    const uint64_t dev = 64 * MiB;
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":3,"
+               "\"pid\":1,\"device_size\":%llu}\n{\"ev\":\"thread\",\"t\":0,\"tid\":1,\"index\":0}\n",
+            (unsigned long long)dev);
+    replay_set_t *ref = replay_set_create(0);
+    char err[256];
+    for (size_t i = 0; i < strategy_count(); i++)
+        ck_assert_int_eq(replay_set_add(ref, strategy_at(i)->name, dev, err, sizeof err), 0);
+    enum { SLOTS = 400, OPS = 40000 };
+    static uint64_t live[SLOTS];
+    memset(live, 0, sizeof live);
+    rng_t rng;
+    rng_seed(&rng, 99);
+    uint64_t next = 0x10000;
+    for (int op = 0; op < OPS; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        uint64_t size = rng_below(&rng, rng_below(&rng, 30) ? 3000 : 2 * MiB);
+        uint64_t roll = rng_below(&rng, 100);
+        if (roll < 2) {
+            uint64_t a = rng_below(&rng, 2) ? 0xdead0000 + (uint64_t)op * 16 : next; /* next: the newest block, live or not */
+            fprintf(f, "[\"f\",1,0,\"%llx\"]\n", (unsigned long long)a);
+            replay_set_free(ref, a);
+        } else if (live[k] && roll < 6) {
+            fprintf(f, "[\"a\",1,0,\"%llx\",%llu,0]\n", (unsigned long long)live[k],
+                    (unsigned long long)size);
+            replay_set_alloc(ref, live[k], size, 16);
+        } else if (live[k] && roll < 30) {
+            uint64_t a = roll < 12 ? live[k] : roll < 15 ? live[(k + 1) % SLOTS] : (next += 0x100);
+            if (!a)
+                a = next += 0x100;
+            fprintf(f, "[\"r\",1,0,\"%llx\",\"%llx\",%llu,0]\n", (unsigned long long)live[k],
+                    (unsigned long long)a, (unsigned long long)(size ? size : 1));
+            replay_set_realloc(ref, live[k], a, size ? size : 1);
+            live[k] = a;
+        } else if (live[k]) {
+            fprintf(f, "[\"f\",1,0,\"%llx\"]\n", (unsigned long long)live[k]);
+            replay_set_free(ref, live[k]);
+            live[k] = 0;
+        } else {
+            live[k] = next += 0x100;
+            fprintf(f, "[\"a\",1,0,\"%llx\",%llu,0]\n", (unsigned long long)live[k],
+                    (unsigned long long)size);
+            replay_set_alloc(ref, live[k], size, 16);
+        }
+    }
+    ck_assert_int_eq(fclose(f), 0);
+    replay_result_t want[REPLAY_MAX_STRATEGIES];
+    replay_set_results(ref, want);
+
+    analyze_opts_t o;
+    char *argv[] = {"memsim-analyze", "--no-progress", path, NULL};
+    optind = 0;
+    ck_assert_int_eq(options_parse(3, argv, &o), 0);
+    process_t *pr = calloc(1, sizeof *pr);
+    ck_assert_ptr_nonnull(pr);
+    fflush(stderr); /* the trace has no end record: one line about it, not shown */
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    int rc = process_analyze(pr, path, &o, NULL);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(null);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(pr->nresults, strategy_count());
+    uint64_t failed = 0;
+    for (size_t i = 0; i < strategy_count(); i++) {
+        const replay_result_t *got = NULL;
+        for (size_t k = 0; k < pr->nresults; k++)
+            if (!strcmp(pr->results[k].name, want[i].name))
+                got = &pr->results[k];
+        ck_assert_ptr_nonnull(got);
+        ck_assert_uint_eq(got->requests, want[i].requests);
+        ck_assert_uint_eq(got->failed, want[i].failed);
+        ck_assert_uint_eq(got->frees, want[i].frees);
+        ck_assert_uint_eq(got->m.peak_footprint, want[i].m.peak_footprint);
+        ck_assert_uint_eq(got->m.live_allocated, want[i].m.live_allocated);
+        ck_assert_uint_eq(got->m.live_blocks, want[i].m.live_blocks);
+        ck_assert_uint_eq(got->m.free_at_peak, want[i].m.free_at_peak);
+        failed += want[i].failed;
+        replay_result_free(&want[i]);
+    }
+    ck_assert_uint_gt(failed, 0);
+    process_fini(pr);
+    free(pr);
+    options_fini(&o);
+    replay_set_destroy(ref);
+    unlink(path);
+}
+END_TEST
+
 /* The footprint at its peak, split exactly: live requested bytes,
  * internal fragmentation (block bytes beyond the request) and free bytes
  * inside the footprint (external), on a known trace. */
@@ -356,6 +549,8 @@ Suite *replay_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
     tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
+    tcase_add_test(tc, records_equal_addresses);
+    tcase_add_test(tc, analyzer_equals_replay_by_address);
     tcase_add_test(tc, peak_splits_into_live_internal_and_free);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
     tcase_add_test(tc, map_at_the_peak);

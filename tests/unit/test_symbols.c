@@ -96,6 +96,8 @@ static const char *base_name(const char *path)
 
 /* ---- tests --------------------------------------------------------------------- */
 
+static int open_fds(void);
+
 START_TEST(function_file_and_line)
 {
     symbols_t store;
@@ -298,6 +300,92 @@ START_TEST(module_file_changed)
     ck_assert_int_eq(symbols_init(&store), 0);
     ck_assert_int_eq(stderr_lines(resolve_changed, &store), 1);
     symbols_fini(&store);
+}
+END_TEST
+
+/* ---- opening ahead (symbols_prewarm) ---------------------------------------- */
+
+/* Frames of a module opened ahead are those of one opened at its lookup,
+ * whether the store's thread has finished (waited for), is running or has
+ * not started the opening (resolved at once: taken back, or waited for). */
+static void check_probes(symbols_t *store, symbols_space_t *sp)
+{
+    uintptr_t ra = probe_call();
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(store, symbols_space_find(sp, ra), ra, &f), 1);
+    ck_assert_str_eq(f->function, "probe_call");
+    ck_assert_str_eq(base_name(f->file), "test_symbols.c");
+    ck_assert_int_eq(f->line, probe_line);
+    ra = outer_probe();
+    ck_assert_uint_eq(symbols_resolve(store, symbols_space_find(sp, ra), ra, &f), 2);
+    ck_assert_str_eq(f[0].function, "inlined_probe");
+    ck_assert_int_eq(f[0].line, inline_line);
+    ck_assert_str_eq(f[1].function, "outer_probe");
+    ck_assert_int_eq(f[1].line, outer_line);
+}
+
+START_TEST(prewarm_same_frames)
+{
+    for (int wait_ms = 0; wait_ms <= 300; wait_ms += 300) {
+        symbols_t store;
+        symbols_space_t sp;
+        self_space(&store, &sp);
+        int32_t m = symbols_space_find(&sp, probe_call());
+        ck_assert_int_ge(m, 0);
+        for (size_t i = 0; i < store.nmodules; i++) /* every other module first */
+            if ((int32_t)i != m)
+                symbols_prewarm(&store, (int32_t)i);
+        symbols_prewarm(&store, m);
+        symbols_prewarm(&store, m); /* twice: nothing more */
+        symbols_prewarm(&store, -1);
+        symbols_prewarm(&store, (int32_t)store.nmodules);
+        ck_assert_ptr_nonnull(store.ahead);
+        usleep((useconds_t)wait_ms * 1000);
+        check_probes(&store, &sp);
+        check_probes(&store, &sp);
+        symbols_space_fini(&sp);
+        symbols_fini(&store);
+    }
+}
+END_TEST
+
+static void prewarm_gone(symbols_t *s)
+{
+    int32_t m = symbols_module(s, "/nonexistent/dir/libgone.so.1", 0x7f0000000000, 0x10000);
+    symbols_prewarm(s, m);
+    symbols_prewarm(s, symbols_module(s, "linux-vdso.so.1", 0x7ff000000000, 0x2000));
+    usleep(100 * 1000); /* long enough for the thread to have tried */
+}
+
+START_TEST(prewarm_warns_at_lookup)
+{
+    /* The warning of a module that cannot be opened comes at its first
+     * lookup, as without opening ahead, never from the store's thread. */
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    ck_assert_int_eq(stderr_lines(prewarm_gone, &store), 0);
+    ck_assert_int_eq(stderr_lines(resolve_gone, &store), 1);
+    symbols_fini(&store);
+}
+END_TEST
+
+START_TEST(prewarm_never_resolved)
+{
+    /* Opened ahead or still queued, never looked up: ended by symbols_fini,
+     * no descriptor left open (ASan's leak check sees the rest). */
+    int before = open_fds();
+    for (int wait_ms = 0; wait_ms <= 300; wait_ms += 300) {
+        symbols_t store;
+        symbols_space_t sp;
+        self_space(&store, &sp);
+        for (size_t i = 0; i < store.nmodules; i++)
+            symbols_prewarm(&store, (int32_t)i);
+        usleep((useconds_t)wait_ms * 1000);
+        symbols_space_fini(&sp);
+        symbols_fini(&store);
+        ck_assert_ptr_null(store.ahead);
+    }
+    ck_assert_int_eq(open_fds(), before);
 }
 END_TEST
 
@@ -618,6 +706,9 @@ Suite *symbols_suite(void)
     tcase_add_test(tc, no_module);
     tcase_add_test(tc, module_file_gone);
     tcase_add_test(tc, module_file_changed);
+    tcase_add_test(tc, prewarm_same_frames);
+    tcase_add_test(tc, prewarm_warns_at_lookup);
+    tcase_add_test(tc, prewarm_never_resolved);
     tcase_add_test(tc, modules_are_keyed_by_path_base_and_size);
     tcase_add_test(tc, space_overlaps_and_unloads);
     suite_add_tcase(s, tc);
