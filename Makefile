@@ -255,7 +255,7 @@ bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENC
 bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
-	$(Q)sh bench/analyze.sh $(BUILD) 100000 200000 1
+	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
 
 # The strategy study (issue 14): real programs traced, replayed through
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.

@@ -20,12 +20,17 @@
 # /proc while the analyzer runs.  About 30 s; scratch traces of up to
 # 150 MB at once under $TMPDIR (compressed traces; zstd for counting their records).
 #
+#   real    the same on lua5.4's recording of bench/real/tables.lua
+#           (BENCH_ANALYZE_LUA_N steps, 500,000: 6.8 million records, a
+#           million live blocks), when lua5.4 and heaptrack are installed
+#
 #   sh bench/analyze.sh [BUILD] [SPEED_OPS] [RSS_OPS] [REPS]
 set -eu
 BUILD=${1:-build}
 SPEED_OPS=${2:-2500000}
 RSS_OPS=${3:-5000000}
 REPS=${4:-3}
+LUA_N=${BENCH_ANALYZE_LUA_N:-500000}
 PROG=$BUILD/programs/alloc_heavy
 ANALYZE=$BUILD/memsim-analyze
 LIB=$(cd "$BUILD" && pwd)/libmemsim.so
@@ -116,6 +121,29 @@ else
     echo "(heaptrack is not installed: apt-get install heaptrack for the comparison)"
 fi
 rm -rf "$OUT/speed" "$OUT"/ht*
+
+# The same on a real program's recording (many live blocks, reallocs,
+# mixed sizes): lua5.4 tables.lua LUA_N (bench/real/), when lua5.4 is
+# installed.  alloc_heavy's 1,024 live blocks keep every strategy's
+# structures in a core's cache; a million live blocks do not.
+LUA=$(command -v lua5.4 2>/dev/null || true)
+if [ -n "$LUA" ] && [ "$hw" != - ]; then
+    HERE=$(cd "$(dirname "$0")" && pwd)
+    mkdir -p "$OUT/lua"
+    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT/lua" MEMSIM_STRATEGY=none "$LUA" "$HERE/real/tables.lua" "$LUA_N" >/dev/null
+    LT=$(ls "$OUT"/lua/*.jsonl.zst)
+    records=$(lines "$LT")
+    heaptrack -o "$OUT/htl" "$LUA" "$HERE/real/tables.lua" "$LUA_N" >/dev/null 2>&1
+    h=$(best heaptrack_print "$OUT/htl.zst")
+    hw=$(echo "$h" | cut -d' ' -f1)
+    echo "on lua5.4 tables.lua $LUA_N: $records records ($(mbytes "$LT") MB compressed); median of $REPS runs"
+    line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$LT")"
+    line "memsim-analyze (6 strategies)" "$(best "$ANALYZE" "$LT")"
+    echo "$h" | awk '{ printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024 }'
+    rm -rf "$OUT/lua" "$OUT"/htl*
+else
+    echo "(lua5.4 or heaptrack is not installed: no real program's recording analyzed)"
+fi
 
 T=$(record "$RSS_OPS" "$OUT/rss")
 records10=$(lines "$T")
