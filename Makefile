@@ -180,7 +180,7 @@ $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 
 $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc \
+	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
 		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE) \
 		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
 		-ldl -lpthread -lm

@@ -3,31 +3,17 @@
  */
 #include "core/hashtab.h"
 
-#define HASHTAB_LINE 64
-
 #include <stdlib.h>
 #include <string.h>
 
-/* A table of the host's allocator, zeroed and aligned to a cache line:
- * calloc's blocks are 16-byte aligned (a large one lies 16 bytes past a
- * page), which puts every other 32-byte slot across two lines. */
-static void *table_calloc(size_t bytes)
-{
-    size_t rounded = (bytes + HASHTAB_LINE - 1) & ~(size_t)(HASHTAB_LINE - 1);
-    if (rounded < bytes)
-        return NULL;
-    void *p = aligned_alloc(HASHTAB_LINE, rounded);
-    if (p)
-        memset(p, 0, rounded);
-    return p;
-}
+#include "core/lines.h"
 
 int hashtab_table_alloc(hashtab_t *t, const hashtab_type_t *ty, size_t capacity)
 {
     if (capacity > SIZE_MAX / ty->slot_size)
         return -1;
     size_t bytes = capacity * ty->slot_size;
-    void *slots = ty->mem ? ty->mem->alloc(bytes, ty->mem->ctx) : table_calloc(bytes);
+    void *slots = ty->mem ? ty->mem->alloc(bytes, ty->mem->ctx) : lines_calloc(bytes);
     if (!slots)
         return -1;
     t->slots = slots;
@@ -44,7 +30,7 @@ void hashtab_table_free(const hashtab_type_t *ty, void *slots, size_t capacity)
     if (ty->mem)
         ty->mem->free(slots, capacity * ty->slot_size, ty->mem->ctx);
     else
-        free(slots);
+        lines_free(slots);
 }
 
 int hashtab_init(hashtab_t *t, const hashtab_type_t *ty, size_t hint)

@@ -53,7 +53,8 @@ typedef struct hashtab_type_s {
     size_t slot_size;           /* bytes per slot */
     size_t key_off;             /* offset of the uint64_t key word */
     size_t mark_off;            /* offset of the 8-byte mark word (0: empty) */
-    const hashtab_alloc_t *mem; /* NULL: aligned_alloc (a cache line) and free */
+    const hashtab_alloc_t *mem; /* NULL: lines_calloc and lines_free (core/lines.h:
+                                   slots never straddle a line needlessly) */
 } hashtab_type_t;
 
 typedef struct hashtab_s {

@@ -47,10 +47,10 @@ void clock_init(bool tsc);
  * before) and starts its rate over from the new pair; the events read
  * across the jump are placed at that pair, never after the moment they
  * are converted nor before the event converted before them.  Any other
- * clocksource (hpet, acpi_pm: the kernel
- * found the TSC unstable) keeps events on CLOCK_MONOTONIC.  It opens a
- * file in /sys: not on a thread of the traced program's, whose
- * descriptors it would take (preload/launch.c asks from its own table). */
+ * clocksource (hpet, acpi_pm: the kernel found the TSC unstable) keeps
+ * events on CLOCK_MONOTONIC.  It opens a file in /sys: not on a thread
+ * of the traced program's, whose descriptors it would take
+ * (preload/launch.c asks from its own table). */
 bool clock_tsc_usable(void);
 
 /* The rule of clock_tsc_usable, for the kernel's clocksource as

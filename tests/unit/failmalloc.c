@@ -6,11 +6,9 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t align, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
-void *__wrap_aligned_alloc(size_t align, size_t n);
 
 static long countdown; /* 0: disarmed */
 static bool fired;
@@ -39,7 +37,3 @@ static bool should_fail(void)
 void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t k, size_t n) { return should_fail() ? NULL : __real_calloc(k, n); }
 void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t align, size_t n)
-{
-    return should_fail() ? NULL : __real_aligned_alloc(align, n);
-}

@@ -1,10 +1,9 @@
 /*
  * failmalloc: make one host allocation fail on purpose (SQLite's
  * out-of-memory loop).  The unit runner is linked with
- * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,
- * so every call from memsim's code (and Check's) goes through here.  Arm
- * it only around the code under test; call no Check assertion while it
- * is armed.
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so every call from
+ * memsim's code (and Check's) goes through here.  Arm it only around the
+ * code under test; call no Check assertion while it is armed.
  */
 #ifndef MEMSIM_TESTS_UNIT_FAILMALLOC_H
 #define MEMSIM_TESTS_UNIT_FAILMALLOC_H
