@@ -15,12 +15,12 @@ int summary_init(summary_t *s)
     memset(s, 0, sizeof *s);
     s->end_status = -1;
     s->added = s->replaced = SIZE_MAX;
-    return addrmap_init(&s->live, 1024);
+    return radixmap_init(&s->live);
 }
 
 void summary_fini(summary_t *s)
 {
-    addrmap_fini(&s->live);
+    radixmap_fini(&s->live);
     free(s->blocks);
     free(s->points);
     free(s->phases);
@@ -60,15 +60,16 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
     if (slot != SIZE_MAX) {
         s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX};
         /* An address allocated again without a free (a broken trace)
-         * leaves its first block's slot, and bytes, counted. */
-        void *old;
-        if (addrmap_exchange(&s->live, addr, (void *)(uintptr_t)(slot + 1), &old)) {
+         * leaves its first block's slot, and bytes, counted.  The map
+         * holds slot + 1 in 32 bits: a slot beyond is not tracked. */
+        uint32_t old;
+        if (slot >= UINT32_MAX || radixmap_exchange(&s->live, addr, (uint32_t)(slot + 1), &old)) {
             s->blocks[slot].tag = s->free_slot;
             s->free_slot = slot + 1;
         } else {
             s->added = slot;
             if (old)
-                s->replaced = (size_t)(uintptr_t)old - 1;
+                s->replaced = (size_t)old - 1;
         }
     }
     s->heap += size;
@@ -81,10 +82,10 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
 /* Remove addr; false when it was not live. */
 static bool live_remove(summary_t *s, uint64_t addr)
 {
-    void *v = addrmap_remove(&s->live, addr);
+    uint32_t v = radixmap_remove(&s->live, addr);
     if (!v)
         return false;
-    size_t slot = (size_t)(uintptr_t)v - 1;
+    size_t slot = (size_t)v - 1;
     s->freed = s->blocks[slot];
     s->has_freed = true;
     s->heap -= s->freed.size;

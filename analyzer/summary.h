@@ -2,7 +2,7 @@
  * summary: the headline figures of one trace, computed in one pass.
  *
  * Memory grows with the live allocations only: a map from address to
- * size, so leaks are what is left at the end.  Definitions:
+ * size (core/radixmap), so leaks are what is left at the end.  Definitions:
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
  *   peak heap    the most requested bytes live at once, and when
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "analyzer/reader.h"
-#include "core/addrmap.h"
+#include "core/radixmap.h"
 
 /* One sample, as the findings read it. */
 typedef struct summary_point_s {
@@ -73,7 +73,7 @@ typedef struct summary_s {
     uint64_t samples;
     uint64_t unknown_frees;  /* frees of blocks the trace never allocated */
     uint64_t leaked_bytes, leaked_allocations; /* set by summary_finish */
-    addrmap_t live;          /* address -> slot in blocks + 1 */
+    radixmap_t live;         /* address -> slot in blocks + 1 */
     summary_block_t *blocks; /* the live blocks (and free slots) */
     size_t nblocks, blocks_cap, free_slot; /* free_slot: first free + 1, 0: none */
     /* What the last summary_add did to the live blocks (for a companion):

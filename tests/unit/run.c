@@ -10,7 +10,7 @@
 int main(void)
 {
     Suite *(*const suites[])(void) = {
-        tree_suite,     hashtab_suite,  addrmap_suite,  pool_suite,     strategy_suite, buddy_suite,
+        tree_suite,     hashtab_suite,  addrmap_suite,  radixmap_suite, pool_suite,     strategy_suite, buddy_suite,
         caching_suite,  device_suite,   workload_suite, units_suite,
         jsonw_suite,
         config_suite,
