@@ -45,7 +45,7 @@ static int sites_on_init(process_t *pr)
 }
 
 /* One line for a problem sites_add found, the first of its kind in the trace. */
-static void site_problem(process_t *pr, int rc)
+static void site_problem(process_t *pr, int rc, long line)
 {
     unsigned bit = 1u << -rc;
     if (pr->site_problems & bit)
@@ -76,7 +76,7 @@ static void site_problem(process_t *pr, int rc)
                                     "skipped");
         break;
     }
-    escape_line(stderr, "%s: %s:%ld: %s", ANALYZE_CMD, pr->path, pr->r.lineno, what);
+    escape_line(stderr, "%s: %s:%ld: %s", ANALYZE_CMD, pr->path, line, what);
 }
 
 static void sites_on_event(process_t *pr, const event_t *e)
@@ -85,7 +85,7 @@ static void sites_on_event(process_t *pr, const event_t *e)
         return;
     int rc = sites_add_with(&pr->sites, e, &pr->s);
     if (rc)
-        site_problem(pr, rc);
+        site_problem(pr, rc, e->line);
 }
 
 static void sites_on_finish(process_t *pr)

@@ -66,15 +66,42 @@ int process_analyze(process_t *pr, const char *path, const analyze_opts_t *o, sy
     progress_begin(&prog, o->progress, pr->path,
                    under && fstat(fileno(under), &st) == 0 && S_ISREG(st.st_mode)
                        ? (uint64_t)st.st_size : 0);
+    /* Records are read AHEAD of the one the consumers take, so that the
+     * summary can start loading the live blocks they touch (see
+     * summary_prefetch_slots): in two steps, at AHEAD and at AHEAD / 2.
+     * A record with a JSON object ends the window until it is taken: the
+     * reader's next read frees the object. */
+    enum { AHEAD = 16 };
+    event_t win[AHEAD];
+    size_t head = 0, n = 1;
+    bool more = true;
+    win[0] = e;
     uint64_t records = 0;
-    do {
+    for (;;) {
+        if (!n) { /* after a record with a JSON object */
+            if (!more || !(more = reader_next(&pr->r, &win[head])))
+                break;
+            summary_prefetch_slots(&pr->s, &win[head]);
+            n = 1;
+        }
+        while (more && n < AHEAD && !win[(head + n - 1) % AHEAD].json) {
+            event_t *next = &win[(head + n) % AHEAD];
+            if (!(more = reader_next(&pr->r, next)))
+                break;
+            summary_prefetch_slots(&pr->s, next);
+            n++;
+        }
+        if (n > AHEAD / 2)
+            summary_prefetch_block(&pr->s, &win[(head + AHEAD / 2) % AHEAD]);
         if ((++records & 0xffff) == 0) {
             off_t at = under ? ftello(under) : 0;
             progress_update(&prog, at > 0 ? (uint64_t)at : 0, records);
         }
         for (size_t i = 0; i < nconsumers; i++)
-            consumers[i]->event(pr, &e);
-    } while (reader_next(&pr->r, &e));
+            consumers[i]->event(pr, &win[head]);
+        head = (head + 1) % AHEAD;
+        n--;
+    }
     progress_end(&prog);
     for (size_t i = 0; i < nconsumers; i++)
         consumers[i]->finish(pr);

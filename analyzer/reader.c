@@ -783,7 +783,7 @@ static void end_of_input(reader_t *r)
     }
 }
 
-int reader_next(reader_t *r, event_t *e)
+static int next_record(reader_t *r, event_t *e)
 {
     for (;;) {
         json_decref(r->obj);
@@ -885,4 +885,12 @@ int reader_next(reader_t *r, event_t *e)
         e->json = r->obj;
         return 1;
     }
+}
+
+int reader_next(reader_t *r, event_t *e)
+{
+    int got = next_record(r, e);
+    if (got)
+        e->line = r->lineno;
+    return got;
 }

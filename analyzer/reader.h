@@ -71,6 +71,7 @@ typedef struct event_s {
     uint64_t rss, hwm, tree_rss;
     uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;
     const json_t *json;  /* the whole record, valid until the next read */
+    long line;           /* the record's line in the trace */
 } event_t;
 
 /* Bytes read at a time: lines are parsed where they lie in the buffer.

@@ -22,6 +22,7 @@ void summary_fini(summary_t *s)
 {
     radixmap_fini(&s->live);
     free(s->blocks);
+    free(s->free);
     free(s->points);
     free(s->phases);
 }
@@ -49,10 +50,14 @@ const char *summary_phase_at(const summary_t *s, uint64_t t)
 static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
 {
     size_t slot;
-    if (s->free_slot) {
-        slot = s->free_slot - 1;
-        s->free_slot = (size_t)s->blocks[slot].tag;
-    } else if (room((void **)&s->blocks, &s->blocks_cap, s->nblocks, sizeof *s->blocks)) {
+    if (s->nfree) {
+        slot = s->free[--s->nfree];
+        /* The slots of the next allocations: a freed block's slot is
+         * cold by the time it is taken again. */
+        if (s->nfree >= 4)
+            __builtin_prefetch(&s->blocks[s->free[s->nfree - 4]], 1);
+    } else if (room((void **)&s->blocks, &s->blocks_cap, s->nblocks, sizeof *s->blocks) &&
+               room((void **)&s->free, &s->free_cap, s->nblocks, sizeof *s->free)) {
         slot = s->nblocks++;
     } else {
         slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
@@ -64,8 +69,7 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
          * holds slot + 1 in 32 bits: a slot beyond is not tracked. */
         uint32_t old;
         if (slot >= UINT32_MAX || radixmap_exchange(&s->live, addr, (uint32_t)(slot + 1), &old)) {
-            s->blocks[slot].tag = s->free_slot;
-            s->free_slot = slot + 1;
+            s->free[s->nfree++] = slot; /* its room was made when it was taken */
         } else {
             s->added = slot;
             if (old)
@@ -89,8 +93,7 @@ static bool live_remove(summary_t *s, uint64_t addr)
     s->freed = s->blocks[slot];
     s->has_freed = true;
     s->heap -= s->freed.size;
-    s->blocks[slot].tag = s->free_slot;
-    s->free_slot = slot + 1;
+    s->free[s->nfree++] = slot; /* room: as many as there are blocks */
     return true;
 }
 
@@ -109,6 +112,22 @@ static void allocated_now(summary_t *s, const event_t *e)
     s->last_was_alloc = true;
     s->last_size = e->size;
     s->last_stack = e->stack;
+}
+
+void summary_prefetch_slots(const summary_t *s, const event_t *e)
+{
+    if (e->type == EV_ALLOC || e->type == EV_FREE || e->type == EV_REALLOC)
+        radixmap_prefetch(&s->live, e->addr);
+    if (e->type == EV_REALLOC)
+        radixmap_prefetch(&s->live, e->old_addr);
+}
+
+void summary_prefetch_block(const summary_t *s, const event_t *e)
+{
+    uint64_t addr = e->type == EV_FREE ? e->addr : e->type == EV_REALLOC ? e->old_addr : 0;
+    uint32_t v = addr ? radixmap_get(&s->live, addr) : 0;
+    if (v && v - 1 < s->nblocks)
+        __builtin_prefetch(&s->blocks[v - 1], 1);
 }
 
 summary_block_t *summary_added(summary_t *s)

@@ -41,6 +41,16 @@ uint32_t radixmap_get(const radixmap_t *m, uint64_t key)
     return leaf ? *radixmap_slot_(leaf, key) : 0;
 }
 
+void radixmap_prefetch(const radixmap_t *m, uint64_t key)
+{
+    if (key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1))
+        return;
+    uint64_t page = key >> RADIXMAP_LEAF_SHIFT;
+    radixmap_leaf_t *leaf = page + 1 == m->last_page ? m->last : addrmap_get(&m->dir, page);
+    if (leaf)
+        __builtin_prefetch(radixmap_slot_(leaf, key), 1);
+}
+
 radixmap_leaf_t *radixmap_leaf_slow(radixmap_t *m, uint64_t page, bool make)
 {
     radixmap_leaf_t *leaf = addrmap_get(&m->dir, page);

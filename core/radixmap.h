@@ -124,13 +124,10 @@ static inline uint32_t radixmap_remove(radixmap_t *m, uint64_t key)
     return v;
 }
 
-/* Start loading key's slot, when its leaf is the last one found (a
- * caller that knows its next keys). */
-static inline void radixmap_prefetch(const radixmap_t *m, uint64_t key)
-{
-    if ((key >> RADIXMAP_LEAF_SHIFT) + 1 == m->last_page)
-        __builtin_prefetch(radixmap_slot_(m->last, key), 1);
-}
+/* Start loading key's slot, to be written, when it has a leaf: for a
+ * caller that knows its next keys (a map far larger than the caches
+ * misses on most of them).  No effect on the map. */
+void radixmap_prefetch(const radixmap_t *m, uint64_t key);
 
 /* The invariants: every leaf's count is its slots in use, count is
  * their sum plus the odd keys, no leaf in the directory is empty, and
