@@ -9,16 +9,18 @@
  * addresses one after another and programs free them in runs (a garbage
  * collector's sweep, a container torn down).  Here an address's slot is
  * next to its neighbours' slots: one 4-byte slot for every 8 bytes of
- * address space, in leaves of RADIXMAP_LEAF_BYTES of addresses (32 KiB
- * of slots each, zeroed lazily by the host's calloc, so pages of a leaf
- * that no address uses take no memory).  A directory (core/addrmap)
+ * address space, in leaves of RADIXMAP_LEAF_BYTES of addresses (8 KiB
+ * of slots each, from the host's calloc).  A directory (core/addrmap)
  * finds the leaf of an address, and the last leaf found is kept, so
  * runs of nearby addresses skip it.
  *
- * Memory: half of the address span the live keys cover, rounded to the
- * pages touched; a leaf is given back when its last key goes (up to
- * RADIXMAP_SPARES empty ones are kept for reuse: they are zero already),
- * so the map's memory follows the live keys, not their history.
+ * Memory: half of the address span the live keys cover, in whole
+ * leaves; a key alone in its 16 KiB of addresses (a large block, mapped
+ * on its own) costs a leaf.  On lua5.4's recording of a million live
+ * blocks, 64 KiB leaves were no faster than these.  A leaf is given back
+ * when its last key goes (up to RADIXMAP_SPARES empty ones are kept for
+ * reuse: they are zero already), so the map's memory follows the live
+ * keys, not their history.
  *
  * Keys that are not a multiple of 8 (no allocator hands those out; a
  * broken trace may hold them) go to a hash map of their own, with the
@@ -34,7 +36,7 @@
 #include "core/addrmap.h"
 
 #define RADIXMAP_GRAIN_SHIFT 3  /* a slot per 8 bytes of addresses */
-#define RADIXMAP_LEAF_SHIFT 16  /* a leaf per 64 KiB of addresses */
+#define RADIXMAP_LEAF_SHIFT 14  /* a leaf per 16 KiB of addresses */
 #define RADIXMAP_LEAF_BYTES ((uint64_t)1 << RADIXMAP_LEAF_SHIFT)
 #define RADIXMAP_LEAF_SLOTS (1u << (RADIXMAP_LEAF_SHIFT - RADIXMAP_GRAIN_SHIFT))
 #define RADIXMAP_SPARES 64
