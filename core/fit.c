@@ -534,6 +534,34 @@ block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t fro
     return fit_lower(own, any);
 }
 
+/* The first block of tag at or after `at` (in tag's tree) with need
+ * bytes: what first_indexed gives from at->addr, whose key is at's. */
+static inline block_t *first_indexed_at(const fit_index_t *ix, int64_t tag, const block_t *at,
+                                        uint64_t need)
+{
+    const fit_tag_t *t = &ix->tag[at->idx_tag];
+    CHECK(ix->order == FIT_BY_ADDR && !t->bins && at->stream == tag && at != ix->top);
+    (void)t;
+    block_t *b = fit_block(tree_find_fit_from(&at->idx.node, need));
+    return b && b->stream == tag ? b : NULL; /* the shared tree holds other streams after */
+}
+
+block_t *fit_first_of_either_at(const fit_index_t *ix, int64_t stream, const block_t *at,
+                                uint64_t need)
+{
+    block_t *own, *any;
+    if (at->stream == stream) {
+        own = first_indexed_at(ix, stream, at, need);
+        any = first_indexed(ix, POOL_STREAM_ANY, at->addr, need);
+    } else {
+        own = first_indexed(ix, stream, at->addr, need);
+        any = first_indexed_at(ix, POOL_STREAM_ANY, at, need);
+    }
+    if (!any && (any = top_for(ix, POOL_STREAM_ANY, need)) && any->addr < at->addr)
+        any = NULL;
+    return fit_lower(own, any);
+}
+
 /* ---- carving and coalescing ------------------------------------------------------- */
 
 int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *req,
