@@ -473,6 +473,8 @@ static block_t *worst_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
         block_t *top = t->largest.root; /* the largest, lowest address among equals */
         return top && top->size >= need ? top : NULL;
     }
+    if (!t->tree.root)
+        return NULL; /* (pristine memory without a tag: the shared tree, usually empty) */
     tree_node_t *n;
     if (t != SHARED(ix)) {
         n = tree_last(&t->tree); /* the tag's own tree: its largest block is last */

@@ -590,6 +590,49 @@ START_TEST(next_fit_searches_from_the_block_at_its_rover)
 }
 END_TEST
 
+/* Streams beyond the fit index's own tags (FIT_TAGS) share one tree
+ * (core/fit.h), and so does pristine memory once they are all taken:
+ * with twelve streams every fit strategy still chooses what a scan of
+ * every block chooses (fit_by_hand), at every allocation. */
+START_TEST(fit_choices_hold_beyond_the_tags)
+{
+    if (is(_i, "buddy") || is(_i, "caching"))
+        return;
+    device_t *d = test_device(name_of(_i), 4 * MiB);
+    rng_t rng;
+    rng_seed(&rng, 0x7a95u + (uint64_t)_i);
+    enum { SLOTS = 96 };
+    uint64_t live[SLOTS] = {0};
+    uint64_t rover = device_base(d);
+    for (int op = 0; op < 20000; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        if (live[k]) {
+            test_free(d, live[k]);
+            live[k] = 0;
+            continue;
+        }
+        uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 4) ? 300 : 12000);
+        uint64_t align = rng_below(&rng, 6) ? 16 : 128;
+        int64_t stream = (int64_t)rng_below(&rng, 12) * 7; /* past FIT_SMALL_STREAMS too */
+        uint64_t want = placed_by_hand(_i, d, size, align, stream, rover);
+        device_result_t r;
+        int rc = device_alloc(d, size, align, stream, &r);
+        REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
+                "op %d: %s put %llu bytes of stream %lld at 0x%llx, by hand 0x%llx", op,
+                name_of(_i), (unsigned long long)size, (long long)stream,
+                rc == POOL_OK ? (unsigned long long)r.addr : 0ull, (unsigned long long)want);
+        if (rc != POOL_OK)
+            continue;
+        live[k] = r.addr;
+        rover = r.addr + r.size;
+        if (op % 256 == 0)
+            ck_assert_device_ok(d);
+    }
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
 Suite *strategy_suite(void)
 {
     Suite *s = suite_create("strategy");
@@ -612,6 +655,7 @@ Suite *strategy_suite(void)
     TCase *rnd = tcase_create("randomized");
     tcase_set_timeout(rnd, 600);
     tcase_add_loop_test(rnd, random_operations_keep_every_invariant, 0, n);
+    tcase_add_loop_test(rnd, fit_choices_hold_beyond_the_tags, 0, n);
     suite_add_tcase(s, rnd);
     return s;
 }
