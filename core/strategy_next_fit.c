@@ -42,6 +42,8 @@ static block_t *select_next(const fit_state_t *st, const strategy_request_t *req
         b = NULL; /* nothing but the top from the rover on: wrap (the top, if it
                      fits, is what the wrapped search gives last) */
     } else if (at->stream == req->stream || at->stream == POOL_STREAM_ANY) {
+        if (at->size >= need)
+            return (block_t *)at; /* nothing the search may take lies below the rover */
         b = fit_first_of_either_at(&st->ix, req->stream, at, need);
     } else {
         b = first_from(st, req, st->rover, need);
