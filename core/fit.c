@@ -636,6 +636,15 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     return POOL_OK;
 }
 
+/* pool_blocks_mergeable for free block b and its neighbour x (or NULL):
+ * the links and b's state go without saying here. */
+static inline bool merges_with(const block_t *b, const block_t *x)
+{
+    return x && block_is_free(x) &&
+           (x->stream == b->stream || x->stream == POOL_STREAM_ANY ||
+            b->stream == POOL_STREAM_ANY);
+}
+
 block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
 {
     /* A neighbour that merges leaves the index, except the first one
@@ -650,13 +659,15 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
      * neither side merges (at most three merges in all). */
     for (;;) {
         block_t *x;
-        bool low = pool_blocks_mergeable(b->prev, b);
+        CHECK(block_is_free(b));
+        bool low = merges_with(b, b->prev);
         if (low)
             x = b->prev;
-        else if (pool_blocks_mergeable(b, b->next))
+        else if (merges_with(b, b->next))
             x = b->next;
         else
             break;
+        CHECK(low ? pool_blocks_mergeable(x, b) : pool_blocks_mergeable(b, x));
         place_t at = x == ix->top ? (place_t){0} : place_now(ix, x);
         if (x == ix->top) {
             ix->top = NULL; /* b becomes the top: below */
