@@ -473,6 +473,8 @@ static block_t *worst_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
         block_t *top = t->largest.root; /* the largest, lowest address among equals */
         return top && top->size >= need ? top : NULL;
     }
+    if (!t->tree.root)
+        return NULL; /* (pristine memory without a tag: the shared tree, usually empty) */
     tree_node_t *n;
     if (t != SHARED(ix)) {
         n = tree_last(&t->tree); /* the tag's own tree: its largest block is last */
@@ -530,6 +532,34 @@ block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t fro
     block_t *own = first_indexed(ix, stream, from, need); /* stream is never pristine's */
     block_t *any = first_indexed(ix, POOL_STREAM_ANY, from, need);
     if (!any && (any = top_for(ix, POOL_STREAM_ANY, need)) && any->addr < from)
+        any = NULL;
+    return fit_lower(own, any);
+}
+
+/* The first block of tag at or after `at` (in tag's tree) with need
+ * bytes: what first_indexed gives from at->addr, whose key is at's. */
+static inline block_t *first_indexed_at(const fit_index_t *ix, int64_t tag, const block_t *at,
+                                        uint64_t need)
+{
+    const fit_tag_t *t = &ix->tag[at->idx_tag];
+    CHECK(ix->order == FIT_BY_ADDR && !t->bins && at->stream == tag && at != ix->top);
+    (void)t;
+    block_t *b = fit_block(tree_find_fit_from(&at->idx.node, need));
+    return b && b->stream == tag ? b : NULL; /* the shared tree holds other streams after */
+}
+
+block_t *fit_first_of_either_at(const fit_index_t *ix, int64_t stream, const block_t *at,
+                                uint64_t need)
+{
+    block_t *own, *any;
+    if (at->stream == stream) {
+        own = first_indexed_at(ix, stream, at, need);
+        any = first_indexed(ix, POOL_STREAM_ANY, at->addr, need);
+    } else {
+        own = first_indexed(ix, stream, at->addr, need);
+        any = first_indexed_at(ix, POOL_STREAM_ANY, at, need);
+    }
+    if (!any && (any = top_for(ix, POOL_STREAM_ANY, need)) && any->addr < at->addr)
         any = NULL;
     return fit_lower(own, any);
 }
@@ -606,6 +636,15 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     return POOL_OK;
 }
 
+/* pool_blocks_mergeable for free block b and its neighbour x (or NULL):
+ * the links and b's state go without saying here. */
+static inline bool merges_with(const block_t *b, const block_t *x)
+{
+    return x && block_is_free(x) &&
+           (x->stream == b->stream || x->stream == POOL_STREAM_ANY ||
+            b->stream == POOL_STREAM_ANY);
+}
+
 block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
 {
     /* A neighbour that merges leaves the index, except the first one
@@ -620,13 +659,15 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
      * neither side merges (at most three merges in all). */
     for (;;) {
         block_t *x;
-        bool low = pool_blocks_mergeable(b->prev, b);
+        CHECK(block_is_free(b));
+        bool low = merges_with(b, b->prev);
         if (low)
             x = b->prev;
-        else if (pool_blocks_mergeable(b, b->next))
+        else if (merges_with(b, b->next))
             x = b->next;
         else
             break;
+        CHECK(low ? pool_blocks_mergeable(x, b) : pool_blocks_mergeable(b, x));
         place_t at = x == ix->top ? (place_t){0} : place_now(ix, x);
         if (x == ix->top) {
             ix->top = NULL; /* b becomes the top: below */

@@ -9,7 +9,9 @@
  * one), and one shared by any further streams, where the stream key
  * keeps them apart.  Every node's weight is its block's size, so a root
  * knows the largest free block below it and first fit can skip subtrees
- * that hold nothing big enough.
+ * that hold nothing big enough; next fit searches up and on from the
+ * node of the free block at its rover when it knows it (a finger search,
+ * fit_first_of_either_at), not down from the root.
  *
  * Size bins (best fit, the caching pool): an index may also keep, for the first
  * FIT_BIN_STREAMS tags, one bin per exact size below FIT_BINS granules
@@ -144,6 +146,12 @@ block_t *fit_first_of(const fit_index_t *ix, int64_t tag, uint64_t from, uint64_
 /* fit_lower(fit_first_of(ix, stream, ...), fit_first_of(ix, POOL_STREAM_ANY,
  * ...)) for a stream that is not POOL_STREAM_ANY, with one call. */
 block_t *fit_first_of_either(const fit_index_t *ix, int64_t stream, uint64_t from, uint64_t need);
+/* fit_first_of_either(ix, stream, at->addr, need) for an indexed free
+ * block `at` of stream or of pristine memory (not the top) in an index
+ * by address: a finger search from at's node, which costs little when
+ * the answer is at or near it. */
+block_t *fit_first_of_either_at(const fit_index_t *ix, int64_t stream, const block_t *at,
+                                uint64_t need);
 /* The top, when tag is pristine memory's and it has need bytes; NULL
  * otherwise. */
 block_t *fit_top_for(const fit_index_t *ix, int64_t tag, uint64_t need);

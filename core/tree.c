@@ -134,6 +134,39 @@ void tree_init(tree_t *t)
     t->count = 0;
 }
 
+/* After leaf n went in: raise maxima, then heights, up from its parent.
+ * Cheaper than rebalance_up, which a removal needs: n's weight raises
+ * exactly the maxima below it up the path, and the heights grow only up
+ * to the first node that either keeps its height or needs a rotation,
+ * after which (AVL insertion) the rotated subtree is as high as before
+ * the insertion and nothing above changes.  Rotations recompute their
+ * two nodes from their children, whose maxima are right by then. */
+static void rebalance_inserted(tree_t *t, tree_node_t *n)
+{
+    uint64_t w = n->weight;
+    for (tree_node_t *p = n->parent; p && p->max_weight < w; p = p->parent)
+        p->max_weight = w;
+    for (tree_node_t *p = n->parent; p; p = p->parent) {
+        int hl = height(p->left), hr = height(p->right);
+        if (hl - hr > 1) {
+            if (height(p->left->left) < height(p->left->right))
+                rotate_left(t, p->left);
+            rotate_right(t, p);
+            return;
+        }
+        if (hr - hl > 1) {
+            if (height(p->right->right) < height(p->right->left))
+                rotate_right(t, p->right);
+            rotate_left(t, p);
+            return;
+        }
+        int h = 1 + (hl > hr ? hl : hr);
+        if (h == p->height)
+            return;
+        p->height = h;
+    }
+}
+
 void tree_insert(tree_t *t, tree_node_t *n)
 {
     tree_node_t *parent = NULL, **link = &t->root;
@@ -150,7 +183,7 @@ void tree_insert(tree_t *t, tree_node_t *n)
     n->max_weight = n->weight;
     *link = n;
     t->count++;
-    rebalance_up(t, parent, NULL);
+    rebalance_inserted(t, n);
 }
 
 static tree_node_t *leftmost(tree_node_t *n)
@@ -320,6 +353,28 @@ tree_node_t *tree_find_fit(const tree_t *t, int64_t k0, uint64_t k1,
             return leftmost_fit(c->right, w);
     }
     return NULL;
+}
+
+tree_node_t *tree_find_fit_from(const tree_node_t *n, uint64_t w)
+{
+    /* In key order after n come: n's right subtree, then, for every
+     * ancestor whose left subtree holds n (nearest first), that ancestor
+     * and its right subtree. */
+    if (n->weight >= w)
+        return (tree_node_t *)n;
+    for (;;) {
+        if (n->right && n->right->max_weight >= w)
+            return leftmost_fit(n->right, w);
+        const tree_node_t *c;
+        do { /* up to the first ancestor n lies left of */
+            c = n;
+            n = n->parent;
+        } while (n && n->right == c);
+        if (!n)
+            return NULL;
+        if (n->weight >= w)
+            return (tree_node_t *)n;
+    }
 }
 
 tree_node_t *tree_first_fit(const tree_t *t, uint64_t min_weight)

@@ -67,6 +67,14 @@ tree_node_t *tree_lower_bound(const tree_t *t, int64_t k0, uint64_t k1,
 tree_node_t *tree_find_fit(const tree_t *t, int64_t k0, uint64_t k1,
                            uint64_t k2, uint64_t min_weight);
 
+/* tree_find_fit from node n's own key: the first node at or after n in
+ * key order whose weight is >= min_weight, or NULL.  A finger search:
+ * up from n only as far as the answer needs, so an answer near n costs
+ * a few steps where tree_find_fit walks down from the root (next fit
+ * searches from the block at its rover, and usually finds it or one
+ * close after it). */
+tree_node_t *tree_find_fit_from(const tree_node_t *n, uint64_t min_weight);
+
 /* First node in key order of the whole tree whose weight is >=
  * min_weight, or NULL.  O(log n): tree_find_fit from the tree's start. */
 tree_node_t *tree_first_fit(const tree_t *t, uint64_t min_weight);

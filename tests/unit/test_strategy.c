@@ -542,6 +542,97 @@ START_TEST(worst_and_next_fit_choose_as_a_scan_does)
 }
 END_TEST
 
+/* Next fit keeps the free block at its rover and searches from its
+ * node (core/strategy_next_fit.c).  Frees right below the rover merge
+ * that block away, frees right above it grow it, and other streams' and
+ * pristine blocks sit at the rover too: after every operation the
+ * choice is the scan's from the rover (fit_by_hand). */
+START_TEST(next_fit_searches_from_the_block_at_its_rover)
+{
+    device_t *d = test_device("next-fit", 2 * MiB);
+    int nf = strategy_index(strategy_find("next-fit"));
+    rng_t rng;
+    rng_seed(&rng, 0x40fe4u + (uint64_t)_i);
+    enum { SLOTS = 64 };
+    uint64_t live[SLOTS] = {0};
+    size_t last = SLOTS; /* the slot of the last allocation: it ends at the rover */
+    uint64_t rover = device_base(d);
+    for (int op = 0; op < 30000; op++) {
+        uint64_t pick = rng_below(&rng, 10);
+        size_t k = pick < 3 && last < SLOTS ? last : (size_t)rng_below(&rng, SLOTS);
+        if (live[k] && pick < 6) {
+            test_free(d, live[k]);
+            live[k] = 0;
+            continue;
+        }
+        if (live[k])
+            continue;
+        uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 8) ? 200 : 3000);
+        uint64_t align = rng_below(&rng, 8) ? 16 : 256;
+        int64_t stream = (int64_t)rng_below(&rng, 3);
+        uint64_t want = placed_by_hand(nf, d, size, align, stream, rover);
+        device_result_t r;
+        int rc = device_alloc(d, size, align, stream, &r);
+        REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
+                "op %d: next fit put %llu bytes at 0x%llx, by hand 0x%llx", op,
+                (unsigned long long)size, rc == POOL_OK ? (unsigned long long)r.addr : 0ull,
+                (unsigned long long)want);
+        if (rc != POOL_OK)
+            continue;
+        live[k] = r.addr;
+        last = k;
+        rover = r.addr + r.size;
+        if (op % 64 == 0)
+            ck_assert_device_ok(d);
+    }
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
+/* Streams beyond the fit index's own tags (FIT_TAGS) share one tree
+ * (core/fit.h), and so does pristine memory once they are all taken:
+ * with twelve streams every fit strategy still chooses what a scan of
+ * every block chooses (fit_by_hand), at every allocation. */
+START_TEST(fit_choices_hold_beyond_the_tags)
+{
+    if (is(_i, "buddy") || is(_i, "caching"))
+        return;
+    device_t *d = test_device(name_of(_i), 4 * MiB);
+    rng_t rng;
+    rng_seed(&rng, 0x7a95u + (uint64_t)_i);
+    enum { SLOTS = 96 };
+    uint64_t live[SLOTS] = {0};
+    uint64_t rover = device_base(d);
+    for (int op = 0; op < 20000; op++) {
+        size_t k = (size_t)rng_below(&rng, SLOTS);
+        if (live[k]) {
+            test_free(d, live[k]);
+            live[k] = 0;
+            continue;
+        }
+        uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 4) ? 300 : 12000);
+        uint64_t align = rng_below(&rng, 6) ? 16 : 128;
+        int64_t stream = (int64_t)rng_below(&rng, 12) * 7; /* past FIT_SMALL_STREAMS too */
+        uint64_t want = placed_by_hand(_i, d, size, align, stream, rover);
+        device_result_t r;
+        int rc = device_alloc(d, size, align, stream, &r);
+        REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
+                "op %d: %s put %llu bytes of stream %lld at 0x%llx, by hand 0x%llx", op,
+                name_of(_i), (unsigned long long)size, (long long)stream,
+                rc == POOL_OK ? (unsigned long long)r.addr : 0ull, (unsigned long long)want);
+        if (rc != POOL_OK)
+            continue;
+        live[k] = r.addr;
+        rover = r.addr + r.size;
+        if (op % 256 == 0)
+            ck_assert_device_ok(d);
+    }
+    ck_assert_device_ok(d);
+    device_destroy(d);
+}
+END_TEST
+
 Suite *strategy_suite(void)
 {
     Suite *s = suite_create("strategy");
@@ -552,6 +643,7 @@ Suite *strategy_suite(void)
     tcase_add_test(tc, worst_fit_takes_a_hole_before_the_top);
     tcase_add_test(tc, next_fit_wraps_before_taking_the_top);
     tcase_add_test(tc, worst_and_next_fit_choose_as_a_scan_does);
+    tcase_add_loop_test(tc, next_fit_searches_from_the_block_at_its_rover, 0, 3);
     tcase_add_loop_test(tc, alloc_then_free_restores_the_pool, 0, n);
     tcase_add_loop_test(tc, every_error_is_a_result, 0, n);
     tcase_add_loop_test(tc, out_of_memory_then_recovery, 0, n);
@@ -563,6 +655,7 @@ Suite *strategy_suite(void)
     TCase *rnd = tcase_create("randomized");
     tcase_set_timeout(rnd, 600);
     tcase_add_loop_test(rnd, random_operations_keep_every_invariant, 0, n);
+    tcase_add_loop_test(rnd, fit_choices_hold_beyond_the_tags, 0, n);
     suite_add_tcase(s, rnd);
     return s;
 }

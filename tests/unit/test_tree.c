@@ -244,6 +244,12 @@ static void check_queries(rng_t *g, const tree_t *t, const ref_t *r,
                       (unsigned long long)k2, (unsigned long long)w,
                       (void *)got, (void *)want);
         EXPECT_PTR_EQ(tree_first_fit(t, w), ref_find_fit(r, INT64_MIN, 0, 0, w));
+        if (r->n) { /* the finger search: from a node, in in-order order */
+            size_t at = rng_below(g, r->n), i = at;
+            while (i < r->n && r->v[i]->weight < w)
+                i++;
+            EXPECT_PTR_EQ(tree_find_fit_from(r->v[at], w), i < r->n ? r->v[i] : NULL);
+        }
     }
 }
 
