@@ -52,6 +52,26 @@ expect_grep "a stack without its record, named with file and line" \
     "mods.jsonl:10: stack 9 is used but no stack record came before" "$TMP/err"
 expect_eq "one line each" "$(wc -l <"$TMP/err")" 3
 
+# The same past 16,384 live blocks, where the analyzer reads records ahead
+# of the one it takes (analyzer/process.c): the line named is still the
+# record's own, not the reader's.
+{
+    echo "$head"
+    echo '{"ev":"stack","t":1,"tid":1,"id":1,"frames":[4200]}'
+    awk 'BEGIN { for (i = 0; i < 20000; i++)
+        printf "{\"ev\":\"alloc\",\"t\":2,\"tid\":1,\"fn\":\"malloc\",\"addr\":%d,\"size\":16,\"align\":16,\"stack\":1,\"sim\":null}\n", 65536 + 32 * i }'
+    echo '{"ev":"alloc","t":3,"tid":1,"fn":"malloc","addr":8,"size":5,"align":16,"stack":9,"sim":null}'
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        echo "{\"ev\":\"free\",\"t\":4,\"tid\":1,\"fn\":\"free\",\"addr\":$((65536 + 32 * i)),\"size\":16,\"stack\":1}"
+    done
+    echo '{"ev":"end","t":5,"tid":1,"reason":"exit","status":0,"signal":null,"records":20014,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":19991,"live_bytes":319845,"stacks":1}'
+} >"$TMP/many.jsonl"
+expect_status "a trace of 20,001 live blocks" 0 "$A" --json --no-replay "$TMP/many.jsonl"
+expect_grep "its stack without a record, at its own line" \
+    "many.jsonl:20003: stack 9 is used but no stack record came before" "$TMP/err"
+expect_eq "its figures" "$("$J" summary.leaked_allocations <"$TMP/out")/$("$J" summary.leaked_bytes <"$TMP/out")" \
+    "19991/319845"
+
 expect_status "text" 0 "$A" --no-replay "$TMP/mods.jsonl"
 expect_grep "top sites by peak" "top allocating functions by peak:" "$TMP/out"
 expect_grep "figures, plurals right" "#1  liba.so+0x68: 110 B live at peak, 2 calls, 110 B allocated, leaked 10 B in 1 block$" \
