@@ -104,6 +104,21 @@ static tree_node_t *rotate_right(tree_t *t, tree_node_t *x)
  * field changed, nothing above it changes either: stop there — but not
  * before reaching `must`, a node moved into place whose own fields are
  * stale (the successor in a two-child removal). */
+/* Rotate n, out of balance by bal (left height minus right, beyond ±1),
+ * back into balance: once, or twice when its taller child leans the
+ * other way.  Returns the subtree's new root. */
+static tree_node_t *rotate_to_balance(tree_t *t, tree_node_t *n, int bal)
+{
+    if (bal > 1) {
+        if (height(n->left->left) < height(n->left->right))
+            rotate_left(t, n->left);
+        return rotate_right(t, n);
+    }
+    if (height(n->right->right) < height(n->right->left))
+        rotate_right(t, n->right);
+    return rotate_left(t, n);
+}
+
 static void rebalance_up(tree_t *t, tree_node_t *n, const tree_node_t *must)
 {
     while (n) {
@@ -113,17 +128,10 @@ static void rebalance_up(tree_t *t, tree_node_t *n, const tree_node_t *must)
         uint64_t old_max = n->max_weight;
         fix(n);
         int bal = height(n->left) - height(n->right);
-        if (bal > 1) {
-            if (height(n->left->left) < height(n->left->right))
-                rotate_left(t, n->left);
-            n = rotate_right(t, n);
-        } else if (bal < -1) {
-            if (height(n->right->right) < height(n->right->left))
-                rotate_right(t, n->right);
-            n = rotate_left(t, n);
-        } else if (!must && n->height == old_height && n->max_weight == old_max) {
+        if (bal > 1 || bal < -1)
+            n = rotate_to_balance(t, n, bal);
+        else if (!must && n->height == old_height && n->max_weight == old_max)
             return;
-        }
         n = n->parent;
     }
 }
@@ -148,16 +156,8 @@ static void rebalance_inserted(tree_t *t, tree_node_t *n)
         p->max_weight = w;
     for (tree_node_t *p = n->parent; p; p = p->parent) {
         int hl = height(p->left), hr = height(p->right);
-        if (hl - hr > 1) {
-            if (height(p->left->left) < height(p->left->right))
-                rotate_left(t, p->left);
-            rotate_right(t, p);
-            return;
-        }
-        if (hr - hl > 1) {
-            if (height(p->right->right) < height(p->right->left))
-                rotate_right(t, p->right);
-            rotate_left(t, p);
+        if (hl - hr > 1 || hr - hl > 1) {
+            rotate_to_balance(t, p, hl - hr);
             return;
         }
         int h = 1 + (hl > hr ? hl : hr);
