@@ -98,19 +98,15 @@ int process_analyze(process_t *pr, const char *path, const analyze_opts_t *o, sy
     size_t head = 0, n = more;
     win[0] = e;
     for (;;) {
-        if (!n) { /* after a record with a JSON object */
-            if (!more || !(more = reader_next(&pr->r, &win[head])))
-                break;
-            summary_prefetch_slots(&pr->s, &win[head]);
-            n = 1;
-        }
-        while (more && n < AHEAD && !win[(head + n - 1) % AHEAD].json) {
+        while (more && n < AHEAD && (!n || !win[(head + n - 1) % AHEAD].json)) {
             event_t *next = &win[(head + n) % AHEAD];
             if (!(more = reader_next(&pr->r, next)))
                 break;
             summary_prefetch_slots(&pr->s, next);
             n++;
         }
+        if (!n)
+            break;
         if (n > AHEAD / 2)
             summary_prefetch_block(&pr->s, &win[(head + AHEAD / 2) % AHEAD]);
         take(pr, &win[head], &records, &prog, under);

@@ -33,27 +33,32 @@ void radixmap_fini(radixmap_t *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The leaf of page, or NULL: the last one found, or the directory's. */
+static radixmap_leaf_t *leaf_of(const radixmap_t *m, uint64_t page)
+{
+    return page + 1 == m->last_page ? m->last : addrmap_get(&m->dir, page);
+}
+
 uint32_t radixmap_get(const radixmap_t *m, uint64_t key)
 {
-    if (key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1))
+    if (radixmap_odd_key(key))
         return (uint32_t)(uintptr_t)addrmap_get(&m->odd, key);
-    radixmap_leaf_t *leaf = addrmap_get(&m->dir, key >> RADIXMAP_LEAF_SHIFT);
+    radixmap_leaf_t *leaf = leaf_of(m, key >> RADIXMAP_LEAF_SHIFT);
     return leaf ? *radixmap_slot_(leaf, key) : 0;
 }
 
 void radixmap_prefetch(const radixmap_t *m, uint64_t key)
 {
-    if (key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1))
+    if (radixmap_odd_key(key))
         return;
-    uint64_t page = key >> RADIXMAP_LEAF_SHIFT;
-    radixmap_leaf_t *leaf = page + 1 == m->last_page ? m->last : addrmap_get(&m->dir, page);
+    radixmap_leaf_t *leaf = leaf_of(m, key >> RADIXMAP_LEAF_SHIFT);
     if (leaf)
         __builtin_prefetch(radixmap_slot_(leaf, key), 1);
 }
 
 radixmap_leaf_t *radixmap_leaf_slow(radixmap_t *m, uint64_t page, bool make)
 {
-    radixmap_leaf_t *leaf = addrmap_get(&m->dir, page);
+    radixmap_leaf_t *leaf = addrmap_get(&m->dir, page); /* not the last: the caller looked */
     if (!leaf && make) {
         if (m->spares) {
             leaf = m->spares;

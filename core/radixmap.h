@@ -72,6 +72,12 @@ int radixmap_odd_exchange(radixmap_t *m, uint64_t key, uint32_t value, uint32_t 
 uint32_t radixmap_odd_remove(radixmap_t *m, uint64_t key);
 void radixmap_leaf_emptied(radixmap_t *m); /* m->last's last key went */
 
+/* A key that is not a multiple of the grain: kept in the odd map. */
+static inline bool radixmap_odd_key(uint64_t key)
+{
+    return key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1);
+}
+
 static inline radixmap_leaf_t *radixmap_leaf_(radixmap_t *m, uint64_t key, bool make)
 {
     uint64_t page = key >> RADIXMAP_LEAF_SHIFT;
@@ -92,7 +98,7 @@ static inline int radixmap_exchange(radixmap_t *m, uint64_t key, uint32_t value,
     *old = 0;
     if (!value)
         return -1;
-    if (__builtin_expect(key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1), 0))
+    if (__builtin_expect(radixmap_odd_key(key), 0))
         return radixmap_odd_exchange(m, key, value, old);
     radixmap_leaf_t *leaf = radixmap_leaf_(m, key, true);
     if (!leaf)
@@ -110,7 +116,7 @@ static inline int radixmap_exchange(radixmap_t *m, uint64_t key, uint32_t value,
 /* Remove key; its value, 0 when it was absent. */
 static inline uint32_t radixmap_remove(radixmap_t *m, uint64_t key)
 {
-    if (__builtin_expect(key & ((1u << RADIXMAP_GRAIN_SHIFT) - 1), 0))
+    if (__builtin_expect(radixmap_odd_key(key), 0))
         return radixmap_odd_remove(m, key);
     radixmap_leaf_t *leaf = radixmap_leaf_(m, key, false);
     if (!leaf)
