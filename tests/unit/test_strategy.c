@@ -83,6 +83,23 @@ static uint64_t placed_by_hand(int i, const device_t *d, uint64_t size, uint64_t
     return at != UINT64_MAX ? at : fit_by_hand(d, size, align, stream, BY_HAND_FIRST, 0, TOP_LAST);
 }
 
+/* device_alloc, whose choice must be placed_by_hand's (op names the
+ * step in a failure); a placed block moves the rover to its end.  The
+ * device's result code, *r when POOL_OK. */
+static int alloc_as_by_hand(int i, device_t *d, uint64_t size, uint64_t align, int64_t stream,
+                            uint64_t *rover, int op, device_result_t *r)
+{
+    uint64_t want = placed_by_hand(i, d, size, align, stream, *rover);
+    int rc = device_alloc(d, size, align, stream, r);
+    REQUIRE((rc == POOL_OK ? r->addr : UINT64_MAX) == want,
+            "op %d: %s put %llu bytes of stream %lld at 0x%llx, by hand 0x%llx", op, name_of(i),
+            (unsigned long long)size, (long long)stream,
+            rc == POOL_OK ? (unsigned long long)r->addr : 0ull, (unsigned long long)want);
+    if (rc == POOL_OK)
+        *rover = r->addr + r->size;
+    return rc;
+}
+
 START_TEST(table_lists_six_by_name)
 {
     static const char *const names[] = {"first-fit", "best-fit", "worst-fit",
@@ -570,18 +587,11 @@ START_TEST(next_fit_searches_from_the_block_at_its_rover)
         uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 8) ? 200 : 3000);
         uint64_t align = rng_below(&rng, 8) ? 16 : 256;
         int64_t stream = (int64_t)rng_below(&rng, 3);
-        uint64_t want = placed_by_hand(nf, d, size, align, stream, rover);
         device_result_t r;
-        int rc = device_alloc(d, size, align, stream, &r);
-        REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
-                "op %d: next fit put %llu bytes at 0x%llx, by hand 0x%llx", op,
-                (unsigned long long)size, rc == POOL_OK ? (unsigned long long)r.addr : 0ull,
-                (unsigned long long)want);
-        if (rc != POOL_OK)
+        if (alloc_as_by_hand(nf, d, size, align, stream, &rover, op, &r) != POOL_OK)
             continue;
         live[k] = r.addr;
         last = k;
-        rover = r.addr + r.size;
         if (op % 64 == 0)
             ck_assert_device_ok(d);
     }
@@ -614,17 +624,10 @@ START_TEST(fit_choices_hold_beyond_the_tags)
         uint64_t size = 1 + rng_below(&rng, rng_below(&rng, 4) ? 300 : 12000);
         uint64_t align = rng_below(&rng, 6) ? 16 : 128;
         int64_t stream = (int64_t)rng_below(&rng, 12) * 7; /* past FIT_SMALL_STREAMS too */
-        uint64_t want = placed_by_hand(_i, d, size, align, stream, rover);
         device_result_t r;
-        int rc = device_alloc(d, size, align, stream, &r);
-        REQUIRE((rc == POOL_OK ? r.addr : UINT64_MAX) == want,
-                "op %d: %s put %llu bytes of stream %lld at 0x%llx, by hand 0x%llx", op,
-                name_of(_i), (unsigned long long)size, (long long)stream,
-                rc == POOL_OK ? (unsigned long long)r.addr : 0ull, (unsigned long long)want);
-        if (rc != POOL_OK)
+        if (alloc_as_by_hand(_i, d, size, align, stream, &rover, op, &r) != POOL_OK)
             continue;
         live[k] = r.addr;
-        rover = r.addr + r.size;
         if (op % 256 == 0)
             ck_assert_device_ok(d);
     }
