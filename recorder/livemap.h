@@ -4,9 +4,26 @@
  * backward-shift deletion (no tombstones), doubled when half full.  The
  * recorder is single-threaded: no lock.
  *
- * Invariants (livemap_check): every entry sits in the probe run from its
- * home slot with no empty slot before it; count is the number of
- * entries and bytes the sum of their sizes; count * 2 <= capacity.
+ * Doubling moves the entries a little at a time (as Redis's dict does),
+ * never all at once: at a million live blocks the table is 64 MiB, and
+ * moving it into a new one of 128 MiB (page faults on every fresh page)
+ * took the recorder 400 ms, in which it took no message and the program
+ * waited for room in the ring (perl: 1.0 s of its run, at 2^15..2^20
+ * live blocks).  While a table is being moved, the new one takes every
+ * insert and each operation moves LIVEMAP_MOVE_STEP slots of the old
+ * one, in order, from its cursor on; the old table's layout never
+ * changes (a key taken from it is marked gone, not shifted), so a key
+ * is looked for in the new table, then in the old one from its home, as
+ * long as it sits at or past the cursor.  The move ends long before the
+ * new table is half full (every insert moves 16 slots; the old table
+ * has at most as many slots as the new one has room left for entries).
+ *
+ * Invariants (livemap_check): every entry of the new table sits in the
+ * probe run from its home slot with no empty slot before it; count is
+ * the number of entries (those of the new table and those of the old
+ * one at or past the cursor, not gone) and bytes the sum of their
+ * sizes; the new table's entries * 2 <= its capacity; no key is in
+ * both.
  */
 #ifndef MEMSIM_RECORDER_LIVEMAP_H
 #define MEMSIM_RECORDER_LIVEMAP_H
@@ -19,8 +36,12 @@ typedef struct livemap_entry_s {
     uint64_t size;   /* bytes requested */
     void *sim_block; /* its block in the shadow device (device_alloc's), or NULL */
     uint32_t stack;  /* stack id of the allocation (the ring's are 32 bits) */
-    int32_t owner;   /* pid of the process that allocated it (a fork child inherits) */
+    int32_t owner;   /* pid of the process that allocated it (a fork child inherits);
+                        LIVEMAP_GONE in the old table: taken since */
 } livemap_entry_t;
+
+#define LIVEMAP_GONE INT32_MIN /* no pid: a taken entry of the table being moved */
+#define LIVEMAP_MOVE_STEP 16   /* old slots moved at each put or take */
 
 /* Two to a cache line, never one across two: the table of a program
  * with a million live blocks is tens of megabytes, and an event's entry
@@ -30,8 +51,12 @@ _Static_assert(sizeof(livemap_entry_t) == 32, "a live map entry is half a cache 
 typedef struct livemap_s {
     livemap_entry_t *slots; /* capacity is a power of two; NULL until first use */
     uint64_t mask;
-    uint64_t count;         /* entries */
-    uint64_t bytes;         /* sum of their sizes */
+    uint64_t used;          /* entries in slots */
+    livemap_entry_t *old;   /* the table being moved into slots, or NULL */
+    uint64_t old_mask;
+    uint64_t old_next;      /* its slots below this are moved */
+    uint64_t old_left;      /* its entries at or past old_next, not gone */
+    uint64_t bytes;         /* sum of all entries' sizes */
 } livemap_t;
 
 #define LIVEMAP_INITIALIZER {0}
@@ -44,6 +69,8 @@ bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out);
 void livemap_prefetch(const livemap_t *m, uint64_t addr);
 uint64_t livemap_count(const livemap_t *m);
 uint64_t livemap_bytes(const livemap_t *m);
+/* Whether a table is being moved (for the tests). */
+bool livemap_moving(const livemap_t *m);
 void livemap_clear(livemap_t *m);
 /* The invariants above; 0, or -1 with *why. */
 int livemap_check(const livemap_t *m, const char **why);

@@ -86,6 +86,60 @@ START_TEST(invariants_hold_after_every_operation)
 }
 END_TEST
 
+/* Doubling moves the old table a little at each operation: no single
+ * put moves more than LIVEMAP_MOVE_STEP slots' entries (a put that
+ * rehashed the whole table stalled the recorder 400 ms at a million
+ * entries), the move ends before the new table needs to grow, and keys
+ * still in the old table are found, replaced and taken there; every
+ * invariant holds after each operation. */
+START_TEST(doubling_moves_a_little_at_a_time)
+{
+    enum { N = 40000 };
+    livemap_entry_t out;
+    uint64_t moves = 0, bytes = 0, run = 0, longest = 0;
+    bool was_moving = false;
+    for (uint64_t i = 1; i <= N; i++) {
+        uint64_t before = livemap_count(&m);
+        livemap_entry_t e = {.addr = i * 16, .size = i, .owner = 1};
+        REQUIRE(livemap_put(&m, &e), "put %llu", (unsigned long long)i);
+        bytes += i;
+        REQUIRE(livemap_count(&m) == before + 1, "put %llu: count", (unsigned long long)i);
+        if (livemap_moving(&m) && !was_moving)
+            moves++;
+        was_moving = livemap_moving(&m);
+        run = was_moving ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+        /* While a move is under way: the oldest keys (in the old table,
+         * mostly) are replaced and taken, and found again. */
+        if (was_moving && i % 7 == 0) {
+            uint64_t k = 1 + (i * 2654435761u) % (i / 2);
+            if (livemap_take(&m, k * 16, &out)) {
+                REQUIRE(out.size == k, "take %llu: size %llu", (unsigned long long)k,
+                        (unsigned long long)out.size);
+                bytes -= k;
+                e = (livemap_entry_t){.addr = k * 16, .size = k, .owner = 1};
+                REQUIRE(livemap_put(&m, &e), "put back %llu", (unsigned long long)k);
+                bytes += k;
+            }
+            e = (livemap_entry_t){.addr = k * 16, .size = k, .owner = 2};
+            REQUIRE(livemap_put(&m, &e), "replace %llu", (unsigned long long)k);
+        }
+        if (i % 97 == 0 || was_moving) {
+            const char *why = NULL;
+            REQUIRE(livemap_check(&m, &why) == 0, "put %llu: %s", (unsigned long long)i, why);
+            REQUIRE(livemap_bytes(&m) == bytes, "put %llu: bytes", (unsigned long long)i);
+        }
+    }
+    ck_assert_uint_ge(moves, 10); /* 64 slots to 128 Ki: every doubling moved */
+    /* The last move (64 Ki slots) took thousands of operations. */
+    ck_assert_uint_ge(longest, 65536 / LIVEMAP_MOVE_STEP / 2);
+    for (uint64_t i = 1; i <= N; i++)
+        REQUIRE(livemap_take(&m, i * 16, &out) && out.size == i, "take %llu", (unsigned long long)i);
+    ck_assert_uint_eq(livemap_count(&m), 0);
+    ck_assert_uint_eq(livemap_bytes(&m), 0);
+}
+END_TEST
+
 Suite *livemap_suite(void)
 {
     Suite *s = suite_create("livemap");
@@ -95,6 +149,7 @@ Suite *livemap_suite(void)
     tcase_add_test(tc, put_take_and_totals);
     tcase_add_test(tc, many_entries_grow_the_table);
     tcase_add_test(tc, invariants_hold_after_every_operation);
+    tcase_add_test(tc, doubling_moves_a_little_at_a_time);
     suite_add_tcase(s, tc);
     return s;
 }
