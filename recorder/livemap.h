@@ -6,17 +6,23 @@
  *
  * Doubling moves the entries a little at a time (as Redis's dict does),
  * never all at once: at a million live blocks the table is 64 MiB, and
- * moving it into a new one of 128 MiB (page faults on every fresh page)
- * took the recorder 400 ms, in which it took no message and the program
- * waited for room in the ring (perl: 1.0 s of its run, at 2^15..2^20
- * live blocks).  While a table is being moved, the new one takes every
- * insert and each operation moves LIVEMAP_MOVE_STEP slots of the old
- * one, in order, from its cursor on; the old table's layout never
- * changes (a key taken from it is marked gone, not shifted), so a key
- * is looked for in the new table, then in the old one from its home, as
- * long as it sits at or past the cursor.  The move ends long before the
- * new table is half full (every insert moves 16 slots; the old table
- * has at most as many slots as the new one has room left for entries).
+ * moving it into a new one of 128 MiB took the recorder 400 ms, in which
+ * it took no message and the program waited for room in the ring (perl:
+ * 1.0 s of its run, over the doublings from 2^15 to 2^20 live blocks).
+ * While a table is being moved, the new one takes every insert and each
+ * operation moves LIVEMAP_MOVE_STEP slots of the old one, in order, from
+ * its cursor on; the old table's layout never changes (a key taken from
+ * it is marked gone, not shifted), so a key is looked for in the new
+ * table, then in the old one from its home, as long as it sits at or
+ * past the cursor.  The move ends long before the new table is half
+ * full: the old table's 2^k slots are moved within 2^k / 16 operations,
+ * and the new one has room for 2^k / 2 more entries.
+ *
+ * Tables of LIVEMAP_MAPPED bytes and more are mappings of their own, on
+ * huge pages where the kernel gives them, their pages made present
+ * ahead (livemap.c says why: page faults and TLB misses are what a large
+ * table costs on a VM); the next one is mapped at 7/16 load and made
+ * present a piece at a time, so that no operation waits for all of it.
  *
  * Invariants (livemap_check): every entry of the new table sits in the
  * probe run from its home slot with no empty slot before it; count is
@@ -42,6 +48,8 @@ typedef struct livemap_entry_s {
 
 #define LIVEMAP_GONE INT32_MIN /* no pid: a taken entry of the table being moved */
 #define LIVEMAP_MOVE_STEP 16   /* old slots moved at each put or take */
+#define LIVEMAP_MAPPED (1u << 20) /* a table this large is mapped, its pages made present */
+#define LIVEMAP_READY_EVERY 1024u  /* operations between 2 MiB of the next table made present */
 
 /* Two to a cache line, never one across two: the table of a program
  * with a million live blocks is tens of megabytes, and an event's entry
@@ -57,6 +65,10 @@ typedef struct livemap_s {
     uint64_t old_next;      /* its slots below this are moved */
     uint64_t old_left;      /* its entries at or past old_next, not gone */
     uint64_t bytes;         /* sum of all entries' sizes */
+    void *next;             /* the table to move into next, being made ready, or NULL */
+    uint64_t next_bytes;
+    uint64_t next_ready;    /* its bytes made present */
+    uint64_t next_tick;     /* operations since it was mapped */
 } livemap_t;
 
 #define LIVEMAP_INITIALIZER {0}
