@@ -167,11 +167,12 @@ static void next_drop(livemap_t *m)
     m->next_bytes = m->next_ready = 0;
 }
 
+/* Called past 7/16 load, or with a next table (and no move under way). */
 static void next_prepare(livemap_t *m)
 {
-    uint64_t cap = m->slots ? m->mask + 1 : 0;
+    uint64_t cap = m->mask + 1;
     if (!m->next) {
-        if (m->old || !cap || m->used * 16 <= cap * 7 || cap * 2 * sizeof(livemap_entry_t) < LIVEMAP_MAPPED)
+        if (cap * 2 * sizeof(livemap_entry_t) < LIVEMAP_MAPPED)
             return;
         m->next_bytes = cap * 2 * sizeof(livemap_entry_t);
         m->next = map_table(m->next_bytes);
@@ -186,7 +187,8 @@ static void next_prepare(livemap_t *m)
         return;
     }
     if (m->next_ready < m->next_bytes && ++m->next_tick % LIVEMAP_READY_EVERY == 0) {
-        size_t n = m->next_bytes - m->next_ready < HUGE_PAGE ? m->next_bytes - m->next_ready : HUGE_PAGE;
+        size_t n =
+            m->next_bytes - m->next_ready < HUGE_PAGE ? m->next_bytes - m->next_ready : HUGE_PAGE;
         (void)madvise((char *)m->next + m->next_ready, n, MADV_POPULATE_WRITE);
         m->next_ready += n;
     }
@@ -201,7 +203,9 @@ static bool next_take(livemap_t *m, hashtab_t *t, size_t cap)
     if (m->next_ready < m->next_bytes)
         (void)madvise((char *)m->next + m->next_ready, m->next_bytes - m->next_ready,
                       MADV_POPULATE_WRITE);
-    *t = (hashtab_t){.slots = m->next, .mask = cap - 1, .count = 0,
+    *t = (hashtab_t){.slots = m->next,
+                     .mask = cap - 1,
+                     .count = 0,
                      .shift = 64 - __builtin_ctzll((unsigned long long)cap)};
     m->next = NULL;
     m->next_bytes = m->next_ready = 0;
@@ -236,13 +240,20 @@ static bool room_for_one(livemap_t *m, hashtab_t *t)
 
 /* ---- the map ------------------------------------------------------------------------ */
 
+/* What every put and take does first: move a step of the old table, or
+ * else see to the next one. */
+static inline void step(livemap_t *m, hashtab_t *t)
+{
+    if (m->old)
+        move_some(m, t, LIVEMAP_MOVE_STEP);
+    else if (m->next || (t->slots && t->count * 16 > (t->mask + 1) * 7))
+        next_prepare(m);
+}
+
 bool livemap_put(livemap_t *m, const livemap_entry_t *e)
 {
     hashtab_t t = tab_of(m);
-    if (m->old)
-        move_some(m, &t, LIVEMAP_MOVE_STEP);
-    else if (m->slots && m->used * 16 > (m->mask + 1) * 6)
-        next_prepare(m);
+    step(m, &t);
     livemap_entry_t *s = hashtab_find(&t, &livemap_type, e->addr);
     if (!s) {
         if (!room_for_one(m, &t)) {
@@ -269,10 +280,7 @@ bool livemap_put(livemap_t *m, const livemap_entry_t *e)
 bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
 {
     hashtab_t t = tab_of(m);
-    if (m->old)
-        move_some(m, &t, LIVEMAP_MOVE_STEP);
-    else if (m->next)
-        next_prepare(m);
+    step(m, &t);
     livemap_entry_t *s = hashtab_find(&t, &livemap_type, addr);
     bool found = s != NULL;
     if (s) {
@@ -300,9 +308,18 @@ void livemap_prefetch(const livemap_t *m, uint64_t addr)
         __builtin_prefetch(&m->old[old_home(m, addr)], 1);
 }
 
-uint64_t livemap_count(const livemap_t *m) { return m->used + m->old_left; }
-uint64_t livemap_bytes(const livemap_t *m) { return m->bytes; }
-bool livemap_moving(const livemap_t *m) { return m->old != NULL; }
+uint64_t livemap_count(const livemap_t *m)
+{
+    return m->used + m->old_left;
+}
+uint64_t livemap_bytes(const livemap_t *m)
+{
+    return m->bytes;
+}
+bool livemap_moving(const livemap_t *m)
+{
+    return m->old != NULL;
+}
 
 void livemap_clear(livemap_t *m)
 {
