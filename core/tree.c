@@ -98,12 +98,6 @@ static tree_node_t *rotate_right(tree_t *t, tree_node_t *x)
     return y;
 }
 
-/* Restore heights, balance and max_weight from n up to the root.  A
- * node's height and max_weight depend only on its own weight and its
- * children's two fields, so once a node needs no rotation and neither
- * field changed, nothing above it changes either: stop there — but not
- * before reaching `must`, a node moved into place whose own fields are
- * stale (the successor in a two-child removal). */
 /* Rotate n, out of balance by bal (left height minus right, beyond ±1),
  * back into balance: once, or twice when its taller child leans the
  * other way.  Returns the subtree's new root. */
@@ -119,6 +113,12 @@ static tree_node_t *rotate_to_balance(tree_t *t, tree_node_t *n, int bal)
     return rotate_left(t, n);
 }
 
+/* Restore heights, balance and max_weight from n up to the root.  A
+ * node's height and max_weight depend only on its own weight and its
+ * children's two fields, so once a node needs no rotation and neither
+ * field changed, nothing above it changes either: stop there — but not
+ * before reaching `must`, a node moved into place whose own fields are
+ * stale (the successor in a two-child removal). */
 static void rebalance_up(tree_t *t, tree_node_t *n, const tree_node_t *must)
 {
     while (n) {
