@@ -206,7 +206,7 @@ static bool next_take(livemap_t *m, hashtab_t *t, size_t cap)
     *t = (hashtab_t){.slots = m->next,
                      .mask = cap - 1,
                      .count = 0,
-                     .shift = 64 - __builtin_ctzll((unsigned long long)cap)};
+                     .shift = shift_of(cap - 1)};
     m->next = NULL;
     m->next_bytes = m->next_ready = 0;
     return true;

@@ -8,7 +8,7 @@
  * never all at once: at a million live blocks the table is 64 MiB, and
  * moving it into a new one of 128 MiB took the recorder 400 ms, in which
  * it took no message and the program waited for room in the ring (perl:
- * 1.0 s of its run, over the doublings from 2^15 to 2^20 live blocks).
+ * 1.0 s of its run, over the doublings from 2^14 to 2^20 live blocks).
  * While a table is being moved, the new one takes every insert and each
  * operation moves LIVEMAP_MOVE_STEP slots of the old one, in order, from
  * its cursor on; the old table's layout never changes (a key taken from
