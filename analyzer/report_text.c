@@ -245,6 +245,11 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
     escape_line(stdout, "  ended:          %s%s%s",
                 pr->r.truncated ? "truncated (no end record)" : s->end_reason, lost,
                 pr->r.bad_lines ? " — some lines could not be read" : "");
+    if (s->untracked)
+        printf("  untracked:      %" PRIu64 " %s the recorder had no memory for: the samples' "
+               "heap figures leave %s out\n",
+               s->untracked, plural(s->untracked, "block", "blocks"),
+               s->untracked == 1 ? "it" : "them");
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
            " temporary\n",

@@ -61,6 +61,8 @@ typedef struct summary_s {
     char end_reason[32];     /* "" when the trace is truncated */
     int64_t end_status;      /* -1 when unknown */
     uint64_t dropped;        /* the end record's: events recorded but not written */
+    uint64_t untracked;      /* the end record's: live blocks the recorder had no memory
+                                for, left out of the samples' heap figures */
     uint64_t device_size;    /* from meta, for replay */
     uint64_t first_t, last_t;
     bool have_t;             /* first_t is set */

@@ -58,7 +58,7 @@ void hashtab_clear(hashtab_t *t, const hashtab_type_t *ty)
     t->count = 0;
 }
 
-int hashtab_check(const hashtab_t *t, const hashtab_type_t *ty, const char **why)
+int hashtab_check_runs(const hashtab_t *t, const hashtab_type_t *ty, const char **why)
 {
     size_t cap = hashtab_capacity(t), n = 0;
     if (cap & t->mask) {
@@ -84,7 +84,14 @@ int hashtab_check(const hashtab_t *t, const hashtab_type_t *ty, const char **why
         *why = "count disagrees with the slots in use";
         return -1;
     }
-    if (n * 2 > cap) {
+    return 0;
+}
+
+int hashtab_check(const hashtab_t *t, const hashtab_type_t *ty, const char **why)
+{
+    if (hashtab_check_runs(t, ty, why))
+        return -1;
+    if (t->count * 2 > hashtab_capacity(t)) {
         *why = "more than half full";
         return -1;
     }

@@ -77,6 +77,9 @@ void hashtab_fini(hashtab_t *t, const hashtab_type_t *ty);
 void hashtab_clear(hashtab_t *t, const hashtab_type_t *ty);
 /* The invariants above; 0, or -1 with *why. */
 int hashtab_check(const hashtab_t *t, const hashtab_type_t *ty, const char **why);
+/* The same but the load: for a caller that keeps the load itself
+ * (hashtab_place). */
+int hashtab_check_runs(const hashtab_t *t, const hashtab_type_t *ty, const char **why);
 
 /* ---- slots --------------------------------------------------------------------- */
 
@@ -185,20 +188,28 @@ HASHTAB_INLINE int hashtab_grow(hashtab_t *t, const hashtab_type_t *ty)
 
 /* ---- inserts ------------------------------------------------------------------- */
 
-/* The empty slot key would take, growing first when one more entry
- * would pass load 1/2; NULL when growing fails.  The caller fills the
+/* The empty slot key takes, never growing: for a caller that keeps the
+ * load itself (t has a table and a free slot).  The caller fills the
  * slot (key word and a non-zero mark) before any other call on t; it is
- * counted already.  Does not look for key: see hashtab_put. */
-HASHTAB_INLINE void *hashtab_insert(hashtab_t *t, const hashtab_type_t *ty, uint64_t key)
+ * counted already.  Does not look for key. */
+HASHTAB_INLINE void *hashtab_place(hashtab_t *t, const hashtab_type_t *ty, uint64_t key)
 {
-    if (__builtin_expect(!t->slots || (t->count + 1) * 2 > t->mask + 1, 0) && hashtab_grow(t, ty))
-        return NULL;
     size_t i = hashtab_home(t, key);
     void *s;
     while (hashtab_used(ty, s = hashtab_slot(t, ty, i)))
         i = (i + 1) & t->mask;
     t->count++;
     return s;
+}
+
+/* The empty slot key would take, growing first when one more entry
+ * would pass load 1/2; NULL when growing fails.  As hashtab_place
+ * otherwise.  Does not look for key: see hashtab_put. */
+HASHTAB_INLINE void *hashtab_insert(hashtab_t *t, const hashtab_type_t *ty, uint64_t key)
+{
+    if (__builtin_expect(!t->slots || (t->count + 1) * 2 > t->mask + 1, 0) && hashtab_grow(t, ty))
+        return NULL;
+    return hashtab_place(t, ty, key);
 }
 
 /* The slot of key: the one holding it (*found set), or else a new empty

@@ -310,6 +310,21 @@ static void warn_incomplete(region_t *r, bool acked)
     say(line);
 }
 
+/* The recorder had no memory for some live blocks: its samples' live
+ * figures leave them out (the heap records are whole). */
+static void warn_untracked(region_t *r)
+{
+    uint64_t n = atomic_load(&r->end_untracked);
+    if (!n)
+        return;
+    char line[PATH_MAX + 200];
+    snprintf(line, sizeof line,
+             "memsim: %s: the recorder ran out of memory for its live-block map: %llu block%s "
+             "untracked, so its samples undercount the live heap (the heap records are whole)",
+             r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were");
+    say(line);
+}
+
 /* The thread that posts the end; 0: none yet.  Another that comes to the
  * end meanwhile (a second SIGTERM, handled on another thread) posts no
  * second end, which the recorder, done with the first, would never
@@ -380,6 +395,8 @@ void process_end(msg_end_t reason, int status, int sig)
     atomic_store(&p->active, false);
     if (acked || !unsure)
         warn_incomplete(r, acked);
+    if (acked)
+        warn_untracked(r);
     errno = saved;
 }
 

@@ -141,7 +141,7 @@ static void move_some(livemap_t *m, hashtab_t *t, uint64_t n)
         const livemap_entry_t *s = &m->old[i];
         if (!s->addr || s->owner == LIVEMAP_GONE)
             continue;
-        livemap_entry_t *d = hashtab_insert(t, &livemap_type, s->addr);
+        livemap_entry_t *d = hashtab_place(t, &livemap_type, s->addr);
         *d = *s;
         m->old_left--;
     }
@@ -178,8 +178,10 @@ static void next_prepare(livemap_t *m)
         m->next = map_table(m->next_bytes);
         m->next_ready = 0;
         m->next_tick = 0;
-        if (!m->next)
+        if (!m->next) { /* no address space: not again at every operation */
             m->next_bytes = 0;
+            m->grow_wait = LIVEMAP_GROW_RETRY;
+        }
         return;
     }
     if (m->used * 4 < cap) {
@@ -226,8 +228,17 @@ static bool room_for_one(livemap_t *m, hashtab_t *t)
         return true;
     hashtab_t bigger;
     size_t cap = t->slots ? (t->mask + 1) * 2 : HASHTAB_MIN_CAPACITY;
-    if (!cap || (!next_take(m, &bigger, cap) && hashtab_table_alloc(&bigger, &livemap_type, cap)))
-        return false;
+    if (m->grow_wait || !cap ||
+        (!next_take(m, &bigger, cap) && hashtab_table_alloc(&bigger, &livemap_type, cap))) {
+        /* No memory for a bigger table (the recorder shares the
+         * program's RLIMIT_AS): fill this one on, and try again later. */
+        m->grow_wait = m->grow_wait ? m->grow_wait - 1 : LIVEMAP_GROW_RETRY;
+        if (!t->slots || (t->count + 1) * 16 > (t->mask + 1) * 15)
+            return false;
+        m->crowded = true;
+        return true;
+    }
+    m->crowded = false;
     if (t->slots) {
         m->old = t->slots;
         m->old_mask = t->mask;
@@ -246,8 +257,8 @@ static inline void step(livemap_t *m, hashtab_t *t)
 {
     if (m->old)
         move_some(m, t, LIVEMAP_MOVE_STEP);
-    else if (m->next || (t->slots && t->count * 16 > (t->mask + 1) * 7))
-        next_prepare(m);
+    else if (!m->grow_wait && (m->next || (t->slots && t->count * 16 > (t->mask + 1) * 7)))
+        next_prepare(m); /* (not while growing waits: no mapping at each operation) */
 }
 
 bool livemap_put(livemap_t *m, const livemap_entry_t *e)
@@ -266,7 +277,7 @@ bool livemap_put(livemap_t *m, const livemap_entry_t *e)
             o->owner = LIVEMAP_GONE;
             m->old_left--;
         }
-        s = hashtab_insert(&t, &livemap_type, e->addr);
+        s = hashtab_place(&t, &livemap_type, e->addr); /* room_for_one keeps the load */
         s->size = 0;
     }
     m->bytes += e->size - s->size;
@@ -334,10 +345,10 @@ void livemap_clear(livemap_t *m)
 int livemap_check(const livemap_t *m, const char **why)
 {
     hashtab_t t = tab_of(m);
-    if (hashtab_check(&t, &livemap_type, why))
+    if (hashtab_check_runs(&t, &livemap_type, why))
         return -1;
-    if (m->slots && m->used * 2 > m->mask + 1) {
-        *why = "the table is over half full";
+    if (m->slots && (m->crowded ? m->used * 16 > (m->mask + 1) * 15 : m->used * 2 > m->mask + 1)) {
+        *why = m->crowded ? "the table is over 15/16 full" : "the table is over half full";
         return -1;
     }
     uint64_t bytes = 0, left = 0;

@@ -28,8 +28,8 @@
  * probe run from its home slot with no empty slot before it; count is
  * the number of entries (those of the new table and those of the old
  * one at or past the cursor, not gone) and bytes the sum of their
- * sizes; the new table's entries * 2 <= its capacity; no key is in
- * both.
+ * sizes; the new table's entries * 2 <= its capacity (* 16 <= 15 times
+ * it while crowded: growing found no memory); no key is in both.
  */
 #ifndef MEMSIM_RECORDER_LIVEMAP_H
 #define MEMSIM_RECORDER_LIVEMAP_H
@@ -50,6 +50,7 @@ typedef struct livemap_entry_s {
 #define LIVEMAP_MOVE_STEP 16   /* old slots moved at each put or take */
 #define LIVEMAP_MAPPED (1u << 20) /* a table this large is mapped, its pages made present */
 #define LIVEMAP_READY_EVERY 1024u  /* operations between 2 MiB of the next table made present */
+#define LIVEMAP_GROW_RETRY 1024u   /* puts between tries to grow, after one found no memory */
 
 /* Two to a cache line, never one across two: the table of a program
  * with a million live blocks is tens of megabytes, and an event's entry
@@ -69,11 +70,16 @@ typedef struct livemap_s {
     uint64_t next_bytes;
     uint64_t next_ready;    /* its bytes made present */
     uint64_t next_tick;     /* operations since it was mapped */
+    uint64_t grow_wait;     /* puts before growing is tried again (it found no memory) */
+    bool crowded;           /* over half full: growing found no memory */
 } livemap_t;
 
 #define LIVEMAP_INITIALIZER {0}
 
-/* Insert or replace; false when memory for the table ran out. */
+/* Insert or replace; false when memory for the table ran out and the
+ * table is full.  With no memory to double into, a table fills on past
+ * half, to 15/16 (longer probes, but no block left out), and growing is
+ * tried again every LIVEMAP_GROW_RETRY puts. */
 bool livemap_put(livemap_t *m, const livemap_entry_t *e);
 /* Remove addr; true and *out filled when it was there. */
 bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out);

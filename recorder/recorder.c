@@ -234,10 +234,12 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
                        .dropped = dropped,
                        .after_end = after,
                        .unknown_frees = state_unknown_frees(),
+                       .untracked = state_untracked(),
                        .live_allocations = state_live_blocks(),
                        .live_bytes = state_live_bytes(),
                        .stacks = rc->stacks};
     records_end(&rc->out, now_t(rc), rc->pid, &e);
+    atomic_store(&r->end_untracked, state_untracked());
     atomic_store(&r->end_dropped, rc->out.dropped + dropped);
     r->write_errno = rc->out.err;
     out_close(&rc->out);
@@ -394,7 +396,7 @@ static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t call
     state_found_t f = state_free(m->a);
     if (f.quiet)
         return;
-    if (f.known)
+    if (f.known || f.unsure)
         records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
     else
         records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);

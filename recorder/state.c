@@ -15,6 +15,7 @@ static struct {
     pid_t pid;
     uint64_t mmap_live;
     uint64_t unknown_frees;
+    uint64_t untracked; /* blocks the live maps had no memory for (state_untracked) */
     uint64_t chunks; /* glibc's chunk bytes of the live blocks (state_chunk_bytes) */
     uint64_t chunks_peak; /* their most since state_chunk_mark */
 } S;
@@ -72,6 +73,33 @@ static void sim_free(void *block)
     device_free_block(S.sim, block, &r);
 }
 
+/* A new live block into the program's map; one not tracked (no memory
+ * for the map) is counted, and leaves the shadow device at once: its
+ * free will not be known. */
+static void track(uint64_t addr, uint64_t size, uint32_t stack, void *block)
+{
+    livemap_entry_t e = {.addr = addr, .size = size, .stack = stack, .sim_block = block,
+                         .owner = S.pid};
+    if (!livemap_put(&livemap_program, &e)) {
+        S.untracked++;
+        sim_free(block);
+        return;
+    }
+    S.chunks += chunk_of(size);
+    if (S.chunks > S.chunks_peak)
+        S.chunks_peak = S.chunks;
+}
+
+/* An address in neither map: an unknown free, or maybe one of the
+ * blocks not tracked. */
+static void not_found(state_found_t *f)
+{
+    if (S.untracked)
+        f->unsure = true;
+    else
+        S.unknown_frees++;
+}
+
 uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack)
 {
     livemap_entry_t e;
@@ -81,12 +109,7 @@ uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stac
     }
     void *block;
     uint64_t sim = sim_alloc(size, align, &block);
-    e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
-                          .owner = S.pid};
-    livemap_put(&livemap_program, &e);
-    S.chunks += chunk_of(size);
-    if (S.chunks > S.chunks_peak)
-        S.chunks_peak = S.chunks;
+    track(addr, size, stack, block);
     state_check();
     return sim;
 }
@@ -107,7 +130,7 @@ state_found_t state_free(uint64_t addr)
     } else if (livemap_take(&livemap_quiet, addr, &e)) {
         f.quiet = true;
     } else {
-        S.unknown_frees++;
+        not_found(&f);
     }
     state_check();
     return f;
@@ -123,16 +146,11 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
     } else {
-        S.unknown_frees++;
+        not_found(&f);
     }
     void *block;
     *sim = sim_alloc(size, 16, &block);
-    e = (livemap_entry_t){.addr = addr, .size = size, .stack = stack, .sim_block = block,
-                          .owner = S.pid};
-    livemap_put(&livemap_program, &e);
-    S.chunks += chunk_of(size);
-    if (S.chunks > S.chunks_peak)
-        S.chunks_peak = S.chunks;
+    track(addr, size, stack, block);
     state_check();
     return f;
 }
@@ -140,7 +158,8 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
 void state_quiet(uint64_t addr)
 {
     livemap_entry_t e = {.addr = addr, .size = 0};
-    livemap_put(&livemap_quiet, &e);
+    if (!livemap_put(&livemap_quiet, &e))
+        S.untracked++;
 }
 
 void state_prefetch(uint64_t addr) { livemap_prefetch(&livemap_program, addr); }
@@ -155,6 +174,7 @@ uint64_t state_live_bytes(void) { return livemap_bytes(&livemap_program); }
 uint64_t state_live_blocks(void) { return livemap_count(&livemap_program); }
 uint64_t state_mmap_live(void) { return S.mmap_live; }
 uint64_t state_unknown_frees(void) { return S.unknown_frees; }
+uint64_t state_untracked(void) { return S.untracked; }
 uint64_t state_chunk_bytes(void) { return S.chunks; }
 uint64_t state_chunk_peak(void) { return S.chunks_peak; }
 void state_chunk_mark(void) { S.chunks_peak = S.chunks; }

@@ -23,6 +23,7 @@ typedef struct state_found_s {
     bool known;     /* the block was live */
     bool inherited; /* ...and allocated by the parent before a fork */
     bool quiet;     /* a block memsim's own work made: write nothing */
+    bool unsure;    /* not known, but some blocks went untracked: maybe one */
     uint64_t size;  /* its size, when known */
 } state_found_t;
 
@@ -53,6 +54,11 @@ uint64_t state_live_bytes(void);
 uint64_t state_live_blocks(void);
 uint64_t state_mmap_live(void);
 uint64_t state_unknown_frees(void);
+/* Blocks the live maps had no memory for (the recorder shares the
+ * program's RLIMIT_AS): the live figures leave them out, and a free
+ * found in neither map is then written as a free (the analyzer matches
+ * it against the trace), not as an unknown free. */
+uint64_t state_untracked(void);
 /* The bytes glibc's malloc would take for the live blocks (their chunks):
  * what brings its own figures, reported at some heap event, up to date. */
 uint64_t state_chunk_bytes(void);

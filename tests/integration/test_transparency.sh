@@ -640,7 +640,32 @@ expect_same "ulimit -v 60000: nothing on stderr" "$TMP/p.err" "$TMP/t.err"
 same_status "ulimit -v 60000" "$st" 0
 check_trace "ulimit -v 60000" "$(only_trace)" --tag "$TAG" --expect-end exit
 
-# (d) A recorder that cannot start says why in the program's one line
+# (d) An address-space limit that leaves the recorder no room to double
+# its map of live blocks (2,200,001 live at once, the pointer array
+# too; its 64 MiB table takes 1,966,080 at 15/16 full, and the next,
+# 128 MiB, does not fit beside it): the program runs as it would, every
+# free is in the trace as a free (before, each untracked block's free
+# was an unknown free, and the analysis called the block a leak), and
+# one line at exit says how many blocks the samples leave out.
+fresh_out
+untraced "$PROG/many_live" 2200000 >"$TMP/ml.p.out" 2>"$TMP/ml.p.err"
+(ulimit -v 180000; traced "$PROG/many_live" 2200000) >"$TMP/ml.t.out" 2>"$TMP/ml.t.err"
+st=$?
+expect_same "ulimit -v 180000, 2.2M live blocks: same stdout" "$TMP/ml.p.out" "$TMP/ml.t.out"
+same_status "ulimit -v 180000, 2.2M live blocks" "$st" 0
+expect_one_line "ulimit -v 180000, 2.2M live blocks: one line" "$TMP/ml.t.err"
+expect_grep "ulimit -v 180000, 2.2M live blocks: the line names the cause and the count" \
+    "^memsim: .*\\.jsonl\\.zst: the recorder ran out of memory for its live-block map: 233921 blocks were untracked, so its samples undercount the live heap (the heap records are whole)$" \
+    "$TMP/ml.t.err"
+f=$(only_trace)
+check_trace "ulimit -v 180000, 2.2M live blocks" "$f" --expect-end exit
+"$BUILD/memsim-analyze" --no-replay --json "$f" >"$TMP/ml.json" 2>"$TMP/ml.err"
+expect_eq "ulimit -v 180000, 2.2M live blocks: the analysis finds no false leak (the stdout buffer only)" \
+    "$("$JSONQ" summary.leaked_allocations <"$TMP/ml.json") $("$JSONQ" summary.unknown_frees <"$TMP/ml.json")" "1 0"
+expect_eq "ulimit -v 180000, 2.2M live blocks: the analysis says how many went untracked" \
+    "$("$JSONQ" summary.untracked_blocks <"$TMP/ml.json")" 233921
+
+# (e) A recorder that cannot start says why in the program's one line
 # (what its loader printed), at once.
 mkdir -p "$TMP/fake"
 cp "$LIB" "$TMP/fake/libmemsim.so"

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "recorder/livemap.h"
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -140,6 +141,63 @@ START_TEST(doubling_moves_a_little_at_a_time)
 }
 END_TEST
 
+static void check_map(void)
+{
+    const char *why = NULL;
+    REQUIRE(livemap_check(&m, &why) == 0, "%s", why);
+}
+
+/* With no memory to double into (the recorder shares the program's
+ * RLIMIT_AS), the table fills on past half, to 15/16, and is refused
+ * only when that full; growing is tried again LIVEMAP_GROW_RETRY puts
+ * after it failed, not at every put.  Nothing is lost on the way. */
+START_TEST(a_table_with_no_memory_to_grow_fills_on)
+{
+    livemap_entry_t e = {.size = 3}, out;
+    for (uint64_t a = 1; a <= 32; a++) { /* the first table, 64 slots, half full */
+        e.addr = a * 16;
+        ck_assert(livemap_put(&m, &e));
+    }
+    for (uint64_t a = 33; a <= 60; a++) { /* every growth's calloc fails */
+        e.addr = a * 16;
+        failmalloc_arm(1);
+        bool put = livemap_put(&m, &e);
+        bool failed = failmalloc_disarm();
+        ck_assert(put);
+        ck_assert_int_eq(failed, a == 33); /* tried once; then it waits */
+        check_map();
+    }
+    ck_assert_uint_eq(livemap_count(&m), 60);
+    e.addr = 61 * 16;
+    ck_assert(!livemap_put(&m, &e)); /* 15/16 full: refused, nothing changed */
+    ck_assert_uint_eq(livemap_count(&m), 60);
+    ck_assert_uint_eq(livemap_bytes(&m), 180);
+    check_map();
+    for (uint64_t a = 1; a <= 60; a++) { /* every entry still there */
+        ck_assert(livemap_take(&m, a * 16, &out));
+        ck_assert_uint_eq(out.size, 3);
+        e.addr = a * 16;
+        ck_assert(livemap_put(&m, &e)); /* a replace needs no room */
+    }
+    unsigned refused = 1;
+    e.addr = 61 * 16;
+    while (!livemap_put(&m, &e) && refused <= LIVEMAP_GROW_RETRY)
+        refused++;
+    /* Tried again at the 1,024th put that needed room after the failure:
+     * those of 34 to 60, 61's first refusal and the 60 put back counted. */
+    ck_assert_uint_eq(refused, LIVEMAP_GROW_RETRY - 27 - 1 - 60 + 1);
+    ck_assert_uint_eq(livemap_count(&m), 61);
+    check_map();
+    for (uint64_t a = 62; a <= 1000; a++) { /* and it grows as usual again */
+        e.addr = a * 16;
+        ck_assert(livemap_put(&m, &e));
+    }
+    ck_assert_uint_eq(livemap_count(&m), 1000);
+    ck_assert_uint_eq(livemap_bytes(&m), 3000);
+    check_map();
+}
+END_TEST
+
 Suite *livemap_suite(void)
 {
     Suite *s = suite_create("livemap");
@@ -150,6 +208,7 @@ Suite *livemap_suite(void)
     tcase_add_test(tc, many_entries_grow_the_table);
     tcase_add_test(tc, invariants_hold_after_every_operation);
     tcase_add_test(tc, doubling_moves_a_little_at_a_time);
+    tcase_add_test(tc, a_table_with_no_memory_to_grow_fills_on);
     suite_add_tcase(s, tc);
     return s;
 }

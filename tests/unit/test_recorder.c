@@ -18,7 +18,9 @@
 #include "preload/events.h"
 #include "preload/msg.h"
 #include "preload/ring.h"
+#include "recorder/livemap.h"
 #include "recorder/recorder.h"
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -317,6 +319,54 @@ START_TEST(a_realloc_of_an_unknown_block_is_flagged)
 }
 END_TEST
 
+/* The recorder out of memory for its live map (it shares the program's
+ * RLIMIT_AS; here the one calloc that would double the first table
+ * fails): the table fills on to 15/16 (60 of 64 slots), the 10 blocks
+ * past that go untracked, and their frees are still written as frees,
+ * not as unknown frees: the trace stays whole.  The end record and the
+ * region say how many went untracked, for the program's exit warning. */
+START_TEST(blocks_the_live_map_has_no_memory_for_are_counted)
+{
+    start();
+    rc.next_sample = UINT64_MAX; /* no sample (its reads allocate) while armed */
+    for (uint64_t i = 1; i <= 32; i++) /* the first table half full */
+        post(MSG_ALLOC, FN_MALLOC, i * 0x100, 24, 16, 0);
+    while (rec_step(&rc, 1000))
+        ;
+    post(MSG_ALLOC, FN_MALLOC, 33 * 0x100, 24, 16, 0);
+    failmalloc_arm(1);
+    bool stepped = rec_step(&rc, 100000);
+    bool failed = failmalloc_disarm();
+    ck_assert(stepped);
+    ck_assert(failed);
+    for (uint64_t i = 34; i <= 70; i++)
+        post(MSG_ALLOC, FN_MALLOC, i * 0x100, 24, 16, 0);
+    for (uint64_t i = 1; i <= 70; i++)
+        post(MSG_FREE, FN_FREE, i * 0x100, 0, 0, 0);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    size_t allocs = 0, frees = 0, errors = 0;
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        const char *ev = sval(json_array_get(all, i), "ev");
+        allocs += !strcmp(ev, "alloc");
+        frees += !strcmp(ev, "free");
+        errors += !strcmp(ev, "error");
+    }
+    ck_assert_uint_eq(allocs, 70);
+    ck_assert_uint_eq(frees, 70);
+    ck_assert_uint_eq(errors, 0);
+    size_t at = 0;
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "untracked"), 10);
+    ck_assert_int_eq(ival(end, "unknown_frees"), 0);
+    ck_assert_int_eq(ival(end, "live_allocations"), 0);
+    ck_assert_int_eq(ival(end, "live_bytes"), 0);
+    ck_assert_uint_eq(atomic_load(&r->end_untracked), 10);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 START_TEST(stacks_modules_mappings_phases)
 {
     start();
@@ -458,6 +508,7 @@ Suite *recorder_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, heap_events_become_records);
     tcase_add_test(tc, a_realloc_of_an_unknown_block_is_flagged);
+    tcase_add_test(tc, blocks_the_live_map_has_no_memory_for_are_counted);
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
