@@ -125,7 +125,7 @@ PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap 
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
 TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
-	reallocarray0 many_threads frag_heap realloc_race many_live
+	reallocarray0 many_threads frag_heap realloc_race many_live stack_flood
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))

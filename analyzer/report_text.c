@@ -250,6 +250,11 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                "heap figures leave %s out\n",
                s->untracked, plural(s->untracked, "block", "blocks"),
                s->untracked == 1 ? "it" : "them");
+    if (s->stackless)
+        printf("  stackless:      %" PRIu64 " %s recorded without a stack (no memory for the "
+               "stack table): the sites count %s as \"no stack recorded\"\n",
+               s->stackless, plural(s->stackless, "event", "events"),
+               s->stackless == 1 ? "it" : "them");
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
            " temporary\n",

@@ -230,6 +230,9 @@ void summary_add(summary_t *s, const event_t *e)
         const json_t *u = json_object_get(o, "untracked");
         s->untracked = json_is_integer(u) && json_integer_value(u) > 0
                            ? (uint64_t)json_integer_value(u) : 0;
+        u = json_object_get(o, "stackless");
+        s->stackless = json_is_integer(u) && json_integer_value(u) > 0
+                           ? (uint64_t)json_integer_value(u) : 0;
         break;
     }
     case EV_PHASE: {

@@ -63,6 +63,8 @@ typedef struct summary_s {
     uint64_t dropped;        /* the end record's: events recorded but not written */
     uint64_t untracked;      /* the end record's: live blocks the recorder had no memory
                                 for, left out of the samples' heap figures */
+    uint64_t stackless;      /* the end record's: events recorded without their stack
+                                (no memory for the stack table) */
     uint64_t device_size;    /* from meta, for replay */
     uint64_t first_t, last_t;
     bool have_t;             /* first_t is set */

@@ -63,7 +63,11 @@ static uint32_t stack_id(const uintptr_t *pc, int got)
     uint64_t id = stacks_intern(f, n, post_stack, NULL, &is_new);
     if (__builtin_expect(is_new, 0))
         modules_changed();
-    return id <= UINT32_MAX ? (uint32_t)id : 0;
+    if (__builtin_expect(!id || id > UINT32_MAX, 0)) { /* no memory for it: counted */
+        atomic_fetch_add_explicit(&memsim_proc->region->stackless, 1, memory_order_relaxed);
+        return 0;
+    }
+    return (uint32_t)id;
 }
 
 /* The recorder asks for glibc's own figures once per sample (they change

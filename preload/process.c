@@ -310,19 +310,30 @@ static void warn_incomplete(region_t *r, bool acked)
     say(line);
 }
 
-/* The recorder had no memory for some live blocks: its samples' live
- * figures leave them out (the heap records are whole). */
-static void warn_untracked(region_t *r)
+/* Memory that ran out on the way, each in one line: the recorder's for
+ * some live blocks (its samples' live figures leave them out; the heap
+ * records are whole), the process's own for some stacks (those events
+ * are recorded without one). */
+static void warn_short_of_memory(region_t *r)
 {
-    uint64_t n = atomic_load(&r->end_untracked);
-    if (!n)
-        return;
     char line[PATH_MAX + 200];
-    snprintf(line, sizeof line,
-             "memsim: %s: the recorder ran out of memory for its live-block map: %llu block%s "
-             "untracked, so its samples undercount the live heap (the heap records are whole)",
-             r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were");
-    say(line);
+    uint64_t n = atomic_load(&r->end_untracked);
+    if (n) {
+        snprintf(line, sizeof line,
+                 "memsim: %s: the recorder ran out of memory for its live-block map: %llu block%s "
+                 "untracked, so its samples undercount the live heap (the heap records are whole)",
+                 r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were");
+        say(line);
+    }
+    n = atomic_load(&r->stackless);
+    if (n) {
+        snprintf(line, sizeof line,
+                 "memsim: %s: memsim ran out of memory for its stack table in the process: "
+                 "%llu event%s recorded without %s stack",
+                 r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were",
+                 n == 1 ? "its" : "their");
+        say(line);
+    }
 }
 
 /* The thread that posts the end; 0: none yet.  Another that comes to the
@@ -396,7 +407,7 @@ void process_end(msg_end_t reason, int status, int sig)
     if (acked || !unsure)
         warn_incomplete(r, acked);
     if (acked)
-        warn_untracked(r);
+        warn_short_of_memory(r);
     errno = saved;
 }
 

@@ -235,6 +235,7 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
                        .after_end = after,
                        .unknown_frees = state_unknown_frees(),
                        .untracked = state_untracked(),
+                       .stackless = atomic_load(&r->stackless),
                        .live_allocations = state_live_blocks(),
                        .live_bytes = state_live_bytes(),
                        .stacks = rc->stacks};

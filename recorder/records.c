@@ -414,6 +414,8 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
     jsonw_key_u64(&w, "stacks", e->stacks);
     if (e->untracked)
         jsonw_key_u64(&w, "untracked", e->untracked);
+    if (e->stackless)
+        jsonw_key_u64(&w, "stackless", e->stackless);
     jsonw_line_end(&w);
     out_last(o, buf, w.len);
 }

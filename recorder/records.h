@@ -97,7 +97,7 @@ typedef struct records_end_s {
     const char *reason;
     int status, signal; /* < 0, <= 0: null */
     uint64_t dropped, after_end, unknown_frees, live_allocations, live_bytes, stacks;
-    uint64_t untracked; /* written when not 0 */
+    uint64_t untracked, stackless; /* written when not 0 */
 } records_end_t;
 /* The last record, written whatever the file's state. */
 void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e);

@@ -665,7 +665,33 @@ expect_eq "ulimit -v 180000, 2.2M live blocks: the analysis finds no false leak 
 expect_eq "ulimit -v 180000, 2.2M live blocks: the analysis says how many went untracked" \
     "$("$JSONQ" summary.untracked_blocks <"$TMP/ml.json")" 233921
 
-# (e) A recorder that cannot start says why in the program's one line
+# (e) A program that takes nearly all the address space its limit
+# allows, then allocates from 16,384 distinct stacks: memsim's stack
+# table in the process has no room to grow.  The program runs as it
+# would; the events past the table's room are recorded without their
+# stack, and one line at exit says how many (before, they went without
+# a word): as many as the trace's allocations with no stack.
+fresh_out
+untraced "$PROG/stack_flood" >"$TMP/sf.p.out" 2>"$TMP/sf.p.err"
+(ulimit -v 300000; traced "$PROG/stack_flood") >"$TMP/sf.t.out" 2>"$TMP/sf.t.err"
+st=$?
+expect_same "ulimit -v 300000, 16,384 stacks: same stdout" "$TMP/sf.p.out" "$TMP/sf.t.out"
+same_status "ulimit -v 300000, 16,384 stacks" "$st" 0
+expect_one_line "ulimit -v 300000, 16,384 stacks: one line" "$TMP/sf.t.err"
+expect_grep "ulimit -v 300000, 16,384 stacks: the line names the cause" \
+    "^memsim: .*\\.jsonl\\.zst: memsim ran out of memory for its stack table in the process: [0-9]* events were recorded without their stack$" \
+    "$TMP/sf.t.err"
+f=$(only_trace)
+check_trace "ulimit -v 300000, 16,384 stacks" "$f" --expect-end exit
+said=$(sed -n 's/.*: \([0-9]*\) events were recorded without their stack$/\1/p' "$TMP/sf.t.err")
+nostack=$("$TRACECHECK" --cat "$f" | awk -F, '$1 == "[\"a\"" && $6 + 0 == 0' | wc -l | tr -d ' ')
+expect_eq "ulimit -v 300000, 16,384 stacks: the count is the trace's allocations with no stack, some" \
+    "$said $([ "${nostack:-0}" -gt 0 ] && echo some)" "$nostack some"
+"$BUILD/memsim-analyze" --no-replay --json "$f" >"$TMP/sf.json" 2>/dev/null
+expect_eq "ulimit -v 300000, 16,384 stacks: the analysis says how many" \
+    "$("$JSONQ" summary.stackless_events <"$TMP/sf.json")" "$nostack"
+
+# (f) A recorder that cannot start says why in the program's one line
 # (what its loader printed), at once.
 mkdir -p "$TMP/fake"
 cp "$LIB" "$TMP/fake/libmemsim.so"

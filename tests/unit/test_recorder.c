@@ -282,6 +282,8 @@ START_TEST(heap_events_become_records)
     ck_assert_int_eq(ival(end, "unknown_frees"), 1);
     ck_assert_int_eq(ival(end, "live_allocations"), 1); /* 0x3000 */
     ck_assert_int_eq(ival(end, "live_bytes"), 4000);
+    ck_assert_ptr_null(json_object_get(end, "untracked")); /* written only when not 0 */
+    ck_assert_ptr_null(json_object_get(end, "stackless"));
     ck_assert_uint_eq(at, json_array_size(all)); /* end is last; the quiet free wrote nothing */
     /* The compact records, byte for byte (docs/trace-format.md); the
      * first heap event of thread 77 made it thread 0. */
@@ -324,7 +326,9 @@ END_TEST
  * fails): the table fills on to 15/16 (60 of 64 slots), the 10 blocks
  * past that go untracked, and their frees are still written as frees,
  * not as unknown frees: the trace stays whole.  The end record and the
- * region say how many went untracked, for the program's exit warning. */
+ * region say how many went untracked, for the program's exit warning;
+ * the end record carries the process's count of events without their
+ * stack too. */
 START_TEST(blocks_the_live_map_has_no_memory_for_are_counted)
 {
     start();
@@ -343,6 +347,7 @@ START_TEST(blocks_the_live_map_has_no_memory_for_are_counted)
         post(MSG_ALLOC, FN_MALLOC, i * 0x100, 24, 16, 0);
     for (uint64_t i = 1; i <= 70; i++)
         post(MSG_FREE, FN_FREE, i * 0x100, 0, 0, 0);
+    atomic_store(&r->stackless, 4); /* the process's count: its stack table's misses */
     finish(END_EXIT, 0);
     json_t *all = records();
     size_t allocs = 0, frees = 0, errors = 0;
@@ -358,6 +363,7 @@ START_TEST(blocks_the_live_map_has_no_memory_for_are_counted)
     size_t at = 0;
     json_t *end = next_of(all, "end", &at);
     ck_assert_int_eq(ival(end, "untracked"), 10);
+    ck_assert_int_eq(ival(end, "stackless"), 4);
     ck_assert_int_eq(ival(end, "unknown_frees"), 0);
     ck_assert_int_eq(ival(end, "live_allocations"), 0);
     ck_assert_int_eq(ival(end, "live_bytes"), 0);
