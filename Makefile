@@ -245,14 +245,14 @@ endif
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
-bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1

@@ -6,7 +6,9 @@
 #           a free and a malloc per operation), memsim-analyze --no-replay,
 #           -s best-fit and the default analysis (every strategy),
 #           heaptrack_print on heaptrack's recording of the same command;
-#           median of REPS runs each, wall and CPU time
+#           median of REPS runs each, wall and CPU time; and, from one
+#           more default run, each strategy's replay time per heap event
+#           by the analyzer's own clock (where the default's time goes)
 #   memory  peak RSS of memsim-analyze --no-replay and of the default
 #           analysis on that trace and on one of about 10 million records
 #           (alloc_heavy 1 RSS_OPS): streaming, it must not grow with the
@@ -33,6 +35,7 @@ REPS=${4:-3}
 LUA_N=${BENCH_ANALYZE_LUA_N:-500000}
 PROG=$BUILD/programs/alloc_heavy
 ANALYZE=$BUILD/memsim-analyze
+JSONQ=$BUILD/jsonq
 LIB=$(cd "$BUILD" && pwd)/libmemsim.so
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-analyze.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
@@ -108,10 +111,24 @@ line() { # line NAME "wall cpu rss"
         printf "%-28s %8.3f %8.3f %11.2fM %12s %6.1f MiB\n", name, $1, $2, n / $1 / 1e6, ratio, $3 / 1024
     }'
 }
+# per_strategy TRACE: where the default analysis's replay time goes:
+# each strategy's time per heap event by the analyzer's own clock (the
+# batches it replayed, on whichever thread), from one more default run.
+per_strategy() {
+    "$ANALYZE" --json "$1" >"$OUT/strategies.json" 2>/dev/null || return 0
+    i=0 all=""
+    while name=$("$JSONQ" "strategies.$i.name" <"$OUT/strategies.json" 2>/dev/null); do
+        eps=$("$JSONQ" "strategies.$i.events_per_s" <"$OUT/strategies.json")
+        all="$all$(echo "$name $eps" | awk '{printf " %s %.0f,", $1, ($2 > 0 ? 1e9 / $2 : 0)}')"
+        i=$((i + 1))
+    done
+    echo "  replay, ns per heap event:${all%,}"
+}
 line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$T")"
 line "memsim-analyze -s best-fit" "$(best "$ANALYZE" -s best-fit "$T")"
 all5=$(best "$ANALYZE" "$T")
 line "memsim-analyze (6 strategies)" "$all5"
+per_strategy "$T"
 if [ "$hw" != - ]; then
     echo "$h" | awk -v n="$records" '{
         printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024
@@ -139,6 +156,7 @@ if [ -n "$LUA" ] && [ "$hw" != - ]; then
     echo "on lua5.4 tables.lua $LUA_N: $records records ($(mbytes "$LT") MB compressed); median of $REPS runs"
     line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$LT")"
     line "memsim-analyze (6 strategies)" "$(best "$ANALYZE" "$LT")"
+    per_strategy "$LT"
     echo "$h" | awk '{ printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024 }'
     rm -rf "$OUT/lua" "$OUT"/htl*
 else
