@@ -21,7 +21,18 @@ static int summary_on_init(process_t *pr)
     return 0;
 }
 
-static void summary_on_event(process_t *pr, const event_t *e) { summary_add(&pr->s, e); }
+/* The first block the summary has no memory for is told where it
+ * happens: the figures that follow a block's life are incomplete from
+ * there on (summary_t's lost_blocks). */
+static void summary_on_event(process_t *pr, const event_t *e)
+{
+    uint64_t lost = pr->s.lost_blocks;
+    summary_add(&pr->s, e);
+    if (__builtin_expect(pr->s.lost_blocks != lost, 0) && !lost)
+        escape_line(stderr, "%s: %s:%ld: out of memory: live blocks from here on are not all "
+                    "tracked; the live heap, its peak, the leaks and the sites are incomplete",
+                    ANALYZE_CMD, pr->path, e->line);
+}
 static void summary_on_finish(process_t *pr) { summary_finish(&pr->s); }
 static void summary_on_fini(process_t *pr) { summary_fini(&pr->s); }
 
@@ -228,14 +239,19 @@ static void replay_on_event(process_t *pr, const event_t *e)
         replay_set_free_rec(pr->replay, s->freed.rec);
     if (e->type == EV_FREE)
         return;
+    bool stopped = replay_set_out_of_memory(pr->replay);
     summary_block_t *b = summary_added(s);
     if (!b) { /* the summary is out of memory: so is the replay */
         replay_set_lost(pr->replay);
-        return;
+    } else {
+        uint32_t prev = s->replaced == SIZE_MAX ? REPLAY_NO_REC : s->blocks[s->replaced].rec;
+        b->rec = replay_set_alloc_rec(pr->replay, prev, e->size,
+                                      e->type == EV_ALLOC ? e->align : 16);
     }
-    uint32_t prev = s->replaced == SIZE_MAX ? REPLAY_NO_REC : s->blocks[s->replaced].rec;
-    b->rec = replay_set_alloc_rec(pr->replay, prev, e->size,
-                                  e->type == EV_ALLOC ? e->align : 16);
+    if (__builtin_expect(!stopped, 1) && replay_set_out_of_memory(pr->replay))
+        escape_line(stderr, "%s: %s:%ld: replay: out of memory: the strategies stop here, and "
+                    "every request from here on counts as failed in each", ANALYZE_CMD,
+                    pr->path, e->line);
 }
 
 /* Best first: fewest failed requests, then the smallest peak footprint. */

@@ -498,6 +498,8 @@ void replay_set_keep_maps(replay_set_t *s) { s->keep_maps = true; }
 
 size_t replay_set_count(const replay_set_t *s) { return s->n; }
 
+bool replay_set_out_of_memory(const replay_set_t *s) { return s->failed_memory; }
+
 void replay_set_results(replay_set_t *s, replay_result_t *out)
 {
     if (filling(s)->n)

@@ -71,6 +71,9 @@ void replay_set_keep_maps(replay_set_t *s);
 int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, char *err,
                    size_t errlen);
 size_t replay_set_count(const replay_set_t *s);
+/* Whether the replay stopped for want of host memory: every request
+ * from then on counts as failed in every strategy. */
+bool replay_set_out_of_memory(const replay_set_t *s);
 
 void replay_set_alloc(replay_set_t *s, uint64_t addr, uint64_t size, uint64_t align);
 void replay_set_free(replay_set_t *s, uint64_t addr);

@@ -250,6 +250,10 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                "heap figures leave %s out\n",
                s->untracked, plural(s->untracked, "block", "blocks"),
                s->untracked == 1 ? "it" : "them");
+    if (s->lost_blocks)
+        printf("  incomplete:     %" PRIu64 " %s this analysis had no memory to track: the live "
+               "heap, its peak, the leaks and the sites are not exact\n",
+               s->lost_blocks, plural(s->lost_blocks, "block", "blocks"));
     if (s->stackless)
         printf("  stackless:      %" PRIu64 " %s recorded without a stack (no memory for the "
                "stack table): the sites count %s as \"no stack recorded\"\n",
@@ -293,9 +297,10 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
         printf(", %s other%s\n", units_format_bytes(parts.other, f, sizeof f),
                parts.have_rollup ? " (stacks, the allocator's own mappings)" : "");
     }
-    printf("  leaked:         %s in %" PRIu64 " %s\n",
+    printf("  leaked:         %s in %" PRIu64 " %s%s\n",
            units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
-           plural(s->leaked_allocations, "block", "blocks"));
+           plural(s->leaked_allocations, "block", "blocks"),
+           s->lost_blocks ? " (incomplete: see above)" : "");
     print_findings(pr, store, fr);
     print_strategies(pr);
     print_sites(pr, store, o, fr);

@@ -61,6 +61,7 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         slot = s->nblocks++;
     } else {
         slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
+        s->lost_blocks++;
     }
     if (slot != SIZE_MAX) {
         s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX};
@@ -70,6 +71,7 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         uint32_t old;
         if (slot >= UINT32_MAX || radixmap_exchange(&s->live, addr, (uint32_t)(slot + 1), &old)) {
             s->free[s->nfree++] = slot; /* its room was made when it was taken */
+            s->lost_blocks++;
         } else {
             s->added = slot;
             if (old)

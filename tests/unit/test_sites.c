@@ -1,8 +1,8 @@
 /*
  * sites: hand-built traces with known figures per stack, the lazy peak
  * snapshot against a brute-force one on a randomized trace, bad stack
- * records, modules assigned at a stack's first use, and the
- * out-of-memory loop.
+ * records, modules assigned at a stack's first use, the out-of-memory
+ * loop, and a block the summary has no memory for.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -457,6 +457,36 @@ START_TEST(out_of_memory_loop)
 }
 END_TEST
 
+/* A block the summary has no memory for is counted as lost (what
+ * follows a block's life is incomplete from there on: its free finds
+ * nothing), its bytes still in the heap; the blocks after it are
+ * tracked as usual. */
+START_TEST(a_block_without_memory_is_counted_lost)
+{
+    summary_t sum;
+    ck_assert_int_eq(summary_init(&sum), 0);
+    event_t e = {.type = EV_ALLOC, .addr = 0x100, .size = 10, .stack = 1};
+    failmalloc_arm(1); /* the first block's room */
+    summary_add(&sum, &e);
+    bool failed = failmalloc_disarm();
+    ck_assert(failed);
+    ck_assert_uint_eq(sum.lost_blocks, 1);
+    ck_assert_uint_eq(sum.heap, 10);
+    e.addr = 0x200;
+    summary_add(&sum, &e);
+    ck_assert_uint_eq(sum.lost_blocks, 1);
+    ck_assert_uint_eq(sum.heap, 20);
+    event_t f = {.type = EV_FREE, .addr = 0x200};
+    summary_add(&sum, &f);
+    ck_assert_uint_eq(sum.heap, 10);
+    f.addr = 0x100; /* the lost one: not found */
+    summary_add(&sum, &f);
+    ck_assert_uint_eq(sum.unknown_frees, 1);
+    ck_assert_uint_eq(sum.heap, 10);
+    summary_fini(&sum);
+}
+END_TEST
+
 Suite *sites_suite(void)
 {
     Suite *s = suite_create("sites");
@@ -467,6 +497,7 @@ Suite *sites_suite(void)
     tcase_add_loop_test(tc, address_reused_without_free, 0, 2);
     tcase_add_loop_test(tc, peak_matches_brute_force, 0, 6);
     tcase_add_test(tc, bad_stack_records);
+    tcase_add_test(tc, a_block_without_memory_is_counted_lost);
     tcase_add_test(tc, modules_at_first_use);
     tcase_add_test(tc, out_of_memory_loop);
     suite_add_tcase(s, tc);
