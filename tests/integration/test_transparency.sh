@@ -103,6 +103,22 @@ pair() {
     same_status "$name" "$STATUS" "$PLAIN"
 }
 
+# limited NAME KIB PATTERN CMD...: CMD plainly, then traced under
+# `ulimit -v KIB` into a fresh $OUT: the same stdout, status 0, and one
+# line on stderr that matches PATTERN (left in $TMP/lim.err).
+limited() {
+    name=$1 kib=$2 pattern=$3
+    shift 3
+    fresh_out
+    untraced "$@" >"$TMP/lim.p.out" 2>/dev/null
+    (ulimit -v "$kib"; traced "$@") >"$TMP/lim.t.out" 2>"$TMP/lim.err"
+    st=$?
+    expect_same "$name: same stdout" "$TMP/lim.p.out" "$TMP/lim.t.out"
+    same_status "$name" "$st" 0
+    expect_one_line "$name: one line" "$TMP/lim.err"
+    expect_grep "$name: the line names the cause" "$pattern" "$TMP/lim.err"
+}
+
 # ntraces: the number of trace files in $OUT.
 # (The traces are what users get: compressed, .jsonl.zst.)
 ntraces() { find "$OUT" -name 'memsim.*.jsonl.zst' | wc -l | tr -d ' '; }
@@ -647,16 +663,9 @@ check_trace "ulimit -v 60000" "$(only_trace)" --tag "$TAG" --expect-end exit
 # free is in the trace as a free (before, each untracked block's free
 # was an unknown free, and the analysis called the block a leak), and
 # one line at exit says how many blocks the samples leave out.
-fresh_out
-untraced "$PROG/many_live" 2200000 >"$TMP/ml.p.out" 2>"$TMP/ml.p.err"
-(ulimit -v 180000; traced "$PROG/many_live" 2200000) >"$TMP/ml.t.out" 2>"$TMP/ml.t.err"
-st=$?
-expect_same "ulimit -v 180000, 2.2M live blocks: same stdout" "$TMP/ml.p.out" "$TMP/ml.t.out"
-same_status "ulimit -v 180000, 2.2M live blocks" "$st" 0
-expect_one_line "ulimit -v 180000, 2.2M live blocks: one line" "$TMP/ml.t.err"
-expect_grep "ulimit -v 180000, 2.2M live blocks: the line names the cause and the count" \
+limited "ulimit -v 180000, 2.2M live blocks" 180000 \
     "^memsim: .*\\.jsonl\\.zst: the recorder ran out of memory for its live-block map: 233921 blocks were untracked, so its samples undercount the live heap (the heap records are whole)$" \
-    "$TMP/ml.t.err"
+    "$PROG/many_live" 2200000
 f=$(only_trace)
 check_trace "ulimit -v 180000, 2.2M live blocks" "$f" --expect-end exit
 "$BUILD/memsim-analyze" --no-replay --json "$f" >"$TMP/ml.json" 2>"$TMP/ml.err"
@@ -688,19 +697,12 @@ expect_grep "memsim-analyze under ulimit -v 100000: the replay says where it sto
 # would; the events past the table's room are recorded without their
 # stack, and one line at exit says how many (before, they went without
 # a word): as many as the trace's allocations with no stack.
-fresh_out
-untraced "$PROG/stack_flood" >"$TMP/sf.p.out" 2>"$TMP/sf.p.err"
-(ulimit -v 300000; traced "$PROG/stack_flood") >"$TMP/sf.t.out" 2>"$TMP/sf.t.err"
-st=$?
-expect_same "ulimit -v 300000, 16,384 stacks: same stdout" "$TMP/sf.p.out" "$TMP/sf.t.out"
-same_status "ulimit -v 300000, 16,384 stacks" "$st" 0
-expect_one_line "ulimit -v 300000, 16,384 stacks: one line" "$TMP/sf.t.err"
-expect_grep "ulimit -v 300000, 16,384 stacks: the line names the cause" \
+limited "ulimit -v 300000, 16,384 stacks" 300000 \
     "^memsim: .*\\.jsonl\\.zst: memsim ran out of memory for its stack table in the process: [0-9]* events were recorded without their stack$" \
-    "$TMP/sf.t.err"
+    "$PROG/stack_flood"
 f=$(only_trace)
 check_trace "ulimit -v 300000, 16,384 stacks" "$f" --expect-end exit
-said=$(sed -n 's/.*: \([0-9]*\) events were recorded without their stack$/\1/p' "$TMP/sf.t.err")
+said=$(sed -n 's/.*: \([0-9]*\) events were recorded without their stack$/\1/p' "$TMP/lim.err")
 nostack=$("$TRACECHECK" --cat "$f" | awk -F, '$1 == "[\"a\"" && $6 + 0 == 0' | wc -l | tr -d ' ')
 expect_eq "ulimit -v 300000, 16,384 stacks: the count is the trace's allocations with no stack, some" \
     "$said $([ "${nostack:-0}" -gt 0 ] && echo some)" "$nostack some"
