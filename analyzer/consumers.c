@@ -235,18 +235,16 @@ static void replay_on_event(process_t *pr, const event_t *e)
     /* The summary has just ended or added the event's blocks: each keeps
      * its record there (one map of live addresses for both). */
     summary_t *s = &pr->s;
+    bool stopped = replay_set_out_of_memory(pr->replay); /* (a free can stop it too) */
     if (s->has_freed) /* free, realloc's old block */
         replay_set_free_rec(pr->replay, s->freed.rec);
-    if (e->type == EV_FREE)
-        return;
-    bool stopped = replay_set_out_of_memory(pr->replay);
-    summary_block_t *b = summary_added(s);
-    if (!b) { /* the summary is out of memory: so is the replay */
-        replay_set_lost(pr->replay);
-    } else {
+    summary_block_t *b = e->type == EV_FREE ? NULL : summary_added(s);
+    if (b) {
         uint32_t prev = s->replaced == SIZE_MAX ? REPLAY_NO_REC : s->blocks[s->replaced].rec;
         b->rec = replay_set_alloc_rec(pr->replay, prev, e->size,
                                       e->type == EV_ALLOC ? e->align : 16);
+    } else if (e->type != EV_FREE) { /* the summary is out of memory: so is the replay */
+        replay_set_lost(pr->replay);
     }
     if (__builtin_expect(!stopped, 1) && replay_set_out_of_memory(pr->replay))
         escape_line(stderr, "%s: %s:%ld: replay: out of memory: the strategies stop here, and "
