@@ -684,9 +684,12 @@ expect_grep "memsim-analyze under ulimit -v 100000: the line names the cause and
 lost=$("$JSONQ" summary.lost_blocks <"$TMP/ml.lim.json")
 expect_eq "memsim-analyze under ulimit -v 100000: the blocks it lost are counted ($lost)" \
     "$([ "${lost:-0}" -gt 0 ] && echo yes)" yes
-(ulimit -v 100000; "$BUILD/memsim-analyze" "$f") >"$TMP/ml.lim.txt" 2>"$TMP/ml.lim.err"
+(ulimit -v 100000; "$BUILD/memsim-analyze" --no-replay "$f") >"$TMP/ml.lim.txt" 2>/dev/null
 expect_grep "memsim-analyze under ulimit -v 100000: the report says what is incomplete" \
     "^  leaked: .*(incomplete: see above)$" "$TMP/ml.lim.txt"
+# With the replay, which of the two runs out first varies; the replay
+# always does (it needs hundreds of MiB here), and says where.
+(ulimit -v 100000; "$BUILD/memsim-analyze" "$f") >/dev/null 2>"$TMP/ml.lim.err"
 expect_grep "memsim-analyze under ulimit -v 100000: the replay says where it stopped" \
     "^memsim-analyze: .*:[0-9][0-9]*: replay: out of memory: the strategies stop here, and every request from here on counts as failed in each$" \
     "$TMP/ml.lim.err"
