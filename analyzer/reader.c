@@ -107,11 +107,13 @@ static bool need_u64(reader_t *r, const json_t *o, const char *k, uint64_t *v)
     return true;
 }
 
-static void opt_u64(const json_t *o, const char *k, uint64_t *v)
+uint64_t reader_count(const json_t *o, const char *k)
 {
     const json_t *j = json_object_get(o, k);
-    *v = json_is_integer(j) && json_integer_value(j) >= 0 ? (uint64_t)json_integer_value(j) : 0;
+    return json_is_integer(j) && json_integer_value(j) >= 0 ? (uint64_t)json_integer_value(j) : 0;
 }
+
+static void opt_u64(const json_t *o, const char *k, uint64_t *v) { *v = reader_count(o, k); }
 
 /* The fields each record type needs; false when one is missing. */
 static bool fill(reader_t *r, const json_t *o, event_t *e)

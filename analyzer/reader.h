@@ -57,6 +57,9 @@ typedef enum event_type_e {
 } event_type_t;
 
 const char *event_type_name(event_type_t t);
+/* Member k of record o as a count: its value when an integer >= 0, else
+ * 0 (absent, null, negative or of another type). */
+uint64_t reader_count(const json_t *o, const char *k);
 
 typedef struct event_s {
     event_type_t type;

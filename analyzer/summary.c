@@ -226,15 +226,9 @@ void summary_add(summary_t *s, const event_t *e)
         const json_t *st = json_object_get(o, "status");
         escape_copy(s->end_reason, sizeof s->end_reason, r ? r : "?");
         s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
-        const json_t *d = json_object_get(o, "dropped");
-        s->dropped = json_is_integer(d) && json_integer_value(d) > 0
-                         ? (uint64_t)json_integer_value(d) : 0;
-        const json_t *u = json_object_get(o, "untracked");
-        s->untracked = json_is_integer(u) && json_integer_value(u) > 0
-                           ? (uint64_t)json_integer_value(u) : 0;
-        u = json_object_get(o, "stackless");
-        s->stackless = json_is_integer(u) && json_integer_value(u) > 0
-                           ? (uint64_t)json_integer_value(u) : 0;
+        s->dropped = reader_count(o, "dropped");
+        s->untracked = reader_count(o, "untracked");
+        s->stackless = reader_count(o, "stackless");
         break;
     }
     case EV_PHASE: {

@@ -177,7 +177,7 @@ START_TEST(a_table_with_no_memory_to_grow_fills_on)
         ck_assert(livemap_take(&m, a * 16, &out));
         ck_assert_uint_eq(out.size, 3);
         e.addr = a * 16;
-        ck_assert(livemap_put(&m, &e)); /* a replace needs no room */
+        ck_assert(livemap_put(&m, &e)); /* back in: it needs room, and the wait counts down */
     }
     unsigned refused = 1;
     e.addr = 61 * 16;
