@@ -113,7 +113,7 @@ static uint64_t now_ns(void)
 #define AHEAD_SLOT 24
 #define AHEAD_BLOCK 12
 #define AHEAD_NEIGHBOURS 4
-/* Below this many blocks a pool's structs (128 bytes each) fit in a
+/* Below this many blocks a pool's structs (64 bytes each) fit in a
  * core's cache, and prefetching costs the replay more than it hides
  * (a tenth of a small trace's replay instructions). */
 #define AHEAD_MIN_BLOCKS 16384

@@ -22,7 +22,7 @@ static void keys_of(const fit_index_t *ix, const block_t *b, tree_node_t *n)
     n->weight = b->size;
 }
 
-static void set_keys(const fit_index_t *ix, block_t *b) { keys_of(ix, b, &b->idx.node); }
+static void set_keys(const fit_index_t *ix, block_t *b) { keys_of(ix, b, &b->ix->node); }
 
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule)
 {
@@ -145,27 +145,27 @@ static inline uint64_t first_bin_from(const fit_binset_t *bs, uint64_t from)
 
 /* ---- pairing heaps: size bins by address, largest-first tags --------------------- */
 
-#define H(b) ((b)->idx.heap)
+#define H(n) ((n)->heap)
 
 /* Whether a comes out of the heap before b: the lower address (a size
  * bin), or the larger block, then the lower address (largest first). */
-static inline bool heap_before(const block_t *a, const block_t *b, bool largest)
+static inline bool heap_before(const ixnode_t *a, const ixnode_t *b, bool largest)
 {
-    if (largest && a->size != b->size)
-        return a->size > b->size;
-    return a->addr < b->addr;
+    if (largest && H(a).size != H(b).size)
+        return H(a).size > H(b).size;
+    return H(a).addr < H(b).addr;
 }
 
 /* Two heaps (roots, or NULL) as one: the later root becomes the first
  * child of the earlier. */
-static inline block_t *heap_meld(block_t *a, block_t *b, bool largest)
+static inline ixnode_t *heap_meld(ixnode_t *a, ixnode_t *b, bool largest)
 {
     if (!a)
         return b;
     if (!b)
         return a;
     if (heap_before(b, a, largest)) {
-        block_t *t = a;
+        ixnode_t *t = a;
         a = b;
         b = t;
     }
@@ -179,27 +179,27 @@ static inline block_t *heap_meld(block_t *a, block_t *b, bool largest)
 
 /* A list of sibling heaps as one heap (the two passes of pairing: meld
  * pairs left to right, then the results right to left). */
-static inline block_t *heap_merge_pairs(block_t *first, bool largest)
+static inline ixnode_t *heap_merge_pairs(ixnode_t *first, bool largest)
 {
     if (!first || !H(first).next) {
         if (first)
             H(first).prev = NULL;
         return first; /* none or one: nothing to pair */
     }
-    block_t *stack = NULL; /* melded pairs, last first, linked by next */
+    ixnode_t *stack = NULL; /* melded pairs, last first, linked by next */
     while (first) {
-        block_t *a = first, *b = H(a).next;
+        ixnode_t *a = first, *b = H(a).next;
         first = b ? H(b).next : NULL;
         H(a).next = H(a).prev = NULL;
         if (b)
             H(b).next = H(b).prev = NULL;
-        block_t *m = heap_meld(a, b, largest);
+        ixnode_t *m = heap_meld(a, b, largest);
         H(m).next = stack;
         stack = m;
     }
-    block_t *root = NULL;
+    ixnode_t *root = NULL;
     while (stack) {
-        block_t *m = stack;
+        ixnode_t *m = stack;
         stack = H(m).next;
         H(m).next = NULL;
         root = heap_meld(m, root, largest);
@@ -207,26 +207,31 @@ static inline block_t *heap_merge_pairs(block_t *first, bool largest)
     return root;
 }
 
+/* Block b (its node set) into heap h: the node takes b's key. */
 static inline void heap_insert(fit_bin_t *h, block_t *b, bool largest)
 {
-    H(b).child = H(b).next = H(b).prev = NULL;
-    h->root = heap_meld(h->root, b, largest);
+    ixnode_t *n = b->ix;
+    H(n).child = H(n).next = H(n).prev = NULL;
+    H(n).addr = b->addr;
+    H(n).size = b->size;
+    h->root = heap_meld(h->root, n, largest);
     h->count++;
 }
 
 static inline void heap_remove(fit_bin_t *h, block_t *b, bool largest)
 {
-    block_t *sub = heap_merge_pairs(H(b).child, largest);
-    if (b == h->root) {
+    ixnode_t *n = b->ix;
+    ixnode_t *sub = heap_merge_pairs(H(n).child, largest);
+    if (n == h->root) {
         h->root = sub;
     } else {
-        block_t *p = H(b).prev;
-        if (H(p).child == b)
-            H(p).child = H(b).next; /* b was p's first child */
+        ixnode_t *p = H(n).prev;
+        if (H(p).child == n)
+            H(p).child = H(n).next; /* n was p's first child */
         else
-            H(p).next = H(b).next;
-        if (H(b).next)
-            H(H(b).next).prev = p;
+            H(p).next = H(n).next;
+        if (H(n).next)
+            H(H(n).next).prev = p;
         h->root = heap_meld(h->root, sub, largest);
     }
     h->count--;
@@ -265,13 +270,13 @@ static inline void heap_at_remove(place_t at, block_t *b)
         heap_remove(at.heap, b, true);
 }
 
-/* Heap order, links and count of a bin; each block handed to visit.
- * 0, or -1 with *why. */
+/* Heap order, links and count of a bin; each node's block (whose node
+ * it must be, with its key) handed to visit.  0, or -1 with *why. */
 static int bin_check(const fit_bin_t *bin, bool largest, int (*visit)(const block_t *, void *),
                      void *ctx, const char **why)
 {
     size_t seen = 0, cap = 64;
-    const block_t **todo = malloc(cap * sizeof *todo);
+    const ixnode_t **todo = malloc(cap * sizeof *todo);
     if (!todo) {
         *why = "out of memory checking a size bin";
         return -1;
@@ -287,22 +292,28 @@ static int bin_check(const fit_bin_t *bin, bool largest, int (*visit)(const bloc
     }
     int rc = 0;
     while (n && !rc) {
-        const block_t *b = todo[--n];
+        const ixnode_t *x = todo[--n];
+        const block_t *b = x->block;
         seen++;
+        if (b->ix != x || H(x).addr != b->addr || H(x).size != b->size) {
+            *why = "size bin node is not its block's, or has another key";
+            rc = -1;
+            break;
+        }
         if (visit && visit(b, ctx)) {
             *why = "size bin holds a block that is not a free block of its index";
             rc = -1;
             break;
         }
-        const block_t *prev = b;
-        for (const block_t *c = H(b).child; c; prev = c, c = H(c).next) {
-            if (H(c).prev != prev || !heap_before(b, c, largest)) {
+        const ixnode_t *prev = x;
+        for (const ixnode_t *c = H(x).child; c; prev = c, c = H(c).next) {
+            if (H(c).prev != prev || !heap_before(x, c, largest)) {
                 *why = "size bin heap out of order or mislinked";
                 rc = -1;
                 break;
             }
             if (n == cap) {
-                const block_t **more = realloc(todo, 2 * cap * sizeof *todo);
+                const ixnode_t **more = realloc(todo, 2 * cap * sizeof *todo);
                 if (!more) {
                     *why = "out of memory checking a size bin";
                     rc = -1;
@@ -326,6 +337,7 @@ static int bin_check(const fit_bin_t *bin, bool largest, int (*visit)(const bloc
 
 /* ---- the index ---------------------------------------------------------------- */
 
+/* b, whose node is set, in at. */
 static inline void index_at(fit_index_t *ix, place_t at, block_t *b)
 {
     if (at.heap) {
@@ -333,31 +345,39 @@ static inline void index_at(fit_index_t *ix, place_t at, block_t *b)
         return;
     }
     set_keys(ix, b);
-    tree_insert(at.tree, &b->idx.node);
+    tree_insert(at.tree, &b->ix->node);
 }
 
-void fit_index_insert(fit_index_t *ix, block_t *b)
+void fit_index_insert(fit_index_t *ix, pool_t *p, block_t *b)
 {
-    if (is_top(ix, b)) {
+    if (is_top(ix, b)) { /* the top has no node */
         ix->top = b;
         return;
     }
     fit_tag_t *t = tag_of(ix, b->stream, true);
     b->idx_tag = (uint32_t)(t - ix->tag);
+    pool_node_take(p, b);
     index_at(ix, place_in(ix, t, b), b);
 }
 
-void fit_index_remove(fit_index_t *ix, block_t *b)
+/* Out of its heap or tree, keeping its node. */
+static inline void unindex(fit_index_t *ix, block_t *b)
+{
+    place_t at = place_now(ix, b);
+    if (at.heap)
+        heap_at_remove(at, b);
+    else
+        tree_remove(at.tree, &b->ix->node);
+}
+
+void fit_index_remove(fit_index_t *ix, pool_t *p, block_t *b)
 {
     if (b == ix->top) {
         ix->top = NULL;
         return;
     }
-    place_t at = place_now(ix, b);
-    if (at.heap)
-        heap_at_remove(at, b);
-    else
-        tree_remove(at.tree, &b->idx.node);
+    unindex(ix, b);
+    pool_node_give(p, b);
 }
 
 /* Negative, zero or positive as key a sorts before, with or after b. */
@@ -374,11 +394,12 @@ static inline int key_cmp(const tree_node_t *a, const tree_node_t *b)
  * or merged, or took the node over): give it b's key there when b still
  * belongs in that tree and the key sorts between the same neighbours,
  * else move b where it belongs. */
-static void index_rekey(fit_index_t *ix, tree_t *in, block_t *b)
+static void index_rekey(fit_index_t *ix, pool_t *p, tree_t *in, block_t *b)
 {
-    tree_node_t *n = &b->idx.node, key;
+    tree_node_t *n = &b->ix->node, key;
     if (is_top(ix, b)) { /* it merged with the top, or reaches the end: the new top */
         tree_remove(in, n);
+        pool_node_give(p, b);
         ix->top = b;
         return;
     }
@@ -422,8 +443,8 @@ uint64_t fit_index_largest(const fit_index_t *ix)
         uint64_t m = tree_max_weight(&t->tree);
         if (m > largest)
             largest = m;
-        if (t->largest.root && t->largest.root->size > largest)
-            largest = t->largest.root->size;
+        if (t->largest.root && t->largest.root->heap.size > largest)
+            largest = t->largest.root->heap.size;
         if (t->bins && t->bins->summary) {
             const fit_binset_t *bs = t->bins;
             int w = 63 - __builtin_clzll(bs->summary);
@@ -452,7 +473,7 @@ static block_t *best_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
         /* Every binned block of the tag is smaller than any in its tree. */
         uint64_t at = first_bin_from(t->bins, k);
         if (at < FIT_BINS)
-            return t->bins->bin[at].root;
+            return t->bins->bin[at].root->block;
     }
     block_t *b = fit_block(tree_lower_bound(&t->tree, tag, need, 0));
     return b && b->stream == tag ? b : NULL;
@@ -470,8 +491,8 @@ static block_t *worst_indexed(const fit_index_t *ix, int64_t tag, uint64_t need)
 {
     const fit_tag_t *t = tag_find(ix, tag);
     if (ix->order == FIT_LARGEST_FIRST && t != SHARED(ix)) {
-        block_t *top = t->largest.root; /* the largest, lowest address among equals */
-        return top && top->size >= need ? top : NULL;
+        const ixnode_t *top = t->largest.root; /* the largest, lowest address among equals */
+        return top && top->heap.size >= need ? top->block : NULL;
     }
     if (!t->tree.root)
         return NULL; /* (pristine memory without a tag: the shared tree, usually empty) */
@@ -544,7 +565,7 @@ static inline block_t *first_indexed_at(const fit_index_t *ix, int64_t tag, cons
     const fit_tag_t *t = &ix->tag[at->idx_tag];
     CHECK(ix->order == FIT_BY_ADDR && !t->bins && at->stream == tag && at != ix->top);
     (void)t;
-    block_t *b = fit_block(tree_find_fit_from(&at->idx.node, need));
+    block_t *b = fit_block(tree_find_fit_from(&at->ix->node, need));
     return b && b->stream == tag ? b : NULL; /* the shared tree holds other streams after */
 }
 
@@ -576,7 +597,7 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
     if (!pad && split && b != ix->top) { /* the top is in no tree: below, at O(1) */
         place_t at = place_now(ix, b);
         block_t *rest;
-        if (at.heap && !at.bs && b == at.heap->root) {
+        if (at.heap && !at.bs && b->ix == at.heap->root) {
             /* The root of a largest-first heap (worst fit's choice):
              * the front goes to a new struct and b, smaller now, goes
              * back in as the meld of its children with it alone, which
@@ -585,9 +606,11 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             block_t *front;
             if ((err = pool_block_split_front(p, b, block_bytes, &front)))
                 return err; /* b is whole and still the root */
-            block_t *sub = heap_merge_pairs(b->idx.heap.child, true);
-            b->idx.heap.child = NULL;
-            at.heap->root = heap_meld(sub, b, true);
+            ixnode_t *n = b->ix, *sub = heap_merge_pairs(n->heap.child, true);
+            n->heap.child = NULL;
+            n->heap.addr = b->addr;
+            n->heap.size = b->size;
+            at.heap->root = heap_meld(sub, n, true);
             pool_block_mark_alloc(p, front, req->size, req->stream);
             *out = front;
             return POOL_OK;
@@ -598,7 +621,8 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
                 heap_at_insert(at, b);
                 return err;
             }
-            fit_index_insert(ix, rest);
+            pool_node_give(p, b);
+            fit_index_insert(ix, p, rest);
         } else {
             /* The front goes to a new struct and b stays the remainder,
              * node and all: it sorts where it did, or near (by size:
@@ -606,21 +630,21 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             block_t *front;
             if ((err = pool_block_split_front(p, b, block_bytes, &front)))
                 return err; /* b is whole and still indexed */
-            index_rekey(ix, at.tree, b);
+            index_rekey(ix, p, at.tree, b);
             b = front;
         }
         pool_block_mark_alloc(p, b, req->size, req->stream);
         *out = b;
         return POOL_OK;
     }
-    fit_index_remove(ix, b);
+    fit_index_remove(ix, p, b);
     if (pad) {
         block_t *rest;
         if ((err = pool_block_split(p, b, pad, &rest))) {
-            fit_index_insert(ix, b);
+            fit_index_insert(ix, p, b);
             return err;
         }
-        fit_index_insert(ix, b); /* the padding stays free */
+        fit_index_insert(ix, p, b); /* the padding stays free */
         b = rest;
     }
     if (b->size - block_bytes >= min_split && b->size > block_bytes) {
@@ -629,7 +653,7 @@ int fit_carve(fit_index_t *ix, pool_t *p, block_t *b, const strategy_request_t *
             fit_release(ix, p, b);
             return err;
         }
-        fit_index_insert(ix, rest);
+        fit_index_insert(ix, p, rest);
     }
     pool_block_mark_alloc(p, b, req->size, req->stream);
     *out = b;
@@ -648,11 +672,11 @@ static inline bool merges_with(const block_t *b, const block_t *x)
 block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
 {
     /* A neighbour that merges leaves the index, except the first one
-     * found in a tree: its node stays there for the merged block (a
-     * neighbour merged away is recycled by the pool, which leaves its
-     * node alone, and nothing here takes a new block before the node
-     * is handed over below). */
-    block_t *kept = NULL;
+     * found in a tree: its node stays there for the merged block, which
+     * takes it over below (the neighbour's struct may be recycled by the
+     * merge; its node and tag are noted first). */
+    ixnode_t *kept = NULL;
+    uint32_t kept_tag = 0;
     tree_t *kept_in = NULL;
     /* Merging with pristine memory makes b pristine, which can make a
      * neighbour of another stream mergeable after all: repeat until
@@ -673,11 +697,15 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
             ix->top = NULL; /* b becomes the top: below */
         } else if (at.heap) {
             heap_at_remove(at, x);
+            pool_node_give(p, x);
         } else if (!kept) {
-            kept = x;
+            kept = x->ix;
+            kept_tag = x->idx_tag;
             kept_in = at.tree;
+            x->ix = NULL; /* the node is the merged block's now */
         } else {
-            tree_remove(at.tree, &x->idx.node);
+            tree_remove(at.tree, &x->ix->node);
+            pool_node_give(p, x);
         }
         if (low) {
             pool_block_merge(p, x, b);
@@ -687,14 +715,13 @@ block_t *fit_release(fit_index_t *ix, pool_t *p, block_t *b)
         }
     }
     if (!kept) {
-        fit_index_insert(ix, b);
+        fit_index_insert(ix, p, b);
         return b;
     }
-    if (kept != b) {
-        tree_replace(kept_in, &kept->idx.node, &b->idx.node);
-        b->idx_tag = kept->idx_tag;
-    }
-    index_rekey(ix, kept_in, b);
+    b->ix = kept;
+    kept->block = b;
+    b->idx_tag = kept_tag;
+    index_rekey(ix, p, kept_in, b);
     return b;
 }
 
@@ -738,6 +765,10 @@ static int tree_holds_right(const fit_index_t *ix, const tree_t *t, const pool_t
         return -1;
     for (const tree_node_t *node = tree_first(t); node; node = tree_next(node)) {
         block_t *b = fit_block(node);
+        if (&b->ix->node != node) {
+            *why = "free index node is not its block's";
+            return -1;
+        }
         if (!pool_block_listed(p, b) || !block_is_free(b)) {
             *why = "free index holds a block that is not free";
             return -1;
@@ -773,7 +804,7 @@ int fit_index_check(const fit_index_t *ix, const pool_t *p,
 {
     size_t free_blocks = 0, indexed = ix->top ? 1 : 0;
     if (ix->top && (!ix->keep_top || !pool_block_listed(p, ix->top) ||
-                    !block_is_free(ix->top) || !is_top(ix, ix->top))) {
+                    !block_is_free(ix->top) || !is_top(ix, ix->top) || ix->top->ix)) {
         *why = "the top is not the free pristine end of its segment";
         return -1;
     }
@@ -897,7 +928,7 @@ static int init_with(fit_state_t *st, fit_order_t order, fit_bins_t *bins, fit_s
     int err = pool_segment_create(p, env->base, size, POOL_STREAM_ANY, 0, &s);
     if (err)
         return err;
-    fit_index_insert(&st->ix, s->first);
+    fit_index_insert(&st->ix, p, s->first);
     return POOL_OK;
 }
 

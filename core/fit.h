@@ -38,10 +38,14 @@
  * is the highest address of its segment, so it wins only on size (best
  * or worst fit) or when nothing indexed fits (first and next fit).
  *
- * Carving a block and coalescing a freed one hand a tree node over to
- * the block that takes its place (tree_replace) and move it only when
- * its key no longer sorts between the same neighbours: a remainder or a
- * merged block usually stays where it was.  Which node or heap shape
+ * Each indexed block has a node of its own (ixnode_t, core/pool.h),
+ * from the pool: the trees and heaps link nodes, which hold the keys
+ * (a heap node copies its block's address and size), so a search reads
+ * only nodes, which lie close together, and the block it returns.
+ * Carving a block and coalescing a freed one hand a node over to the
+ * block that takes its place and move it only when its key no longer
+ * sorts between the same neighbours: a remainder or a merged block
+ * usually stays where it was.  Which node or heap shape
  * holds a block never changes which block a search returns (keys are
  * unique), only what it costs.
  *
@@ -71,9 +75,10 @@ typedef enum fit_order_e {
 #define FIT_TAGS 8         /* tags with a tree of their own */
 #define FIT_SMALL_STREAMS 16 /* streams 0..15 find their tag without a search */
 
-/* Free blocks of one size, lowest address at the root. */
+/* A pairing heap of free blocks' nodes: of one size, lowest address at
+ * the root (a size bin), or largest first. */
 typedef struct fit_bin_s {
-    block_t *root;
+    ixnode_t *root;
     size_t count;
 } fit_bin_t;
 
@@ -110,14 +115,17 @@ typedef struct fit_index_s {
 } fit_index_t;
 
 void fit_index_init(fit_index_t *ix, fit_order_t order, uint64_t granule);
-void fit_index_insert(fit_index_t *ix, block_t *b);
-void fit_index_remove(fit_index_t *ix, block_t *b);
+/* Index free block b of p (which gives it a node), or take it out (the
+ * node goes back). */
+void fit_index_insert(fit_index_t *ix, pool_t *p, block_t *b);
+void fit_index_remove(fit_index_t *ix, pool_t *p, block_t *b);
 /* The largest free block in the index (trees and bins), 0 when empty. */
 uint64_t fit_index_largest(const fit_index_t *ix);
 
+/* The block whose index node holds tree node n (or NULL). */
 static inline block_t *fit_block(const tree_node_t *n)
 {
-    return n ? (block_t *)((char *)n - offsetof(block_t, idx.node)) : NULL;
+    return n ? ((const ixnode_t *)((const char *)n - offsetof(ixnode_t, node)))->block : NULL;
 }
 
 /* Bytes a block must span to serve req: size rounded to the granule.

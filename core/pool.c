@@ -5,6 +5,7 @@
 #include "core/lines.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,14 +14,23 @@
  * ones of a huge page each (2 MiB, madvise'd: the kernel's transparent
  * huge pages are on madvise here by default), for the pools of traces
  * with many live blocks, whose structs are reached at random: one page
- * fault and one TLB entry for 16k structs instead of 512 of each. */
+ * fault and one TLB entry for 32k structs instead of 512 of each.
+ *
+ * Each chunk comes with as many index nodes (pool_node_take), in memory
+ * of their own, which the host maps only as they are first used: a
+ * node is taken for a free block only, and the nodes of all chunks are
+ * used in order, oldest chunk first, after the given-back ones.  So
+ * there is always a node for a block, and the memory nodes take is that
+ * of the most free blocks indexed at once. */
 #define BLOCKS_PER_CHUNK 4096
 #define SMALL_CHUNKS 3            /* a pool's first chunks, of BLOCKS_PER_CHUNK */
 #define HUGE_CHUNK (2u << 20)     /* the later ones' bytes, and their alignment */
 
 struct block_chunk_s {
-    block_chunk_t *next;
-    void *raw; /* what malloc returned: the chunk is aligned up from it */
+    block_chunk_t *next;      /* the chunk made before this one */
+    block_chunk_t *newer;     /* the one made after it, or NULL */
+    void *raw;                /* what malloc returned: the chunk is aligned up from it */
+    ixnode_t *nodes, *nodes_end; /* its nodes (their own malloc) */
     block_t blocks[];
 };
 
@@ -70,30 +80,58 @@ const char *pool_overlap_name(pool_overlap_t o)
 
 /* ---- block storage ------------------------------------------------------ */
 
-/* A new chunk of structs, fresh.  0, or -1 when the host has no memory. */
+/* A new chunk of structs, fresh, and its nodes.  0, or -1 when the host
+ * has no memory. */
 static int chunk_new(pool_t *p)
 {
     bool huge = p->nchunks >= SMALL_CHUNKS;
     size_t bytes = huge ? HUGE_CHUNK : sizeof(block_chunk_t) + BLOCKS_PER_CHUNK * sizeof(block_t);
     size_t align = huge ? HUGE_CHUNK : _Alignof(block_chunk_t);
+    size_t nblocks = (bytes - sizeof(block_chunk_t)) / sizeof(block_t);
     /* malloc, not aligned_alloc: the unit tests make malloc fail on
      * purpose, and this must be one of the places it can.  (Aligned up
      * from it: a huge chunk's slack is address space, never touched.) */
     void *raw = malloc(bytes + align - 1);
-    if (!raw)
+    ixnode_t *nodes = raw ? malloc(nblocks * sizeof *nodes) : NULL;
+    if (!nodes) {
+        free(raw);
         return -1;
+    }
     block_chunk_t *c = (block_chunk_t *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
     if (huge)
         madvise(c, bytes, MADV_HUGEPAGE); /* only advice: no huge page, no harm */
     c->raw = raw;
+    c->nodes = nodes;
+    c->nodes_end = nodes + nblocks;
     c->next = p->chunks;
+    c->newer = NULL;
+    if (p->chunks)
+        p->chunks->newer = c;
     p->chunks = c;
     p->nchunks++;
+    if (!p->node_chunk) {
+        p->node_chunk = c;
+        p->node_fresh = c->nodes;
+    }
     /* Taken in order as needed: a page is touched when its first struct
      * is used, not all at once. */
     p->fresh = c->blocks;
-    p->fresh_end = c->blocks + (bytes - sizeof(block_chunk_t)) / sizeof(block_t);
+    p->fresh_end = c->blocks + nblocks;
     return 0;
+}
+
+ixnode_t *pool_node_fresh(pool_t *p)
+{
+    block_chunk_t *c = p->node_chunk;
+    while (c && p->node_fresh == c->nodes_end) {
+        c = p->node_chunk = c->newer;
+        p->node_fresh = c ? c->nodes : NULL;
+    }
+    if (!c) { /* more free blocks indexed than blocks: a strategy lost nodes */
+        fputs("memsim: internal error: a pool ran out of index nodes\n", stderr);
+        abort();
+    }
+    return p->node_fresh++;
 }
 
 static block_t *block_new(pool_t *p)
@@ -110,8 +148,8 @@ static block_t *block_new(pool_t *p)
             return NULL;
         b = p->fresh++;
     }
-    /* The caller sets addr, size, seg, stream and state; the free index
-     * sets its own links (idx) when it takes the block. */
+    /* The caller sets addr, size, seg, stream and state.  requested = 0
+     * is also ix = NULL: no index node until a free index gives it one. */
     b->requested = 0;
     b->prev = b->next = NULL;
     return b;
@@ -145,6 +183,7 @@ void pool_fini(pool_t *p)
     while (p->chunks) {
         block_chunk_t *c = p->chunks;
         p->chunks = c->next;
+        free(c->nodes);
         free(c->raw);
     }
     while (p->segments.root) {
@@ -302,6 +341,8 @@ int pool_segment_remove(pool_t *p, segment_t *s, bool force)
             p->alloc_bytes -= b->size;
             p->requested_bytes -= b->requested;
             p->live_blocks--;
+        } else if (b->ix) { /* (forced: the caller's index is left to it) */
+            pool_node_give(p, b);
         }
         if (!p->handles_only)
             addrmap_remove(&p->blocks, b->addr);
@@ -482,7 +523,7 @@ int pool_check(const pool_t *p, const char **why)
         why = &dummy;
     if (tree_check(&p->segments, why))
         return -1;
-    uint64_t seg_bytes = 0, extent = 0, alloc = 0, req = 0, live = 0, nblocks = 0;
+    uint64_t seg_bytes = 0, extent = 0, alloc = 0, req = 0, live = 0, nblocks = 0, nodes = 0;
     uint64_t prev_end = 0;
     bool first_seg = true;
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
@@ -507,6 +548,11 @@ int pool_check(const pool_t *p, const char **why)
                 FAIL("block prev link broken");
             if (!p->handles_only && pool_block_at(p, b->addr) != b)
                 FAIL("address map disagrees with the block list");
+            if (block_is_free(b) && b->ix) {
+                if (b->ix->block != b)
+                    FAIL("free block's index node is another block's");
+                nodes++;
+            }
             if (!block_is_free(b)) { /* a free block's requested is its index's */
                 if (b->requested > b->size)
                     FAIL("block smaller than its request");
@@ -546,6 +592,8 @@ int pool_check(const pool_t *p, const char **why)
         FAIL("pool live block count is wrong");
     if (nblocks != p->nblocks || (!p->handles_only && nblocks != p->blocks.count))
         FAIL("pool block count is wrong");
+    if (nodes != p->nodes_used)
+        FAIL("pool index node count is wrong");
     return 0;
 }
 

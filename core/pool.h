@@ -69,10 +69,16 @@ const char *block_state_name(block_state_t s);
 
 struct segment_s;
 
-/* A block is two cache lines, 64-byte aligned: the first holds all that
- * coalescing and freeing read (neighbours, state, stream) and the
- * request; the index's links follow.  requested and idx share memory:
- * a block is either allocated (requested) or free (idx), never both. */
+struct ixnode_s;
+
+/* A block is one cache line, 64-byte aligned: all that coalescing and
+ * freeing read (neighbours, state, stream) and the request.  A free
+ * block's place in its strategy's free index is a node of its own
+ * (ixnode_t below), in the pool's node storage, which shares memory with
+ * requested: a block is either allocated (requested) or free (ix),
+ * never both.  A pool of a million live blocks, most allocated, so
+ * keeps 64 MiB of structs instead of 128, and its index's nodes, a few
+ * per free block, lie close together instead of one in every block. */
 typedef struct block_s {
     _Alignas(64) uint64_t addr; /* first byte */
     uint64_t size;             /* bytes spanned; > 0 */
@@ -82,24 +88,34 @@ typedef struct block_s {
     int64_t stream;            /* owner stream, POOL_STREAM_ANY when pristine */
     block_state_t state;
     uint32_t idx_tag;          /* the strategy's free index may note here where a free
-                                  block is (fit: its tag), in the line the index reads */
+                                  block is (fit: its tag) */
     union {
         uint64_t requested;    /* bytes asked for: ALLOC and FREE_REQUESTED blocks only */
-        union {                /* the strategy's free index: free blocks only */
-            tree_node_t node;
-            struct {
-                struct block_s *prev, *next;
-            } list;
-            struct {           /* a pairing heap (core/fit.c's size bins) */
-                struct block_s *child; /* first child */
-                struct block_s *next;  /* next sibling */
-                struct block_s *prev;  /* previous sibling, or the parent of a first child */
-            } heap;
-        } idx;
+        struct ixnode_s *ix;   /* a free block's index node, or NULL (not indexed) */
     };
 } block_t;
 
-_Static_assert(sizeof(block_t) == 128, "a block is two cache lines");
+/* A free block's node in its strategy's free index.  The pool keeps one
+ * in reserve for every block struct it has room for, so taking one
+ * never fails (pool_node_take). */
+typedef struct ixnode_s {
+    block_t *block;            /* the free block it indexes */
+    union {
+        tree_node_t node;      /* in a tree (core/fit.c) */
+        struct {               /* in a doubly linked list (core/strategy_buddy.c) */
+            struct ixnode_s *prev, *next;
+        } list;
+        struct {               /* in a pairing heap (core/fit.c's size bins) */
+            struct ixnode_s *child; /* first child */
+            struct ixnode_s *next;  /* next sibling */
+            struct ixnode_s *prev;  /* previous sibling, or the parent of a first child */
+            uint64_t addr, size;    /* the block's, for the heap order without reading it */
+        } heap;
+        struct ixnode_s *spare;     /* not in use: the next spare node */
+    };
+} ixnode_t;
+
+_Static_assert(sizeof(block_t) == 64, "a block is one cache line");
 
 static inline bool block_is_free(const block_t *b)
 {
@@ -151,6 +167,10 @@ typedef struct pool_s {
     block_t *spare;           /* recycled block_t structs, linked through next */
     block_t *fresh, *fresh_end; /* the newest chunk's structs never used yet: taken
                                   from fresh when spare is empty */
+    ixnode_t *node_spare;     /* given-back index nodes, linked through spare */
+    block_chunk_t *node_chunk; /* the oldest chunk whose nodes are not all used yet */
+    ixnode_t *node_fresh;     /* its next node never used (node_chunk's) */
+    uint64_t nodes_used;      /* nodes taken and not given back */
     uint64_t next_segment_id;
     /* Totals, kept exact after every operation (pool_check verifies): */
     uint64_t segment_bytes;   /* sum of segment sizes */
@@ -247,13 +267,45 @@ int pool_block_mark_free_requested(pool_t *p, block_t *b);
  * strategy then coalesces and indexes it. */
 void pool_block_mark_freed(pool_t *p, block_t *b);
 
+/* ---- index nodes ---------------------------------------------------------- */
+
+/* The next node never used, from the chunks' reserve (out of line). */
+ixnode_t *pool_node_fresh(pool_t *p);
+
+/* A node for free block b, which becomes b->ix (its links are the
+ * caller's to set).  Never fails: the pool keeps a node for each block
+ * struct it has room for, and only a block without one takes one. */
+static inline ixnode_t *pool_node_take(pool_t *p, block_t *b)
+{
+    ixnode_t *n = p->node_spare;
+    if (n)
+        p->node_spare = n->spare;
+    else
+        n = pool_node_fresh(p);
+    n->block = b;
+    b->ix = n;
+    p->nodes_used++;
+    return n;
+}
+
+/* Give b's node back (b leaves its index, or is taken from it). */
+static inline void pool_node_give(pool_t *p, block_t *b)
+{
+    ixnode_t *n = b->ix;
+    n->spare = p->node_spare;
+    p->node_spare = n;
+    b->ix = NULL;
+    p->nodes_used--;
+}
+
 /* ---- metrics and checks ------------------------------------------------- */
 
 /* Fragmentation as the seed computes it: mean over segments of
  * 1 - 1/blocks (0 for a segment of one block). */
 double pool_seed_fragmentation(const pool_t *p);
 
-/* Verify tiling, links, states, the address map and every total.
+/* Verify tiling, links, states, the address map, every total, and
+ * that each free block's node (if any) is its own and counted.
  * 0, or -1 with *why set.  O(blocks). */
 int pool_check(const pool_t *p, const char **why);
 

@@ -26,7 +26,7 @@
 
 typedef struct buddy_lists_s {
     int64_t stream;               /* tag these lists hold */
-    block_t *head[BUDDY_ORDERS];  /* free blocks of size 2^order */
+    ixnode_t *head[BUDDY_ORDERS]; /* free blocks of size 2^order (their nodes) */
     uint64_t nonempty;            /* bit k set <=> head[k] != NULL */
 } buddy_lists_t;
 
@@ -64,39 +64,44 @@ static buddy_lists_t *lists_get(buddy_state_t *st, int64_t stream)
     return l;
 }
 
-static void list_push(buddy_lists_t *l, block_t *b)
+/* Free block b onto its order's list, with a node from p. */
+static void list_push(pool_t *p, buddy_lists_t *l, block_t *b)
 {
     int k = order_of(b->size);
-    b->idx.list.prev = NULL;
-    b->idx.list.next = l->head[k];
+    ixnode_t *n = pool_node_take(p, b);
+    n->list.prev = NULL;
+    n->list.next = l->head[k];
     if (l->head[k])
-        l->head[k]->idx.list.prev = b;
-    l->head[k] = b;
+        l->head[k]->list.prev = n;
+    l->head[k] = n;
     l->nonempty |= 1ull << k;
 }
 
-static void list_unlink(buddy_lists_t *l, block_t *b)
+/* b off its list, its node given back. */
+static void list_unlink(pool_t *p, buddy_lists_t *l, block_t *b)
 {
     int k = order_of(b->size);
-    if (b->idx.list.prev)
-        b->idx.list.prev->idx.list.next = b->idx.list.next;
+    ixnode_t *n = b->ix;
+    if (n->list.prev)
+        n->list.prev->list.next = n->list.next;
     else
-        l->head[k] = b->idx.list.next;
-    if (b->idx.list.next)
-        b->idx.list.next->idx.list.prev = b->idx.list.prev;
+        l->head[k] = n->list.next;
+    if (n->list.next)
+        n->list.next->list.prev = n->list.prev;
     if (!l->head[k])
         l->nonempty &= ~(1ull << k);
+    pool_node_give(p, b);
 }
 
 /* Index a free block.  Its tag's lists exist: pristine's from init, a
  * stream's from its first allocation (place makes them first), so this
  * does not fail once the device is running. */
-static int push_free(buddy_state_t *st, block_t *b)
+static int push_free(buddy_state_t *st, pool_t *p, block_t *b)
 {
     buddy_lists_t *l = lists_get(st, b->stream);
     if (!l)
         return POOL_EHOST;
-    list_push(l, b);
+    list_push(p, l, b);
     return POOL_OK;
 }
 
@@ -117,7 +122,7 @@ static int init(void *vst, pool_t *p, const strategy_env_t *env)
         uint64_t chunk = 1ull << order_of(size);
         segment_t *s;
         int err = pool_segment_create(p, at, chunk, POOL_STREAM_ANY, 0, &s);
-        if (err || (err = push_free(st, s->first)))
+        if (err || (err = push_free(st, p, s->first)))
             return err;
         at += chunk;
         size -= chunk;
@@ -177,16 +182,16 @@ static int place(void *vst, pool_t *p, const strategy_request_t *req, block_t **
     buddy_lists_t *l = choose(st, req->stream, k, &j);
     if (!l)
         return POOL_ENOMEM;
-    block_t *b = l->head[j];
-    list_unlink(l, b);
+    block_t *b = l->head[j]->block;
+    list_unlink(p, l, b);
     while (j > k) {
         block_t *upper;
         int err = pool_block_split(p, b, b->size / 2, &upper);
         if (err) {
-            list_push(l, b); /* b is still a whole, free block */
+            list_push(p, l, b); /* b is still a whole, free block */
             return err;
         }
-        list_push(l, upper); /* same tag as b */
+        list_push(p, l, upper); /* same tag as b */
         j--;
     }
     pool_block_mark_alloc(p, b, req->size, req->stream);
@@ -223,7 +228,7 @@ static void release(void *vst, pool_t *p, block_t *b)
     buddy_state_t *st = vst;
     block_t *c;
     while ((c = free_buddy(b))) {
-        list_unlink(lists_of(st, c->stream), c);
+        list_unlink(p, lists_of(st, c->stream), c);
         if (c->addr < b->addr) {
             pool_block_merge(p, c, b);
             b = c;
@@ -231,7 +236,7 @@ static void release(void *vst, pool_t *p, block_t *b)
             pool_block_merge(p, b, c);
         }
     }
-    push_free(st, b);
+    push_free(st, p, b);
 }
 
 static uint64_t largest_free(const void *vst, const pool_t *p)
@@ -275,14 +280,15 @@ static int check(const void *vst, const pool_t *p, const char **why)
                 *why = "buddy non-empty mask disagrees with its lists";
                 return -1;
             }
-            const block_t *prev = NULL;
-            for (const block_t *b = l->head[k]; b; b = b->idx.list.next) {
-                if (!block_is_free(b) || b->stream != l->stream || order_of(b->size) != k ||
-                    b->idx.list.prev != prev || !pool_block_listed(p, b)) {
+            const ixnode_t *prev = NULL;
+            for (const ixnode_t *n = l->head[k]; n; n = n->list.next) {
+                const block_t *b = n->block;
+                if (!pool_block_listed(p, b) || b->ix != n || !block_is_free(b) ||
+                    b->stream != l->stream || order_of(b->size) != k || n->list.prev != prev) {
                     *why = "buddy free list holds a wrong block";
                     return -1;
                 }
-                prev = b;
+                prev = n;
                 listed++;
             }
         }

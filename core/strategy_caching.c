@@ -80,7 +80,7 @@ static void trim(void *vst, pool_t *p, uint64_t *released)
     for (segment_t *s = pool_segment_first(p); s;) {
         segment_t *next = pool_segment_next(s);
         if (s->nblocks == 1 && block_is_free(s->first)) {
-            fit_index_remove(pool_for(st, s), s->first);
+            fit_index_remove(pool_for(st, s), p, s->first);
             bytes += s->size;
             pool_segment_remove(p, s, false);
         }
@@ -130,7 +130,7 @@ static int place(void *vst, pool_t *p, const strategy_request_t *req, block_t **
             (err = pool_segment_create(p, addr, seg, req->stream, z.kind, &s)))
             return err;
         b = s->first;
-        fit_index_insert(ix, b);
+        fit_index_insert(ix, p, b);
     }
     uint64_t min_split = z.kind == KIND_SMALL ? ROUND : SMALL_SIZE + 1;
     return fit_carve(ix, p, b, req, z.bytes, min_split, out);

@@ -194,20 +194,24 @@ START_TEST(split_merge_and_totals)
 END_TEST
 
 /* The front goes to a new block and the old one keeps the rest: links,
- * the address map, counts; the old block's index links stay as they
- * were (a fit index's node moves with nothing). */
+ * the address map, counts; the old block keeps its index node, and the
+ * front has none (a fit index's node moves with nothing). */
 START_TEST(split_front_keeps_the_remainder_in_place)
 {
     segment_t *s = make(0x1000, 1000);
     block_t *b = s->first, *front, *mid, *tail;
-    b->idx.node.k1 = 0xabc; /* stands for the index's links */
+    ixnode_t *node = pool_node_take(&pool, b);
+    node->node.k1 = 0xabc; /* stands for the index's links */
     ck_assert_int_eq(pool_block_split_front(&pool, b, 100, &front), POOL_OK);
     ck_assert_ptr_ne(front, b);
     ck_assert_uint_eq(front->addr, 0x1000);
     ck_assert_uint_eq(front->size, 100);
     ck_assert_uint_eq(b->addr, 0x1000 + 100);
     ck_assert_uint_eq(b->size, 900);
-    ck_assert_uint_eq(b->idx.node.k1, 0xabc);
+    ck_assert_ptr_eq(b->ix, node);
+    ck_assert_ptr_eq(node->block, b);
+    ck_assert_uint_eq(node->node.k1, 0xabc);
+    ck_assert_ptr_null(front->ix);
     ck_assert_int_eq(front->state, b->state);
     ck_assert_int_eq(front->stream, b->stream);
     ck_assert_ptr_eq(s->first, front);
@@ -348,6 +352,17 @@ START_TEST(check_detects_corruption)
     ck_assert_str_eq(why, "pool allocated bytes are wrong");
     pool.alloc_bytes = 0;
     ck_assert_pool_ok(&pool);
+    /* An index node that names another block, or one not counted. */
+    ixnode_t *n = pool_node_take(&pool, rest);
+    n->block = s->first;
+    ck_assert_int_eq(pool_check(&pool, &why), -1);
+    ck_assert_str_eq(why, "free block's index node is another block's");
+    n->block = rest;
+    pool.nodes_used++;
+    ck_assert_int_eq(pool_check(&pool, &why), -1);
+    ck_assert_str_eq(why, "pool index node count is wrong");
+    pool.nodes_used--;
+    ck_assert_pool_ok(&pool);
 }
 END_TEST
 
@@ -406,13 +421,16 @@ START_TEST(lines_of_their_own)
 END_TEST
 
 /* Block structs past a pool's first chunks come in huge-page chunks:
- * each struct its own, aligned, all of them freed by pool_fini. */
+ * each struct its own, aligned, all of them freed by pool_fini.  And
+ * there is an index node for every block, over all the chunks: each its
+ * own, given back and taken again, counted. */
 START_TEST(many_blocks_huge_chunks)
 {
     pool_t p;
     ck_assert_int_eq(pool_init(&p), POOL_OK);
-    enum { N = 40000 }; /* 3 chunks of 4096, then 2 MiB ones of 16383 */
+    enum { N = 50000 }; /* 3 chunks of 4096, then 2 MiB ones of 32767 */
     static segment_t *seg[N];
+    static ixnode_t *node[N];
     for (uint64_t i = 0; i < N; i++)
         ck_assert_int_eq(pool_segment_create(&p, 0x100000 + i * 64, 64, 0, 0, &seg[i]), POOL_OK);
     ck_assert_uint_eq(p.nchunks, 5);
@@ -422,6 +440,24 @@ START_TEST(many_blocks_huge_chunks)
         if (i)
             ck_assert_ptr_ne(seg[i]->first, seg[i - 1]->first);
     }
+    for (uint64_t i = 0; i < N; i++) {
+        node[i] = pool_node_take(&p, seg[i]->first);
+        ck_assert_ptr_eq(seg[i]->first->ix, node[i]);
+        ck_assert_ptr_eq(node[i]->block, seg[i]->first);
+    }
+    ck_assert_uint_eq(p.nodes_used, N);
+    ck_assert_pool_ok(&p);
+    for (uint64_t i = 0; i < N; i++) /* all distinct: each still names its block */
+        ck_assert_ptr_eq(node[i]->block, seg[i]->first);
+    for (uint64_t i = 0; i < N; i += 2)
+        pool_node_give(&p, seg[i]->first);
+    ck_assert_uint_eq(p.nodes_used, N / 2);
+    ck_assert_ptr_null(seg[0]->first->ix);
+    ck_assert_pool_ok(&p);
+    for (uint64_t i = 0; i < N; i += 2) /* the given-back ones, again */
+        pool_node_take(&p, seg[i]->first);
+    ck_assert_uint_eq(p.nodes_used, N);
+    ck_assert_pool_ok(&p);
     pool_fini(&p);
 }
 END_TEST

@@ -434,15 +434,21 @@ START_TEST(best_fit_check_sees_a_broken_bin)
     const pool_t *p = device_pool(d);
     for (segment_t *sg = pool_segment_first(p); sg && !victim; sg = pool_segment_next(sg))
         for (block_t *b = sg->first; b && !victim; b = b->next)
-            if (block_is_free(b) && b->size == 64 && b->idx.heap.prev)
+            if (block_is_free(b) && b->size == 64 && b->ix->heap.prev)
                 victim = b; /* a bin member below the root */
     ck_assert_ptr_nonnull(victim);
-    block_t *saved = victim->idx.heap.prev;
-    victim->idx.heap.prev = victim;
+    ixnode_t *saved = victim->ix->heap.prev;
+    victim->ix->heap.prev = victim->ix;
     const char *why = NULL;
     ck_assert_int_eq(device_check(d, &why), -1);
     ck_assert_str_eq(why, "size bin heap out of order or mislinked");
-    victim->idx.heap.prev = saved;
+    victim->ix->heap.prev = saved;
+    ck_assert_device_ok(d);
+    /* A node whose key is not its block's. */
+    victim->ix->heap.addr++;
+    ck_assert_int_eq(device_check(d, &why), -1);
+    ck_assert_str_eq(why, "size bin node is not its block's, or has another key");
+    victim->ix->heap.addr--;
     ck_assert_device_ok(d);
     device_destroy(d);
 }
