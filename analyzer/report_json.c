@@ -193,6 +193,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
     json_object_set_new(summary, "untracked_blocks", json_integer((json_int_t)s->untracked));
     json_object_set_new(summary, "stackless_events", json_integer((json_int_t)s->stackless));
+    json_object_set_new(summary, "threadless_events", json_integer((json_int_t)s->threadless));
     json_object_set_new(summary, "lost_blocks", json_integer((json_int_t)s->lost_blocks));
     json_object_set_new(summary, "mapped_calls", json_integer((json_int_t)m->calls));
     json_object_set_new(summary, "munmap_calls", json_integer((json_int_t)m->unmaps));

@@ -259,6 +259,10 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                "stack table): the sites count %s as \"no stack recorded\"\n",
                s->stackless, plural(s->stackless, "event", "events"),
                s->stackless == 1 ? "it" : "them");
+    if (s->threadless)
+        printf("  threadless:     %" PRIu64 " %s recorded without a thread (no memory for the "
+               "recorder's thread table)\n",
+               s->threadless, plural(s->threadless, "event", "events"));
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
            " temporary\n",

@@ -229,6 +229,7 @@ void summary_add(summary_t *s, const event_t *e)
         s->dropped = reader_count(o, "dropped");
         s->untracked = reader_count(o, "untracked");
         s->stackless = reader_count(o, "stackless");
+        s->threadless = reader_count(o, "threadless");
         break;
     }
     case EV_PHASE: {

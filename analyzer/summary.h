@@ -65,6 +65,8 @@ typedef struct summary_s {
                                 for, left out of the samples' heap figures */
     uint64_t stackless;      /* the end record's: events recorded without their stack
                                 (no memory for the stack table) */
+    uint64_t threadless;     /* the end record's: events recorded without their thread
+                                (no memory for the recorder's thread table) */
     uint64_t lost_blocks;    /* blocks this analysis had no memory to track: from the
                                 first, the live heap, its peak, the leaks and the
                                 temporaries are incomplete (their frees go unmatched) */

@@ -108,6 +108,7 @@ typedef struct region_s {
     _Atomic uint64_t end_dropped __attribute__((aligned(64))); /* the end record's "dropped",
                                                                   once written */
     _Atomic uint64_t end_untracked; /* the end record's "untracked", once written */
+    _Atomic uint64_t end_threadless; /* the end record's "threadless", once written */
     _Atomic uint64_t stackless;   /* events posted without their stack: the stack table
                                      had no memory (stacks_intern); the end record's */
     _Atomic uint32_t interrupted; /* posts a fatal signal cut at their claim, their

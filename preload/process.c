@@ -312,8 +312,9 @@ static void warn_incomplete(region_t *r, bool acked)
 
 /* Memory that ran out on the way, each in one line: the recorder's for
  * some live blocks (its samples' live figures leave them out; the heap
- * records are whole), the process's own for some stacks (those events
- * are recorded without one). */
+ * records are whole) and for some threads (their events are recorded
+ * as an unknown thread's), the process's own for some stacks (those
+ * events are recorded without one). */
 static void warn_short_of_memory(region_t *r)
 {
     char line[PATH_MAX + 200];
@@ -323,6 +324,15 @@ static void warn_short_of_memory(region_t *r)
                  "memsim: %s: the recorder ran out of memory for its live-block map: %llu block%s "
                  "untracked, so its samples undercount the live heap (the heap records are whole)",
                  r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were");
+        say(line);
+    }
+    n = atomic_load(&r->end_threadless);
+    if (n) {
+        snprintf(line, sizeof line,
+                 "memsim: %s: the recorder ran out of memory for its thread table: %llu event%s "
+                 "recorded without %s thread",
+                 r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were",
+                 n == 1 ? "its" : "their");
         say(line);
     }
     n = atomic_load(&r->stackless);

@@ -236,11 +236,13 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
                        .unknown_frees = state_unknown_frees(),
                        .untracked = state_untracked(),
                        .stackless = atomic_load(&r->stackless),
+                       .threadless = records_threadless(),
                        .live_allocations = state_live_blocks(),
                        .live_bytes = state_live_bytes(),
                        .stacks = rc->stacks};
     records_end(&rc->out, now_t(rc), rc->pid, &e);
     atomic_store(&r->end_untracked, state_untracked());
+    atomic_store(&r->end_threadless, records_threadless());
     atomic_store(&r->end_dropped, rc->out.dropped + dropped);
     r->write_errno = rc->out.err;
     out_close(&rc->out);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hashtab.h"
 #include "include/memsim.h"
 #include "preload/events.h"
 #include "recorder/jsonw.h"
@@ -50,20 +51,36 @@ static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
 
 static uint64_t last_us; /* the time of the record before, what the compact ones count from */
 
-/* Threads, by their index in the trace: tid -> index + 1 (open addressing). */
+/* Threads, by their index in the trace: a core/hashtab table keyed by
+ * tid, marked by index + 1. */
+typedef struct thread_slot_s {
+    uint64_t tid;
+    uint64_t index1; /* index + 1; 0: an empty slot */
+} thread_slot_t;
+
+static const hashtab_type_t thread_type = {
+    .slot_size = sizeof(thread_slot_t),
+    .key_off = offsetof(thread_slot_t, tid),
+    .mark_off = offsetof(thread_slot_t, index1),
+};
+
 static struct {
-    int32_t *tid;
-    uint32_t *index;
-    uint32_t mask, n;
+    hashtab_t tab;
+    uint32_t n;          /* indexes given out, the unknown thread's included */
+    uint32_t unknown;    /* the unknown thread's index + 1; 0: not given out */
+    uint32_t grow_wait;  /* calls for a slot before growing is tried again (it found no
+                            memory) */
+    uint64_t threadless; /* events written as the unknown thread's */
 } threads;
 
 void records_reset(void)
 {
     last_us = 0;
-    free(threads.tid);
-    free(threads.index);
+    hashtab_fini(&threads.tab, &thread_type);
     memset(&threads, 0, sizeof threads);
 }
+
+uint64_t records_threadless(void) { return threads.threadless; }
 
 /* t (ns since the start) in microseconds; it becomes the time the next
  * compact record counts from. */
@@ -416,55 +433,70 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
         jsonw_key_u64(&w, "untracked", e->untracked);
     if (e->stackless)
         jsonw_key_u64(&w, "stackless", e->stackless);
+    if (e->threadless)
+        jsonw_key_u64(&w, "threadless", e->threadless);
     jsonw_line_end(&w);
     out_last(o, buf, w.len);
 }
 
 /* ---- the compact records -------------------------------------------------------------- */
 
-static bool threads_grow(void)
+/* {"ev":"thread",...,"tid":tid,"index":index}: tid 0 for the unknown thread. */
+static void thread_record(out_t *o, uint64_t t, pid_t tid, uint32_t index)
 {
-    uint32_t cap = threads.mask ? (threads.mask + 1) * 2 : 64;
-    int32_t *tid = calloc(cap, sizeof *tid);
-    uint32_t *index = calloc(cap, sizeof *index);
-    if (!tid || !index) {
-        free(tid);
-        free(index);
-        return false;
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(THREAD), t, tid);
+    jsonw_key_u64(&w, "index", index);
+    finish(o, &w);
+}
+
+/* An empty slot for a new thread, or NULL when none is left.  The table
+ * doubles at half full; with no memory for that (the recorder shares the
+ * program's RLIMIT_AS) it fills on, one slot always left empty so that
+ * every probe ends, and growing is tried again RECORDS_GROW_RETRY calls
+ * later, not at every event of a thread left out. */
+static thread_slot_t *thread_slot(uint64_t tid)
+{
+    hashtab_t *t = &threads.tab;
+    if (!t->slots || (t->count + 1) * 2 > t->mask + 1) {
+        if (threads.grow_wait)
+            threads.grow_wait--;
+        else if (hashtab_grow(t, &thread_type))
+            threads.grow_wait = RECORDS_GROW_RETRY;
     }
-    for (uint32_t i = 0; threads.mask && i <= threads.mask; i++) {
-        if (!threads.index[i])
-            continue;
-        uint32_t j = (uint32_t)threads.tid[i] * 2654435761u & (cap - 1);
-        while (index[j])
-            j = (j + 1) & (cap - 1);
-        tid[j] = threads.tid[i];
-        index[j] = threads.index[i];
+    if (!t->slots || t->count + 2 > t->mask + 1)
+        return NULL;
+    return hashtab_place(t, &thread_type, tid);
+}
+
+/* The index of the threads that found no slot: one more index, given out
+ * at the first such event, whose thread record says tid 0 (no thread's),
+ * so that their events are never taken for another thread's; counted for
+ * the end record. */
+static uint32_t unknown_thread(out_t *o, uint64_t t)
+{
+    threads.threadless++;
+    if (!threads.unknown) {
+        threads.unknown = ++threads.n;
+        thread_record(o, t, 0, threads.unknown - 1);
     }
-    free(threads.tid);
-    free(threads.index);
-    threads.tid = tid;
-    threads.index = index;
-    threads.mask = cap - 1;
-    return true;
+    return threads.unknown - 1;
 }
 
 /* The index of thread tid in this trace; a thread seen for the first
- * time gets the next one, and its "thread" record goes first. */
+ * time gets the next one, and its "thread" record goes first.  A known
+ * thread is looked up first: its index needs no memory. */
 static uint32_t thread_index(out_t *o, uint64_t t, pid_t tid)
 {
-    if ((threads.n + 1) * 2 > threads.mask + 1 && !threads_grow())
-        return 0;
-    uint32_t i = (uint32_t)tid * 2654435761u & threads.mask;
-    for (; threads.index[i]; i = (i + 1) & threads.mask)
-        if (threads.tid[i] == tid)
-            return threads.index[i] - 1;
-    threads.tid[i] = tid;
-    threads.index[i] = ++threads.n;
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(THREAD), t, tid);
-    jsonw_key_u64(&w, "index", threads.n - 1);
-    finish(o, &w);
+    const thread_slot_t *known = hashtab_find(&threads.tab, &thread_type, (uint32_t)tid);
+    if (__builtin_expect(known != NULL, 1))
+        return (uint32_t)known->index1 - 1;
+    thread_slot_t *s = thread_slot((uint32_t)tid);
+    if (!s)
+        return unknown_thread(o, t);
+    s->tid = (uint32_t)tid;
+    s->index1 = ++threads.n;
+    thread_record(o, t, tid, threads.n - 1);
     return threads.n - 1;
 }
 

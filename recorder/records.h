@@ -44,8 +44,16 @@ void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint6
 void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t *frames,
                    unsigned n);
 
-/* A new trace: times and thread indexes start over. */
+/* A new trace: times, thread indexes and the threadless count start over. */
 void records_reset(void);
+
+/* Events of threads the thread table does not hold between tries to
+ * grow it, after one found no memory. */
+#define RECORDS_GROW_RETRY 1024u
+/* Heap records written as the unknown thread's (tid 0 in its thread
+ * record): their thread found no slot, the thread table having no memory
+ * to grow.  The end record's "threadless". */
+uint64_t records_threadless(void);
 
 /* fn: events_fn_t (preload/events.h). */
 void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
@@ -97,7 +105,7 @@ typedef struct records_end_s {
     const char *reason;
     int status, signal; /* < 0, <= 0: null */
     uint64_t dropped, after_end, unknown_frees, live_allocations, live_bytes, stacks;
-    uint64_t untracked, stackless; /* written when not 0 */
+    uint64_t untracked, stackless, threadless; /* written when not 0 */
 } records_end_t;
 /* The last record, written whatever the file's state. */
 void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e);

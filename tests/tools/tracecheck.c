@@ -14,7 +14,8 @@
  * record says one); the end record is the last one, with dropped 0 and a
  * record count equal to the lines read; the records of each thread (but
  * stack and module records, which are written as soon as they are found,
- * ahead of heap events still queued) come in time order.  A trace cut
+ * ahead of heap events still queued) come in time order, but tid 0's:
+ * the unknown thread, whose records are of several threads.  A trace cut
  * off (a NUL tail of version 2, a compressed one cut inside a frame) is
  * allowed only with --truncated, and then there must be no end record.
  * --dropped-ok accepts an end record that counts dropped records (a full
@@ -359,7 +360,7 @@ int main(int argc, char **argv)
                 h.tid = json_integer_value(json_object_get(o, "tid"));
             }
         }
-        if (ok && ev && strcmp(ev, "stack") && strcmp(ev, "module")) {
+        if (ok && ev && strcmp(ev, "stack") && strcmp(ev, "module") && h.tid != 0) {
             uintptr_t last = (uintptr_t)addrmap_get(&thread_t, (uint64_t)h.tid);
             if (last && (uintptr_t)h.t + 1 < last)
                 PROBLEM(n, "t %lld of thread %lld is before its previous record's %lld",

@@ -20,6 +20,7 @@
 #include "preload/ring.h"
 #include "recorder/livemap.h"
 #include "recorder/recorder.h"
+#include "recorder/records.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
@@ -67,11 +68,17 @@ static void cleanup(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
-static void post(uint8_t kind, uint8_t fn, uint64_t a, uint64_t b, uint64_t c, uint32_t stack)
+static void post_from(int32_t tid, uint8_t kind, uint8_t fn, uint64_t a, uint64_t b, uint64_t c,
+                      uint32_t stack)
 {
-    ring_slot_t m = {.kind = kind, .fn = fn, .tid = 77, .stack = stack, .t = clock_ticks(),
+    ring_slot_t m = {.kind = kind, .fn = fn, .tid = tid, .stack = stack, .t = clock_ticks(),
                      .a = a, .b = b, .c = c};
     ck_assert_uint_ne(ring_post(r, &m, NULL, 0, 0), 0);
+}
+
+static void post(uint8_t kind, uint8_t fn, uint64_t a, uint64_t b, uint64_t c, uint32_t stack)
+{
+    post_from(77, kind, fn, a, b, c, stack);
 }
 
 static void post_bytes(uint8_t kind, uint64_t a, uint64_t b, const void *bytes, size_t n)
@@ -284,6 +291,7 @@ START_TEST(heap_events_become_records)
     ck_assert_int_eq(ival(end, "live_bytes"), 4000);
     ck_assert_ptr_null(json_object_get(end, "untracked")); /* written only when not 0 */
     ck_assert_ptr_null(json_object_get(end, "stackless"));
+    ck_assert_ptr_null(json_object_get(end, "threadless"));
     ck_assert_uint_eq(at, json_array_size(all)); /* end is last; the quiet free wrote nothing */
     /* The compact records, byte for byte (docs/trace-format.md); the
      * first heap event of thread 77 made it thread 0. */
@@ -368,6 +376,100 @@ START_TEST(blocks_the_live_map_has_no_memory_for_are_counted)
     ck_assert_int_eq(ival(end, "live_allocations"), 0);
     ck_assert_int_eq(ival(end, "live_bytes"), 0);
     ck_assert_uint_eq(atomic_load(&r->end_untracked), 10);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
+/* An alloc and a free of thread tid: two compact records naming it. */
+static void alloc_free(int32_t tid, uint64_t addr)
+{
+    post_from(tid, MSG_ALLOC, FN_MALLOC, addr, 8, 16, 0);
+    post_from(tid, MSG_FREE, FN_FREE, addr, 0, 0, 0);
+}
+
+/* The heap records whose thread record says tid. */
+static size_t events_of(json_t *all, json_int_t tid)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *o = json_array_get(all, i);
+        const char *ev = sval(o, "ev");
+        n += (!strcmp(ev, "alloc") || !strcmp(ev, "free")) && ival(o, "tid") == tid;
+    }
+    return n;
+}
+
+/* The recorder out of memory for its thread table (it shares the
+ * program's RLIMIT_AS; here the one calloc that would double the first
+ * table fails, at the 33rd thread).  A thread it knows keeps its index:
+ * looking it up needs no memory.  New threads get their own while the
+ * table has room: it fills on to 63 of its 64 slots (one stays empty, so
+ * that every probe ends).  Past that, a new thread's events are written
+ * under an index of their own whose thread record says tid 0, never
+ * under another thread's, and the end record and the region count them,
+ * for the program's exit warning.  Growing is tried again
+ * RECORDS_GROW_RETRY calls for a new slot later, not at every event;
+ * then the next new thread has its own index again. */
+START_TEST(threads_the_thread_table_has_no_memory_for_are_counted)
+{
+    start();
+    rc.next_sample = UINT64_MAX; /* no sample (its reads allocate) while armed */
+    for (int32_t k = 0; k < 31; k++) /* threads 1000..1031: the first table half full */
+        alloc_free(1000 + k, 0x1000);
+    post_from(1031, MSG_ALLOC, FN_MALLOC, 0x4000, 8, 16, 0);
+    while (rec_step(&rc, 1000))
+        ;
+    post_from(1005, MSG_ALLOC, FN_MALLOC, 0x2000, 8, 16, 0); /* known */
+    post_from(1032, MSG_ALLOC, FN_MALLOC, 0x3000, 8, 16, 0); /* new: the table would double */
+    failmalloc_arm(1);
+    unsigned stepped = rec_step(&rc, 100000);
+    bool failed = failmalloc_disarm();
+    ck_assert_uint_eq(stepped, 2);
+    ck_assert(failed);
+    post_from(1031, MSG_FREE, FN_FREE, 0x4000, 0, 0, 0);
+    post_from(1005, MSG_FREE, FN_FREE, 0x2000, 0, 0, 0);
+    post_from(1032, MSG_FREE, FN_FREE, 0x3000, 0, 0, 0);
+    for (int32_t k = 33; k < 63; k++) /* threads 1033..1062: 63 slots of 64 taken */
+        alloc_free(1000 + k, 0x1000);
+    alloc_free(1063, 0x1000); /* no slot left for these two */
+    alloc_free(1064, 0x1000);
+    /* 34 calls for a new slot since growing failed (1033..1062's first
+     * events, and 1063's and 1064's four): thread 1065's next `waiting`
+     * wait too, and the one after grows the table. */
+    uint32_t waiting = RECORDS_GROW_RETRY - 34;
+    for (uint32_t i = 0; i <= waiting; i++) {
+        post_from(1065, MSG_ALLOC, FN_MALLOC, 0x1000, 8, 16, 0);
+        post_from(1000, MSG_FREE, FN_FREE, 0x1000, 0, 0, 0); /* known: no call for a slot */
+        while (rec_step(&rc, 1000))
+            ;
+    }
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    ck_assert_uint_eq(events_of(all, 1005), 4);
+    ck_assert_uint_eq(events_of(all, 1032), 2);
+    ck_assert_uint_eq(events_of(all, 1000), 2 + waiting + 1);
+    for (int32_t k = 1; k < 63; k++)
+        if (k != 5 && k != 32)
+            ck_assert_uint_eq(events_of(all, 1000 + k), 2);
+    ck_assert_uint_eq(events_of(all, 1063), 0);
+    ck_assert_uint_eq(events_of(all, 1064), 0);
+    ck_assert_uint_eq(events_of(all, 0), 4 + waiting);
+    ck_assert_uint_eq(events_of(all, 1065), 1); /* its last alloc, after the table grew */
+    size_t threads = 0; /* 0..62: 1000..1062; 63: tid 0, no thread's; 64: 1065 */
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *o = json_array_get(all, i);
+        if (strcmp(sval(o, "ev"), "thread"))
+            continue;
+        json_int_t index = ival(o, "index");
+        ck_assert_int_eq(ival(o, "tid"), index < 63 ? 1000 + index : index == 63 ? 0 : 1065);
+        threads++;
+    }
+    ck_assert_uint_eq(threads, 65);
+    size_t at = 0;
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "threadless"), 4 + waiting);
+    ck_assert_uint_eq(atomic_load(&r->end_threadless), 4 + waiting);
     json_decref(all);
     cleanup();
 }
@@ -515,6 +617,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, heap_events_become_records);
     tcase_add_test(tc, a_realloc_of_an_unknown_block_is_flagged);
     tcase_add_test(tc, blocks_the_live_map_has_no_memory_for_are_counted);
+    tcase_add_test(tc, threads_the_thread_table_has_no_memory_for_are_counted);
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
