@@ -360,23 +360,17 @@ void fit_index_insert(fit_index_t *ix, pool_t *p, block_t *b)
     index_at(ix, place_in(ix, t, b), b);
 }
 
-/* Out of its heap or tree, keeping its node. */
-static inline void unindex(fit_index_t *ix, block_t *b)
-{
-    place_t at = place_now(ix, b);
-    if (at.heap)
-        heap_at_remove(at, b);
-    else
-        tree_remove(at.tree, &b->ix->node);
-}
-
 void fit_index_remove(fit_index_t *ix, pool_t *p, block_t *b)
 {
     if (b == ix->top) {
         ix->top = NULL;
         return;
     }
-    unindex(ix, b);
+    place_t at = place_now(ix, b);
+    if (at.heap)
+        heap_at_remove(at, b);
+    else
+        tree_remove(at.tree, &b->ix->node);
     pool_node_give(p, b);
 }
 

@@ -553,7 +553,7 @@ int pool_check(const pool_t *p, const char **why)
                     FAIL("free block's index node is another block's");
                 nodes++;
             }
-            if (!block_is_free(b)) { /* a free block's requested is its index's */
+            if (!block_is_free(b)) { /* a free block's requested is its ix */
                 if (b->requested > b->size)
                     FAIL("block smaller than its request");
                 sa += b->size;

@@ -77,8 +77,8 @@ struct ixnode_s;
  * (ixnode_t below), in the pool's node storage, which shares memory with
  * requested: a block is either allocated (requested) or free (ix),
  * never both.  A pool of a million live blocks, most allocated, so
- * keeps 64 MiB of structs instead of 128, and its index's nodes, a few
- * per free block, lie close together instead of one in every block. */
+ * keeps 64 MiB of structs instead of 128, and its index's nodes, one
+ * per free block, lie close together. */
 typedef struct block_s {
     _Alignas(64) uint64_t addr; /* first byte */
     uint64_t size;             /* bytes spanned; > 0 */

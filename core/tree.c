@@ -266,17 +266,6 @@ void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
     }
 }
 
-void tree_replace(tree_t *t, tree_node_t *old, tree_node_t *n)
-{
-    *n = *old;
-    replace_child(t, old->parent, old, n);
-    if (n->left)
-        n->left->parent = n;
-    if (n->right)
-        n->right->parent = n;
-    old->left = old->right = old->parent = NULL;
-}
-
 tree_node_t *tree_first(const tree_t *t) { return leftmost(t->root); }
 tree_node_t *tree_last(const tree_t *t) { return rightmost(t->root); }
 

@@ -48,11 +48,6 @@ void tree_remove(tree_t *t, tree_node_t *n);
 void tree_node_update(tree_node_t *n, int64_t k0, uint64_t k1, uint64_t k2,
                       uint64_t weight);
 
-/* Put n where old is: n takes old's links, key, weight and balance, and
- * old leaves the tree.  O(1).  (A free block's node can so pass to the
- * block that replaces it in the index, then move by tree_node_update.) */
-void tree_replace(tree_t *t, tree_node_t *old, tree_node_t *n);
-
 tree_node_t *tree_first(const tree_t *t);
 tree_node_t *tree_last(const tree_t *t);
 tree_node_t *tree_next(const tree_node_t *n);

@@ -815,52 +815,6 @@ START_TEST(test_node_update)
 }
 END_TEST
 
-/* tree_replace: a fresh node takes a random node's place (root, inner,
- * leaf alike), the tree stays valid and its order and queries unchanged;
- * then the newcomer moves within its gap by tree_node_update. */
-START_TEST(test_replace)
-{
-    enum { N = 500 };
-    rng_t g;
-    rng_seed(&g, 0x7e91ace0u + (uint64_t)_i);
-    tree_node_t *nodes = calloc(2 * N, sizeof *nodes);
-    EXPECT_NONNULL(nodes);
-    tree_t t;
-    ref_t r;
-    tree_init(&t);
-    ref_init(&r, N);
-    for (int i = 0; i < N; i++) {
-        set_node(&nodes[i], 0, 1000 * (uint64_t)(i + 1), 7, 1 + rng_below(&g, 100));
-        tree_insert(&t, &nodes[i]);
-        ref_insert(&r, &nodes[i]);
-    }
-    for (int op = 0; op < N; op++) {
-        size_t i = op == 0 ? 0 : (size_t)rng_below(&g, r.n);
-        if (op == 0) /* the root first */
-            while (r.v[i] != t.root)
-                i++;
-        tree_node_t *old = r.v[i], *fresh = &nodes[N + op];
-        memset(fresh, 0xa5, sizeof *fresh); /* whatever it held */
-        tree_replace(&t, old, fresh);
-        r.v[i] = fresh;
-        EXPECT_NULL(old->parent);
-        EXPECT_NULL(old->left);
-        EXPECT_NULL(old->right);
-        CHECK_TREE(&t);
-        compare_with_ref(&t, &r);
-        uint64_t lo = i > 0 ? r.v[i - 1]->k1 + 1 : 0;
-        uint64_t hi = i + 1 < r.n ? r.v[i + 1]->k1 - 1 : UINT64_MAX - 1;
-        tree_node_update(fresh, 0, lo + rng_below(&g, hi - lo + 1), 7, rng_below(&g, 300));
-        CHECK_TREE(&t);
-        compare_with_ref(&t, &r);
-        check_queries(&g, &t, &r, 20, 1000 * N);
-    }
-    EXPECT_UINT(t.count, ==, N);
-    ref_fini(&r);
-    free(nodes);
-}
-END_TEST
-
 static void check_height_bound(const tree_t *t)
 {
     EXPECT_NONNULL(t->root);
@@ -1013,7 +967,6 @@ Suite *tree_suite(void)
     tcase_add_loop_test(tc, test_find_fit_vs_bruteforce, 0, 2);
     tcase_add_test(tc, test_max_weight_after_removals);
     tcase_add_loop_test(tc, test_node_update, 0, 2);
-    tcase_add_loop_test(tc, test_replace, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("height");
