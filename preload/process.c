@@ -310,6 +310,19 @@ static void warn_incomplete(region_t *r, bool acked)
     say(line);
 }
 
+/* "memsim: TRACE: WHO ran out of memory for ITS TABLE: N events were
+ * recorded without their WHAT", when n is not 0. */
+static void say_without(const region_t *r, uint64_t n, const char *ran_out, const char *what)
+{
+    if (!n)
+        return;
+    char line[PATH_MAX + 200];
+    snprintf(line, sizeof line, "memsim: %s: %s: %llu event%s recorded without %s %s",
+             r->trace_path, ran_out, (unsigned long long)n, n == 1 ? " was" : "s were",
+             n == 1 ? "its" : "their", what);
+    say(line);
+}
+
 /* Memory that ran out on the way, each in one line: the recorder's for
  * some live blocks (its samples' live figures leave them out; the heap
  * records are whole) and for some threads (their events are recorded
@@ -317,33 +330,19 @@ static void warn_incomplete(region_t *r, bool acked)
  * events are recorded without one). */
 static void warn_short_of_memory(region_t *r)
 {
-    char line[PATH_MAX + 200];
     uint64_t n = atomic_load(&r->end_untracked);
     if (n) {
+        char line[PATH_MAX + 200];
         snprintf(line, sizeof line,
                  "memsim: %s: the recorder ran out of memory for its live-block map: %llu block%s "
                  "untracked, so its samples undercount the live heap (the heap records are whole)",
                  r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were");
         say(line);
     }
-    n = atomic_load(&r->end_threadless);
-    if (n) {
-        snprintf(line, sizeof line,
-                 "memsim: %s: the recorder ran out of memory for its thread table: %llu event%s "
-                 "recorded without %s thread",
-                 r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were",
-                 n == 1 ? "its" : "their");
-        say(line);
-    }
-    n = atomic_load(&r->stackless);
-    if (n) {
-        snprintf(line, sizeof line,
-                 "memsim: %s: memsim ran out of memory for its stack table in the process: "
-                 "%llu event%s recorded without %s stack",
-                 r->trace_path, (unsigned long long)n, n == 1 ? " was" : "s were",
-                 n == 1 ? "its" : "their");
-        say(line);
-    }
+    say_without(r, atomic_load(&r->end_threadless),
+                "the recorder ran out of memory for its thread table", "thread");
+    say_without(r, atomic_load(&r->stackless),
+                "memsim ran out of memory for its stack table in the process", "stack");
 }
 
 /* The thread that posts the end; 0: none yet.  Another that comes to the
