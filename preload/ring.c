@@ -490,3 +490,19 @@ void ring_sleep(region_t *r, uint64_t max_ns)
         region_wait(&c->work, w, max_ns);
     atomic_store(&c->sleeping, 0);
 }
+
+bool ring_nap(region_t *r, uint64_t max_ns)
+{
+    ring_ctl_t *c = &r->ring;
+    uint32_t w = atomic_load(&c->work);
+    atomic_store(&c->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    /* Producers that looked at sleeping before it was set look again at
+     * each post while they are a wake's worth ahead: past this check, a
+     * wake is not missed, only delayed to their next post (or max_ns). */
+    bool nap = ring_backlog(r) < c->slots / RING_WAKE_DIV;
+    if (nap)
+        region_wait(&c->work, w, max_ns);
+    atomic_store(&c->sleeping, 0);
+    return nap;
+}

@@ -167,4 +167,14 @@ void ring_wake_producers(struct region_s *r);
  * message is already published at the tail. */
 void ring_sleep(struct region_s *r, uint64_t max_ns);
 
+/* Caught up with the producers: let a batch gather.  Sleep until they
+ * are a wake's worth (slots / RING_WAKE_DIV) ahead, a RING_SYNC post
+ * wakes the recorder, or max_ns pass, even with messages published:
+ * taken one at a time as they come, each costs the recorder a turn of
+ * its loop and moves a slot's line between the cores while it is being
+ * written, and nothing lies ahead to prefetch.  False, at once, when the
+ * producers are a wake's worth ahead already (at a hole, say: the
+ * recorder then waits for it to be filled). */
+bool ring_nap(struct region_s *r, uint64_t max_ns);
+
 #endif

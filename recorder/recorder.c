@@ -22,6 +22,8 @@
 
 #define ATTACH_WAIT_NS 30000000000ull /* a forked child that never shows up */
 #define HOLE_SPINS 256
+#define REC_STEP_MAX 4096u   /* messages a turn of the loop takes at most */
+#define REC_NAP_NS 1000000ull /* a nap while caught up, at most */
 #define IDLE_SPINS 64
 #define EXIT_POLL_NS 50000000ull
 #define MALLINFO_WAIT_NS 5000000ull
@@ -696,12 +698,30 @@ static void hole_none(region_t *r)
         atomic_store(&r->ring.hole_since, 0);
 }
 
+/* Whether the process is gone (a recorder that watches it): then what
+ * is left is taken, the holes as lost, and the end written. */
+static bool vanished(rec_t *rc)
+{
+    if (!rc->watch || !sampler_gone(&rc->smp))
+        return false;
+    rec_vanished(rc);
+    return true;
+}
+
+/* How long a nap may last: REC_NAP_NS, less if a sample is due sooner. */
+static uint64_t nap_ns(const rec_t *rc, uint64_t now)
+{
+    uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
+    uint64_t until = next > now ? next - now : 0;
+    return until < REC_NAP_NS ? until : REC_NAP_NS;
+}
+
 void rec_run(rec_t *rc)
 {
     unsigned idle = 0, holes = 0;
     for (;;) {
         region_t *r = rc->r;
-        unsigned n = rec_step(rc, 4096);
+        unsigned n = rec_step(rc, REC_STEP_MAX);
         uint64_t now = clock_ns();
         atomic_store(&rc->r->heartbeat, now);
         if (rc->done)
@@ -720,6 +740,8 @@ void rec_run(rec_t *rc)
         if (n) {
             idle = holes = 0;
             hole_none(r);
+            if (n < REC_STEP_MAX && !rc->exec_pending)
+                ring_nap(r, nap_ns(rc, now)); /* caught up: let a batch gather */
             continue;
         }
         if (ring_backlog(r) > 0) { /* a claim at the tail is still being filled */
@@ -727,16 +749,20 @@ void rec_run(rec_t *rc)
                 atomic_store(&r->ring.hole_since, now);
             if (ring_skip_abandoned(r))
                 continue;
-            if (++holes < HOLE_SPINS) {
+            /* Its producer is inside a call (realloc's claim is taken
+             * before the real call) or was preempted.  With little
+             * behind it, nap; with a batch, wait for it, yielding the
+             * core now and then (it may be the producer's). */
+            bool napped = ring_nap(r, nap_ns(rc, now));
+            if (!napped && ++holes < HOLE_SPINS) {
                 __builtin_ia32_pause();
                 continue;
             }
             holes = 0;
-            if (rc->watch && sampler_gone(&rc->smp)) {
-                rec_vanished(rc);
+            if (vanished(rc))
                 break;
-            }
-            sched_yield();
+            if (!napped)
+                sched_yield();
             continue;
         }
         hole_none(r);
@@ -744,10 +770,8 @@ void rec_run(rec_t *rc)
             __builtin_ia32_pause();
             continue;
         }
-        if (rc->watch && sampler_gone(&rc->smp)) {
-            rec_vanished(rc);
+        if (vanished(rc))
             break;
-        }
         if (rc->exec_pending) {
             wait_exec(rc);
             continue;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "preload/arena.h"
 #include "preload/clock.h"
@@ -241,6 +242,150 @@ START_TEST(acks)
 }
 END_TEST
 
+/* Producers for the naps: each posts n messages, a few hundred
+ * nanoseconds of work apart (a program's, between its calls: the
+ * recorder keeps up and naps), then one with RING_SYNC (as the end of a
+ * process does). */
+static void *produce_then_sync(void *arg)
+{
+    job_t *j = arg;
+    void *bad = NULL;
+    for (uint64_t i = 0; i < j->n && !bad; i++) {
+        for (volatile unsigned w = 0; w < 200; w++)
+            ;
+        if (!post_one(j->r, j->id, i))
+            bad = (void *)1;
+    }
+    ring_slot_t m = {.kind = MSG_ALLOC, .a = j->id, .b = j->n};
+    if (bad || !ring_post(j->r, &m, NULL, 0, RING_SYNC))
+        return (void *)1;
+    return NULL;
+}
+
+static uint64_t since_ns(uint64_t t0) { return clock_ns() - t0; }
+
+/* A recorder caught up naps (ring_nap) until the producers are a wake's
+ * worth ahead or a RING_SYNC post comes, whatever is published; with a
+ * wake's worth ahead already, it does not nap.  The naps here would last
+ * ten minutes each, past the test's timeout, so one missed wake fails
+ * it.  Nothing is lost or reordered, and a nap is cut short only by a
+ * wake's worth of messages or the last syncs (or a full ring: producers
+ * waiting for room wake the recorder too; the next test has none). */
+START_TEST(a_napping_recorder_is_woken_a_batch_behind)
+{
+    region_t *r = fresh_region();
+    const uint64_t forever = 600ull * 1000000000ull, batch = RING_SLOTS / RING_WAKE_DIV;
+    /* Already a wake's worth behind: no nap at all. */
+    for (uint64_t i = 0; i < batch; i++)
+        post_one(r, i, 0);
+    uint64_t t0 = clock_ns();
+    ck_assert(!ring_nap(r, forever));
+    ck_assert_uint_lt(since_ns(t0), 1000000000ull);
+    ck_assert_uint_eq(atomic_load(&r->ring.sleeping), 0);
+    while (ring_next(r))
+        ring_consume(r, ring_next(r));
+    /* Nothing comes: the nap lasts its time, with a message published. */
+    post_one(r, 1, 1);
+    t0 = clock_ns();
+    ck_assert(ring_nap(r, 20000000ull));
+    ck_assert_uint_ge(since_ns(t0), 10000000ull);
+    ring_consume(r, ring_next(r));
+
+    enum { THREADS = 3, EACH = 100000 };
+    job_t jobs[THREADS];
+    pthread_t th[THREADS];
+    for (unsigned i = 0; i < THREADS; i++) {
+        jobs[i] = (job_t){r, i, EACH};
+        pthread_create(&th[i], NULL, produce_then_sync, &jobs[i]);
+    }
+    uint64_t next[THREADS] = {0}, total = 0, naps = 0;
+    while (total < (uint64_t)THREADS * (EACH + 1)) {
+        ring_slot_t *m = ring_next(r);
+        if (!m) {
+            ring_wake_producers(r);
+            if (ring_nap(r, forever))
+                naps++;
+            continue; /* at a hole with a batch behind it: spin */
+        }
+        REQUIRE(m->a < THREADS && m->b == next[m->a], "thread %llu: got %llu, want %llu",
+                (unsigned long long)m->a, (unsigned long long)m->b,
+                (unsigned long long)next[m->a]);
+        next[m->a]++;
+        total++;
+        ring_consume(r, m);
+        if ((total & 255) == 0)
+            ring_wake_producers(r);
+    }
+    for (unsigned i = 0; i < THREADS; i++) {
+        void *rc;
+        pthread_join(th[i], &rc);
+        ck_assert_ptr_null(rc);
+    }
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 0);
+    /* Each nap ended a batch behind, or at a sync (a wake may also come
+     * just before the nap, which then ends at once: a few more). */
+    REQUIRE(naps <= total / batch + 2 * THREADS + 8, "%llu naps for %llu messages",
+            (unsigned long long)naps, (unsigned long long)total);
+}
+END_TEST
+
+typedef struct napper_s {
+    region_t *r;
+    _Atomic int napping, woke;
+} napper_t;
+
+static void *nap_once(void *arg)
+{
+    napper_t *n = arg;
+    atomic_store(&n->napping, 1);
+    bool napped = ring_nap(n->r, 600ull * 1000000000ull);
+    atomic_store(&n->woke, napped ? 1 : -1);
+    return NULL;
+}
+
+/* Wait up to s seconds for the napper to wake; what woke says. */
+static int woke_within(napper_t *n, unsigned s)
+{
+    uint64_t t0 = clock_ns();
+    while (!atomic_load(&n->woke) && since_ns(t0) < s * 1000000000ull)
+        usleep(1000);
+    return atomic_load(&n->woke);
+}
+
+/* One producer, the ring far from full: the post that puts it a wake's
+ * worth ahead of a napping recorder wakes it; the posts before do not. */
+START_TEST(the_post_a_wake_s_worth_ahead_wakes_the_napper)
+{
+    region_t *r = fresh_region();
+    const unsigned batch = RING_SLOTS / RING_WAKE_DIV;
+    napper_t n = {.r = r};
+    pthread_t th;
+    pthread_create(&th, NULL, nap_once, &n);
+    while (!atomic_load(&r->ring.sleeping))
+        usleep(100);
+    for (unsigned i = 0; i < batch; i++)
+        ck_assert_uint_ne(post_one(r, i, 0), 0);
+    usleep(20000);
+    ck_assert_int_eq(atomic_load(&n.woke), 0); /* still napping, batch - 1 behind */
+    ck_assert_uint_ne(post_one(r, batch, 0), 0);
+    ck_assert_int_eq(woke_within(&n, 30), 1);
+    pthread_join(th, NULL);
+    ck_assert_uint_eq(ring_backlog(r), batch + 1);
+    ck_assert_uint_eq(atomic_load(&r->ring.sleeping), 0);
+    /* A RING_SYNC post wakes it at once. */
+    while (ring_next(r))
+        ring_consume(r, ring_next(r));
+    n.woke = 0;
+    pthread_create(&th, NULL, nap_once, &n);
+    while (!atomic_load(&r->ring.sleeping))
+        usleep(100);
+    ring_slot_t m = {.kind = MSG_ALLOC, .a = 1};
+    ck_assert_uint_ne(ring_post(r, &m, NULL, 0, RING_SYNC), 0);
+    ck_assert_int_eq(woke_within(&n, 30), 1);
+    pthread_join(th, NULL);
+}
+END_TEST
+
 Suite *ring_suite(void)
 {
     Suite *s = suite_create("ring");
@@ -254,6 +399,8 @@ Suite *ring_suite(void)
     tcase_add_test(tc, settle_publishes_an_interrupted_claim);
     tcase_add_test(tc, a_gone_recorder_closes_the_ring);
     tcase_add_test(tc, acks);
+    tcase_add_test(tc, a_napping_recorder_is_woken_a_batch_behind);
+    tcase_add_test(tc, the_post_a_wake_s_worth_ahead_wakes_the_napper);
     suite_add_tcase(s, tc);
     return s;
 }
