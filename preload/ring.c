@@ -494,6 +494,10 @@ void ring_sleep(region_t *r, uint64_t max_ns)
 bool ring_nap(region_t *r, uint64_t max_ns)
 {
     ring_ctl_t *c = &r->ring;
+    /* A batch is there (behind a hole, say): no nap, and sleeping is
+     * left alone: producers that saw it set would make wake calls. */
+    if (ring_backlog(r) >= c->slots / RING_WAKE_DIV)
+        return false;
     uint32_t w = atomic_load(&c->work);
     atomic_store(&c->sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
