@@ -234,6 +234,7 @@ bench() {
     cp "$OUT/stdout" "$OUT/expected"
     comm=$(awk '$1 == "command_pid" {c = $2} $1 == "proc" && $2 == c {print $3}' "$OUT/n0")
     n_rss=$(procs "$OUT/n0" 4 "=cmd")
+    n_cpu=$(procs "$OUT/n0" 5 "=cmd")
     cap=$(key "$OUT/n0" wall_s | awk -v x="$TIMEOUT_X" -v m="$TIMEOUT_MIN" '{c = $1 * x; print (c > m) ? c : m}')
 
     # Under memsim, watched: events, trace bytes, RSS and CPU of the
@@ -256,7 +257,7 @@ bench() {
     fi
     clean
 
-    h_to=0 h_bytes=- h_rss=- h_prss=- h_irss=- h_icpu=-
+    h_to=0 h_bytes=- h_rss=- h_prss=- h_irss=- h_icpu=- h_pcpu=-
     if [ -n "$HEAPTRACK" ]; then
         run heaptrack "$name" "$t" "$OUT/h0" -i "$POLL_MS" -t "$cap"
         h_to=$(key "$OUT/h0" timeout)
@@ -265,6 +266,7 @@ bench() {
         h_prss=$(procs "$OUT/h0" 4 "$comm")
         h_irss=$(procs "$OUT/h0" 4 "heaptrack_inter zstd")
         h_icpu=$(procs "$OUT/h0" 5 "heaptrack_inter zstd")
+        h_pcpu=$(procs "$OUT/h0" 5 "$comm")
         [ "$h_to" = 1 ] && note "$name ($t): heaptrack stopped after $cap s (${TIMEOUT_X}x native)"
         clean
     fi
@@ -293,7 +295,7 @@ bench() {
     if [ -n "$HEAPTRACK" ]; then
         if [ "$h_to" = 1 ]; then hm=$cap; else hm=$(echo "$th" | median); fi
     fi
-    echo "$name $t $ev $nm $mm $m_to $hm $h_to $m_bytes $h_bytes $n_rss $m_rss $h_rss $m_prss $m_pcpu $m_rcpu $h_prss $h_irss $h_icpu $m_ev" >>"$ROWS"
+    echo "$name $t $ev $nm $mm $m_to $hm $h_to $m_bytes $h_bytes $n_rss $m_rss $h_rss $m_prss $m_pcpu $m_rcpu $h_prss $h_irss $h_icpu $m_ev $n_cpu $h_pcpu" >>"$ROWS"
     echo " done" >&2
 }
 
@@ -342,17 +344,26 @@ BEGIN {
     if (quick != 1 && hs > 10) print name " (" t "): heaptrack start-up is " sprintf("%.1f", hs) "% of its run (over 10%): too short to judge" >>notes
     if (min > 0 && ev < min) print name " (" t "): " ev " heap events, fewer than " min ": make it longer" >>notes
     if (mto != 1 && mev < ev) print name " (" t "): memsim'"'"'s trace has " mev " heap records for the program'"'"'s " ev " calls" >>notes
-    d[rows] = sprintf("%-12s %3d %8.1f %9.2fM %8.1f %8.1f %8.2f %8.2f   %8s %8s %8s", name, t, $11 / 1024, mev / 1e6, $14 / 1024,
+    # CPU share: the CPU seconds each tool adds to the native run, of the
+    # watched runs (the program and the tool'"'"'s processes): steadier than
+    # wall time where the second core is shared unevenly.
+    ncpu = $21; hcpu = ($22 == "-" || $19 == "-") ? "-" : $22 + $19
+    cshare = "-"
+    if (hcpu != "-" && hcpu - ncpu > 0 && mto != 1 && hto != 1) cshare = sprintf("%.2f", ($15 + $16 - ncpu) / (hcpu - ncpu))
+    if (cshare != "-") { cjudged++; if (cshare < 1.0) cunder1++ }
+    d[rows] = sprintf("%-12s %3d %8.1f %9.2fM %8.1f %8.1f %8.2f %8.2f   %8s %8s %8s %8s   %8.2f %6s", name, t, $11 / 1024, mev / 1e6, $14 / 1024,
         ($12 - $14) / 1024, $15, $16, ($17 == "-") ? "-" : sprintf("%.1f", $17 / 1024),
-        ($18 == "-") ? "-" : sprintf("%.1f", $18 / 1024), ($19 == "-") ? "-" : sprintf("%.2f", $19))
+        ($18 == "-") ? "-" : sprintf("%.1f", $18 / 1024), ($22 == "-") ? "-" : sprintf("%.2f", $22),
+        ($19 == "-") ? "-" : sprintf("%.2f", $19), ncpu, cshare)
 }
 END {
     if (short) print "BENCH_QUICK=1: a tool'"'"'s start-up is over 10% of its run on " short " of " rows " rows: these figures are no measure of the targets" >>notes
     close(notes)
     print ""
-    printf "%-12s %3s %8s %10s %8s %8s %8s %8s   %8s %8s %8s\n", "where", "thr", "native", "memsim", "", "", "", "", "heaptr", "", ""
-    printf "%-12s %3s %8s %10s %8s %8s %8s %8s   %8s %8s %8s\n", "it goes", "", "RSS MiB", "records", "prog", "recorder", "prog CPU", "rec CPU",
-        "prog", "int+zstd", "CPU"
+    printf "%-12s %3s %8s %10s %8s %8s %8s %8s   %8s %8s %8s %8s   %8s %6s\n", "where", "thr", "native", "memsim", "", "", "", "",
+        "heaptr", "", "", "", "native", "CPU"
+    printf "%-12s %3s %8s %10s %8s %8s %8s %8s   %8s %8s %8s %8s   %8s %6s\n", "it goes", "", "RSS MiB", "records", "prog", "recorder",
+        "prog CPU", "rec CPU", "prog", "int+zstd", "prog CPU", "int CPU", "CPU", "share"
     for (i = 1; i <= rows; i++) print d[i]
     print ""
     print "events: the program'"'"'s heap events (calls of the malloc family, counted natively); B/ev: trace bytes"
@@ -360,9 +371,11 @@ END {
     print "share: (memsim/native - 1) / (heaptrack/native - 1); RSS: peak of each process of the tool, summed"
     print "       (memsim: program + memsim-recorder; heaptrack: program + heaptrack_interpret + zstd)"
     print "start %: the tool on /bin/true as a share of its median run; >: stopped at the time limit"
-    print "RSS and CPU below: peak RSS (MiB) and CPU seconds of each process of one watched run"
+    print "RSS and CPU below: peak RSS (MiB) and CPU seconds of each process of one watched run; CPU share:"
+    print "       the CPU time memsim adds to the native run over what heaptrack adds (int CPU: heaptrack_interpret + zstd)"
     printf "targets: overhead share under 1.0 on every row (aim 0.5): %d of %d rows under 1.0, %d at most 0.5\n", under1, judged, half
     printf "         trace bytes per heap event at most 10: %d of %d rows\n", bok, bjudged
+    printf "         (CPU share under 1.0: %d of %d rows)\n", cunder1, cjudged
 }' "$ROWS"
 
 # The recorder's cost when the program does nothing: CPU of an idle
