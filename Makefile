@@ -299,8 +299,11 @@ fuzz: | $(DEPS_OK)
 	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ && \
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I. $(JANSSON_CFLAGS) $(FUZZ_SRC) -o $(BUILD)/fuzz-reader $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm && \
-	$(SAN_ENV) $(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
-		$(BUILD)/fuzz-corpus 2>&1 | tail -n 3
+	{ $(SAN_ENV) $(BUILD)/fuzz-reader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 \
+		-artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus >$(BUILD)/fuzz.log 2>&1; rc=$$?; }; \
+	if [ $$rc != 0 ]; then grep -A12 'ERROR\|runtime error' $(BUILD)/fuzz.log | head -n 30; \
+		echo "fuzz: failed (exit $$rc; the input is $(BUILD)/fuzz-crash-*, the log $(BUILD)/fuzz.log)"; exit 1; fi; \
+	tail -n 3 $(BUILD)/fuzz.log
 
 demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)

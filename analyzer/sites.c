@@ -184,7 +184,8 @@ static int other(sites_t *s, const event_t *e)
         if (!e->stack)
             return 0;
         int problem = 0;
-        site_t *st = &s->v[site_of(s, e->stack, &problem)];
+        uint64_t id = site_of(s, e->stack, &problem); /* may move s->v: first */
+        site_t *st = &s->v[id];
         if (!st->resolved) {
             int rc = resolve(s, st);
             if (rc)
