@@ -94,7 +94,8 @@ static __attribute__((noinline)) void mallinfo_post(region_t *r)
                      .a = mi.arena + mi.hblkhd,
                      .b = mi.uordblks + mi.hblkhd,
                      .c = children,
-                     .d = t1};
+                     .d = t1,
+                     .e = mi.ordblks + mi.smblks};
     ring_post(r, &s, NULL, 0, 0);
 }
 

@@ -36,7 +36,8 @@ typedef enum msg_kind_e {
     MSG_MODULE_UNLOAD, /* a base, b size */
     MSG_PHASE,         /* a 1 begin, 0 end; bytes: the name (begin) */
     MSG_MALLINFO,      /* a malloc_reserved, b malloc_in_use, c maxrss_children (bytes);
-                          t, d: ticks when mallinfo2 was called and returned */
+                          t, d: ticks when mallinfo2 was called and returned;
+                          e: the free chunks it walked (ordblks + smblks) */
     MSG_FORK,          /* a the child's region (MSG_NO_REGION: none free), before fork */
     MSG_FORK_DONE,     /* a the child's region, b 1 if fork succeeded, after it */
     MSG_SPAWN,         /* a child pid, b argc; bytes: path NUL, then each arg NUL */

@@ -29,11 +29,17 @@
 #define EXIT_POLL_NS 50000000ull
 #define MALLINFO_WAIT_NS 5000000ull
 #define MALLINFO_ASK_NS 10000000ull /* glibc's figures asked for this often, while busy */
-/* ...but no sooner than this many times what the last call took after it
- * returned: mallinfo2 walks every free chunk of every arena (on a heap of
- * a million free chunks, tens of milliseconds a call), and the program
- * must spend at most 1% of its time in it. */
+/* ...but no sooner after the last call returned than this many times what
+ * the next may cost (rec_mallinfo_cost): mallinfo2 walks every free chunk
+ * of every arena (on a heap of a million free chunks, tens of
+ * milliseconds a call), and the program must spend at most 1% of its
+ * time in it.  The last call's own cost is not enough: a burst of frees
+ * between two calls (frag_heap: half its million blocks) made the next
+ * one 25-80 times dearer, 5-7% of a one-second run. */
 #define MALLINFO_PACE 100
+/* A call's cost apart from the chunks it walks (128 bins and the fast
+ * bins of each arena), in chunks' worth. */
+#define MALLINFO_BASE_CHUNKS 64
 #define MALLINFO_LOST_NS 1000000000ull /* an ask unanswered this long is asked again */
 
 static const char *const end_reasons[END_REASONS] = {
@@ -479,8 +485,10 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_MALLINFO:
         if (m->d > m->t) {
-            uint64_t end = clock_ticks_ns(m->d), took = end - clock_ticks_ns(m->t);
-            rc->mallinfo_after = end + took * MALLINFO_PACE;
+            rc->mallinfo_end = clock_ticks_ns(m->d);
+            rc->mallinfo_took = rc->mallinfo_end - clock_ticks_ns(m->t);
+            rc->mallinfo_chunks = m->e;
+            rc->mallinfo_live = state_live_blocks();
         }
         rc->mallinfo_seen = true;
         rc->mallinfo_pending = false;
@@ -627,14 +635,24 @@ static void sample(rec_t *rc, bool drain)
  * came, or after MALLINFO_WAIT_NS (an idle program: what came, brought
  * up to date, still holds).  Ticks are at a fixed rate; those missed
  * while the recorder was held up are skipped. */
-/* Whether glibc's figures may be asked for now: not while an ask is
- * unanswered (the recorder may be behind the ring: the answer can be in
- * it already), unless for a second; not sooner than their cost allows. */
-static bool mallinfo_may_ask(const rec_t *rc, uint64_t now)
+uint64_t rec_mallinfo_cost(uint64_t took, uint64_t chunks, uint64_t live_then, uint64_t live_now)
+{
+    double freed = live_then > live_now ? (double)(live_then - live_now) : 0;
+    double base = (double)chunks + MALLINFO_BASE_CHUNKS;
+    double cost = (double)took * (base + freed) / base;
+    return cost < (double)(UINT64_MAX / (2 * MALLINFO_PACE)) ? (uint64_t)cost
+                                                           : UINT64_MAX / (2 * MALLINFO_PACE);
+}
+
+/* An unanswered ask waits: the recorder may be behind the ring, and the
+ * answer in it already. */
+bool rec_mallinfo_may_ask(const rec_t *rc, uint64_t now)
 {
     if (rc->mallinfo_pending && now - rc->mallinfo_asked < MALLINFO_LOST_NS)
         return false;
-    return now >= rc->mallinfo_after;
+    uint64_t cost = rec_mallinfo_cost(rc->mallinfo_took, rc->mallinfo_chunks,
+                                      rc->mallinfo_live, state_live_blocks());
+    return now >= rc->mallinfo_end && now - rc->mallinfo_end >= cost * MALLINFO_PACE;
 }
 
 static void mallinfo_ask(rec_t *rc, uint64_t now)
@@ -649,7 +667,7 @@ static void sample_tick(rec_t *rc, uint64_t now)
     region_t *r = rc->r;
     bool glibc = r->flags & REGION_GLIBC_MALLOC;
     if (!rc->sample_due && now >= rc->next_sample) {
-        bool ask = glibc && rc->heap_since && mallinfo_may_ask(rc, now);
+        bool ask = glibc && rc->heap_since && rec_mallinfo_may_ask(rc, now);
         rc->sample_due = ask ? now + MALLINFO_WAIT_NS : now;
         rc->mallinfo_seen = false;
         if (ask)
@@ -657,7 +675,7 @@ static void sample_tick(rec_t *rc, uint64_t now)
     }
     /* Also in between: a burst of frees followed by idleness (the
      * fragmentation the figures are for) is then reported from its end. */
-    if (glibc && now - rc->mallinfo_asked >= MALLINFO_ASK_NS && mallinfo_may_ask(rc, now))
+    if (glibc && now - rc->mallinfo_asked >= MALLINFO_ASK_NS && rec_mallinfo_may_ask(rc, now))
         mallinfo_ask(rc, now);
     if (rc->sample_due && (rc->mallinfo_seen || !glibc || now >= rc->sample_due)) {
         sample(rc, true);

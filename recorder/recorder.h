@@ -51,7 +51,10 @@ typedef struct rec_s {
     uint64_t sample_due;       /* a sample waits for the program's malloc figures until then */
     bool mallinfo_seen;        /* ...which came (MSG_MALLINFO) */
     uint64_t mallinfo_asked;   /* when they were last asked for */
-    uint64_t mallinfo_after;   /* not asked again before this (paced by their cost) */
+    uint64_t mallinfo_end;     /* when the last call returned (ns), */
+    uint64_t mallinfo_took;    /* what it took (ns), */
+    uint64_t mallinfo_chunks;  /* the free chunks it walked */
+    uint64_t mallinfo_live;    /* and the live blocks then */
     bool mallinfo_pending;     /* asked for, not yet come */
     uint64_t heap_since;       /* heap events taken since they came */
     bool exec_pending;         /* an exec record is out; its outcome is not known */
@@ -79,6 +82,17 @@ unsigned rec_step(rec_t *rc, unsigned max);
 
 /* The loop, until the trace is ended and the process gone. */
 void rec_run(rec_t *rc);
+
+/* What the next mallinfo2 call may cost (ns), from the last one's: it
+ * walks every free chunk of every arena, so it costs what the last did
+ * per chunk, with the chunks then (chunks) and those a burst of frees
+ * may have left since: live blocks that went (live_then - live_now). */
+uint64_t rec_mallinfo_cost(uint64_t took, uint64_t chunks, uint64_t live_then, uint64_t live_now);
+
+/* Whether glibc's figures may be asked for at now (ns): not while an ask
+ * is unanswered (for a second), nor before MALLINFO_PACE times what the
+ * next call may cost has passed since the last one returned. */
+bool rec_mallinfo_may_ask(const rec_t *rc, uint64_t now);
 
 /* The process vanished: write what was published, and the end record. */
 void rec_vanished(rec_t *rc);

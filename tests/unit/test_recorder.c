@@ -234,6 +234,56 @@ static const char *sval(json_t *o, const char *k)
     return json_string_value(v);
 }
 
+/* glibc's figures cost what the last call did per free chunk; a burst of
+ * frees since raises the guess by the blocks that went, not by churn. */
+START_TEST(mallinfo_cost_grows_with_the_blocks_freed_since)
+{
+    /* 2 ms for 40,000 chunks: 50 ns a chunk, the base 64 chunks' worth. */
+    uint64_t took = 2000000, chunks = 40000 - 64;
+    ck_assert_uint_eq(rec_mallinfo_cost(took, chunks, 500000, 500000), took);
+    ck_assert_uint_eq(rec_mallinfo_cost(took, chunks, 500000, 600000), took); /* growth */
+    /* half a million blocks went: 540,000 chunks at 50 ns */
+    ck_assert_uint_eq(rec_mallinfo_cost(took, chunks, 1000000, 500000), 27000000);
+    /* a first call on an empty heap: 10 us, then a million frees */
+    ck_assert_uint_eq(rec_mallinfo_cost(10000, 0, 1000000, 0), 10000 + 1000000ull * 10000 / 64);
+    /* no call yet, or one too quick to time */
+    ck_assert_uint_eq(rec_mallinfo_cost(0, 0, 0, 0), 0);
+    /* absurd figures do not overflow what the recorder multiplies */
+    ck_assert_uint_le(rec_mallinfo_cost(UINT64_MAX / 2, 0, UINT64_MAX, 0), UINT64_MAX / 100);
+}
+END_TEST
+
+/* frag_heap's shape: glibc's figures came in 1 ms with 1,000 blocks live
+ * and no free chunk; then every block was freed.  The next call may walk
+ * 1,000 chunks (16.6 ms): not asked 100 ms later, as the last call's
+ * cost alone allowed, but only after 100 times the guess. */
+START_TEST(a_burst_of_frees_holds_back_the_next_mallinfo)
+{
+    start();
+    for (uint64_t i = 0; i < 1000; i++)
+        post(MSG_ALLOC, FN_MALLOC, 0x100000 + 64 * i, 48, 16, 0);
+    ring_slot_t m = {.kind = MSG_MALLINFO, .tid = 77, .t = clock_ticks(), .a = 1 << 20, .b = 48000};
+    uint64_t t0 = clock_ns();
+    while (clock_ns() - t0 < 1000000)
+        ;
+    m.d = clock_ticks();
+    ck_assert_uint_ne(ring_post(r, &m, NULL, 0, 0), 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        post(MSG_FREE, FN_FREE, 0x100000 + 64 * i, 0, 0, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    uint64_t took = rc.mallinfo_took, end = rc.mallinfo_end;
+    ck_assert_uint_ge(took, 1000000);
+    ck_assert_uint_eq(rc.mallinfo_live, 1000);
+    ck_assert(!rc.mallinfo_pending);
+    ck_assert(!rec_mallinfo_may_ask(&rc, end + 150 * took));
+    ck_assert(!rec_mallinfo_may_ask(&rc, end + 1600 * took));
+    ck_assert(rec_mallinfo_may_ask(&rc, end + 1700 * took));
+    finish(END_EXIT, 0);
+    cleanup();
+}
+END_TEST
+
 START_TEST(heap_events_become_records)
 {
     start();
@@ -623,6 +673,8 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
     tcase_add_test(tc, a_claim_cut_by_a_fatal_signal_is_not_dropped);
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
+    tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);
+    tcase_add_test(tc, a_burst_of_frees_holds_back_the_next_mallinfo);
     suite_add_tcase(s, tc);
     return s;
 }
