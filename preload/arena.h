@@ -43,7 +43,7 @@
 #include "preload/config.h"
 #include "preload/ring.h"
 
-#define ARENA_MAGIC 0x3261726e6d73656dull /* "memsnra2" */
+#define ARENA_MAGIC 0x3361726e6d73656dull /* "memsnra3": the layout's version */
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u
 #define REGION_HEADER 16384u              /* region_t's fields, before its slots */
@@ -97,6 +97,7 @@ typedef struct region_s {
     _Atomic uint32_t rec_exec;    /* 1 once memsim-recorder's main runs (its libraries loaded) */
     _Atomic uint64_t heartbeat;   /* CLOCK_MONOTONIC ns of the recorder's last look */
     _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
+    _Atomic uint32_t ack_waiters; /* threads in ring_wait_acked: an ack wakes them */
     _Atomic uint64_t rec_dropped; /* records the recorder could not write */
     _Atomic uint64_t records;     /* records in the trace so far */
     /* A cache line of its own: every heap event reads it, and the

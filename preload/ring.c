@@ -338,21 +338,33 @@ uint64_t ring_end(region_t *r, uint64_t claim1, const ring_slot_t *m, unsigned f
     return end;
 }
 
+/* The recorder acks every 256 messages; it makes a wake call only while
+ * ack_waiters says someone waits (the count is raised before acked is
+ * read, and the recorder reads it after storing acked: one of the two
+ * sees the other's). */
 int ring_wait_acked(region_t *r, uint64_t end, uint64_t max_ns)
 {
     if (!end || pend.state)
         return -1; /* our own hole is before it: no ack can come */
     uint64_t start = clock_ns(), since = start;
+    int rc;
+    atomic_fetch_add(&r->ack_waiters, 1);
     for (;;) {
         uint32_t w = atomic_load(&r->rec_futex);
-        if (atomic_load(&r->acked) >= end)
-            return 0;
+        if (atomic_load(&r->acked) >= end) {
+            rc = 0;
+            break;
+        }
         wake_recorder(r);
         uint64_t now = clock_ns();
-        if (now - start > max_ns || recorder_gone(r, now, since))
-            return atomic_load(&r->acked) >= end ? 0 : -1; /* it may have acked meanwhile */
+        if (now - start > max_ns || recorder_gone(r, now, since)) {
+            rc = atomic_load(&r->acked) >= end ? 0 : -1; /* it may have acked meanwhile */
+            break;
+        }
         region_wait(&r->rec_futex, w, ACK_NAP_NS);
     }
+    atomic_fetch_sub(&r->ack_waiters, 1);
+    return rc;
 }
 
 /* Whether claim s's head slot is published (now, or once and reused). */

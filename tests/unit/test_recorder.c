@@ -284,6 +284,38 @@ START_TEST(a_burst_of_frees_holds_back_the_next_mallinfo)
 }
 END_TEST
 
+/* The recorder acks as it goes; it calls the kernel to wake only when a
+ * thread waits for an ack (ring_wait_acked), which the futex word shows:
+ * each wake bumps it. */
+START_TEST(acks_wake_only_a_waiter)
+{
+    start();
+    uint32_t w0 = atomic_load(&r->rec_futex);
+    for (uint64_t i = 0; i < 2000; i++)
+        post(MSG_ALLOC, FN_MALLOC, 0x100000 + 64 * i, 48, 16, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    ck_assert_uint_eq(atomic_load(&r->acked), atomic_load(&r->ring.tail));
+    ck_assert_uint_eq(atomic_load(&r->rec_futex), w0);
+    atomic_store(&r->ack_waiters, 1);
+    post(MSG_FREE, FN_FREE, 0x100000, 0, 0, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    ck_assert_uint_gt(atomic_load(&r->rec_futex), w0);
+    atomic_store(&r->ack_waiters, 0);
+    /* and a waiter gets its ack */
+    ring_slot_t m = {.kind = MSG_PHASE, .tid = 77, .t = clock_ticks(), .a = 0};
+    uint64_t end = ring_post(r, &m, NULL, 0, RING_SYNC);
+    ck_assert_uint_ne(end, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    ck_assert_int_eq(ring_wait_acked(r, end, 1000000000ull), 0);
+    ck_assert_uint_eq(atomic_load(&r->ack_waiters), 0);
+    finish(END_EXIT, 0);
+    cleanup();
+}
+END_TEST
+
 START_TEST(heap_events_become_records)
 {
     start();
@@ -675,6 +707,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
     tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);
     tcase_add_test(tc, a_burst_of_frees_holds_back_the_next_mallinfo);
+    tcase_add_test(tc, acks_wake_only_a_waiter);
     suite_add_tcase(s, tc);
     return s;
 }
