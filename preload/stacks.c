@@ -89,14 +89,26 @@ static __thread struct {
     unsigned gen;
 } cache[TLS_CACHE] __attribute__((tls_model("initial-exec")));
 
+/* Four lanes, each a chain of its own, so that a deep stack's hash costs
+ * a quarter of the multiplies' latency in a row (one chain took 5 cycles
+ * a frame: 100 ns for 64 frames, at every allocation). */
 static uint64_t hash_frames(const uintptr_t *f, unsigned n)
 {
-    uint64_t h = 0x84222325cbf29ce4ull ^ n;
-    for (unsigned i = 0; i < n; i++) {
-        h ^= f[i];
-        h *= 0x100000001b3ull;
-        h ^= h >> 29;
+    const uint64_t k = 0x9e3779b97f4a7c15ull;
+    uint64_t a = 0x84222325cbf29ce4ull ^ n, b = k, c = ~k, d = 0x100000001b3ull;
+    unsigned i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a = (a ^ f[i]) * k;
+        b = (b ^ f[i + 1]) * k;
+        c = (c ^ f[i + 2]) * k;
+        d = (d ^ f[i + 3]) * k;
     }
+    for (; i < n; i++)
+        a = (a ^ f[i]) * k;
+    uint64_t h = a ^ (b >> 17 | b << 47) ^ (c >> 31 | c << 33) ^ (d >> 43 | d << 21);
+    h ^= h >> 29;
+    h *= k;
+    h ^= h >> 32;
     return h ? h : 1;
 }
 
