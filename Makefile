@@ -178,6 +178,15 @@ $(RECORDER): $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(RECORDER_OBJ) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
+# The recorder of an older build (its arena's layout version 2), for the
+# transparency test of a libmemsim.so and a memsim-recorder that differ.
+OLD_RECORDER = $(BUILD)/tests/memsim-recorder-v2
+$(OLD_RECORDER): recorder/main.c $(RECORDER_TESTABLE) $(SHARED_OBJ) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DARENA_MAGIC=0x3261726e6d73656dull $(ALL_LDFLAGS) -o $@ recorder/main.c \
+		$(RECORDER_TESTABLE) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
+
 $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
@@ -239,7 +248,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 

@@ -53,6 +53,17 @@ int main(int argc, char **argv)
     void *arena = fstat((int)fd, &st) == 0 && (size_t)st.st_size >= ARENA_SIZE(1, RING_SLOTS_MIN)
                       ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0)
                       : MAP_FAILED;
+    /* The magic's last byte is the layout's version: a libmemsim.so of
+     * another build says so, not "no arena". */
+    const uint64_t kind = 0x00ffffffffffffffull;
+    if (arena != MAP_FAILED && ((arena_t *)arena)->magic != ARENA_MAGIC &&
+        (((arena_t *)arena)->magic & kind) == (ARENA_MAGIC & kind)) {
+        fprintf(stderr,
+                "memsim-recorder: this libmemsim.so is of another memsim version (arena "
+                "layout %c, this recorder's %c): install both from one build\n",
+                (char)(((arena_t *)arena)->magic >> 56), (char)(ARENA_MAGIC >> 56));
+        return 2;
+    }
     if (arena == MAP_FAILED || ((arena_t *)arena)->magic != ARENA_MAGIC ||
         arena_bytes(arena) > (size_t)st.st_size || idx >= ((arena_t *)arena)->nregions) {
         fprintf(stderr, "memsim-recorder: FD %ld is no memsim arena\n", fd);

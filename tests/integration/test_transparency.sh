@@ -731,6 +731,26 @@ expect_grep "a recorder that cannot load: what its loader said" \
     "^memsim: memsim-recorder could not start: error while loading shared libraries: libzstd.so.1: cannot open shared object file; tracing is off$" \
     "$TMP/t.err"
 
+# (g) A recorder of another build (the arena's layout differs) says so in
+# the program's one line; the program runs as it would.
+if [ -x "$BUILD/tests/memsim-recorder-v2" ]; then
+    mkdir -p "$TMP/mixed"
+    cp "$LIB" "$TMP/mixed/libmemsim.so"
+    cp "$BUILD/tests/memsim-recorder-v2" "$TMP/mixed/memsim-recorder"
+    fresh_out
+    timeout -k 2 "$LIMIT" env LD_PRELOAD="$TMP/mixed/libmemsim.so" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
+        >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    expect_same "a recorder of another build: same stdout" "$TMP/p.out" "$TMP/t.out"
+    same_status "a recorder of another build" "$st" 0
+    expect_one_line "a recorder of another build: one line" "$TMP/t.err"
+    expect_grep "a recorder of another build: says which" \
+        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 3, this recorder's 2): install both from one build; tracing is off$" \
+        "$TMP/t.err"
+else
+    echo "# skip - a recorder of another build: $BUILD/tests/memsim-recorder-v2 is not built"
+fi
+
 # ---- 12. the program's time is its own -------------------------------------------------
 
 # glibc's figures (mallinfo2) walk every free chunk of every arena: on a
