@@ -713,40 +713,38 @@ expect_eq "ulimit -v 300000, 16,384 stacks: the count is the trace's allocations
 expect_eq "ulimit -v 300000, 16,384 stacks: the analysis says how many" \
     "$("$JSONQ" summary.stackless_events <"$TMP/sf.json")" "$nostack"
 
+# beside_recorder NAME RECORDER WHAT PATTERN: libmemsim.so, with the file
+# RECORDER beside it as its memsim-recorder, traces heap_mix: the
+# program's output and status are its own, and what it prints is one
+# line, PATTERN (checked as "NAME: WHAT").
+beside_recorder() {
+    d="$TMP/beside.$(printf '%s' "$1" | tr -c 'a-z0-9' '-')"
+    mkdir -p "$d"
+    cp "$LIB" "$d/libmemsim.so"
+    cp "$2" "$d/memsim-recorder"
+    chmod +x "$d/memsim-recorder"
+    fresh_out
+    timeout -k 2 "$LIMIT" env LD_PRELOAD="$d/libmemsim.so" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
+        >"$TMP/t.out" 2>"$TMP/t.err"
+    st=$?
+    expect_same "$1: same stdout" "$TMP/p.out" "$TMP/t.out"
+    same_status "$1" "$st" 0
+    expect_one_line "$1: one line" "$TMP/t.err"
+    expect_grep "$1: $3" "$4" "$TMP/t.err"
+}
+
 # (f) A recorder that cannot start says why in the program's one line
 # (what its loader printed), at once.
-mkdir -p "$TMP/fake"
-cp "$LIB" "$TMP/fake/libmemsim.so"
 printf '#!/bin/sh\necho "error while loading shared libraries: libzstd.so.1: cannot open shared object file" >&2\nexit 127\n' \
-    >"$TMP/fake/memsim-recorder"
-chmod +x "$TMP/fake/memsim-recorder"
-fresh_out
-timeout -k 2 "$LIMIT" env LD_PRELOAD="$TMP/fake/libmemsim.so" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
-    >"$TMP/t.out" 2>"$TMP/t.err"
-st=$?
-expect_same "a recorder that cannot load: same stdout" "$TMP/p.out" "$TMP/t.out"
-same_status "a recorder that cannot load" "$st" 0
-expect_one_line "a recorder that cannot load: one line" "$TMP/t.err"
-expect_grep "a recorder that cannot load: what its loader said" \
-    "^memsim: memsim-recorder could not start: error while loading shared libraries: libzstd.so.1: cannot open shared object file; tracing is off$" \
-    "$TMP/t.err"
+    >"$TMP/unloadable-recorder"
+beside_recorder "a recorder that cannot load" "$TMP/unloadable-recorder" "what its loader said" \
+    "^memsim: memsim-recorder could not start: error while loading shared libraries: libzstd.so.1: cannot open shared object file; tracing is off$"
 
 # (g) A recorder of another build (the arena's layout differs) says so in
 # the program's one line; the program runs as it would.
 if [ -x "$BUILD/tests/memsim-recorder-v2" ]; then
-    mkdir -p "$TMP/mixed"
-    cp "$LIB" "$TMP/mixed/libmemsim.so"
-    cp "$BUILD/tests/memsim-recorder-v2" "$TMP/mixed/memsim-recorder"
-    fresh_out
-    timeout -k 2 "$LIMIT" env LD_PRELOAD="$TMP/mixed/libmemsim.so" MEMSIM_OUTPUT="$OUT" "$PROG/heap_mix" \
-        >"$TMP/t.out" 2>"$TMP/t.err"
-    st=$?
-    expect_same "a recorder of another build: same stdout" "$TMP/p.out" "$TMP/t.out"
-    same_status "a recorder of another build" "$st" 0
-    expect_one_line "a recorder of another build: one line" "$TMP/t.err"
-    expect_grep "a recorder of another build: says which" \
-        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 3, this recorder's 2): install both from one build; tracing is off$" \
-        "$TMP/t.err"
+    beside_recorder "a recorder of another build" "$BUILD/tests/memsim-recorder-v2" "says which" \
+        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 3, this recorder's 2): install both from one build; tracing is off$"
 else
     echo "# skip - a recorder of another build: $BUILD/tests/memsim-recorder-v2 is not built"
 fi
