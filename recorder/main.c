@@ -56,15 +56,15 @@ int main(int argc, char **argv)
     /* The magic's last byte is the layout's version: a libmemsim.so of
      * another build says so, not "no arena". */
     const uint64_t kind = 0x00ffffffffffffffull;
-    if (arena != MAP_FAILED && ((arena_t *)arena)->magic != ARENA_MAGIC &&
-        (((arena_t *)arena)->magic & kind) == (ARENA_MAGIC & kind)) {
+    uint64_t magic = arena != MAP_FAILED ? ((arena_t *)arena)->magic : 0;
+    if (magic != ARENA_MAGIC && (magic & kind) == (ARENA_MAGIC & kind)) {
         fprintf(stderr,
                 "memsim-recorder: this libmemsim.so is of another memsim version (arena "
                 "layout %c, this recorder's %c): install both from one build\n",
-                (char)(((arena_t *)arena)->magic >> 56), (char)(ARENA_MAGIC >> 56));
+                (char)(magic >> 56), (char)(ARENA_MAGIC >> 56));
         return 2;
     }
-    if (arena == MAP_FAILED || ((arena_t *)arena)->magic != ARENA_MAGIC ||
+    if (arena == MAP_FAILED || magic != ARENA_MAGIC ||
         arena_bytes(arena) > (size_t)st.st_size || idx >= ((arena_t *)arena)->nregions) {
         fprintf(stderr, "memsim-recorder: FD %ld is no memsim arena\n", fd);
         return 2;

@@ -225,8 +225,9 @@ static void ack(rec_t *rc, uint64_t upto)
 {
     atomic_store(&rc->r->acked, upto);
     /* A wake call only for a waiter (ring_wait_acked): unasked, one every
-     * 256 messages was most of the recorder's system calls. */
-    if (atomic_load(&rc->r->ack_waiters) || upto == UINT64_MAX)
+     * 256 messages was most of the recorder's system calls.  (finish's
+     * last ack is followed by a wake of its own, with DONE.) */
+    if (atomic_load(&rc->r->ack_waiters))
         region_wake(&rc->r->rec_futex);
 }
 
