@@ -279,6 +279,19 @@ static int load_bool(const char *name, const char *v, bool *out, char *err, size
     return fail(err, errlen, name, v, "is not a boolean (0/1, no/yes, false/true, off/on)");
 }
 
+static int load_unwind(config_t *c, const char *v, char *err, size_t errlen)
+{
+    static const char *const names[] = {"fast", "libunwind", "check"};
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(v, names[i]) == 0) {
+            c->unwind = (config_unwind_t)i;
+            return 0;
+        }
+    return fail(err, errlen, CONFIG_ENV_UNWIND, v, "is not fast, libunwind or check");
+}
+
 /* ---------------------------------------------------------------------
  * Public entry points
  * ------------------------------------------------------------------- */
@@ -303,6 +316,7 @@ void config_defaults(config_t *c)
     c->trace_children = true;
     c->mmap = true;
     c->compress = true;
+    c->unwind = CONFIG_UNWIND_FAST;
 }
 
 /* getenv returns char *; a call through a pointer of another type is
@@ -327,7 +341,8 @@ int config_load(config_t *c, const char *(*get)(const char *name), char *err, si
         load_bool(CONFIG_ENV_TRACE_CHILDREN, get(CONFIG_ENV_TRACE_CHILDREN), &c->trace_children,
                   err, errlen) < 0 ||
         load_bool(CONFIG_ENV_MMAP, get(CONFIG_ENV_MMAP), &c->mmap, err, errlen) < 0 ||
-        load_bool(CONFIG_ENV_COMPRESS, get(CONFIG_ENV_COMPRESS), &c->compress, err, errlen) < 0) {
+        load_bool(CONFIG_ENV_COMPRESS, get(CONFIG_ENV_COMPRESS), &c->compress, err, errlen) < 0 ||
+        load_unwind(c, get(CONFIG_ENV_UNWIND), err, errlen) < 0) {
         config_defaults(c);
         return -1;
     }

@@ -17,6 +17,7 @@
  *   MEMSIM_TRACE_CHILDREN  0/1, no/yes, false/true, off/on (any case) 1
  *   MEMSIM_MMAP            the same                                  1
  *   MEMSIM_COMPRESS        the same (0: plain JSON lines)            1
+ *   MEMSIM_UNWIND          fast, libunwind or check (preload/walk.h) fast
  *
  * Variables are checked in that order and the first invalid one is the
  * one reported.  A variable set to the empty string is invalid (it is
@@ -42,6 +43,7 @@
 #define CONFIG_ENV_TRACE_CHILDREN "MEMSIM_TRACE_CHILDREN"
 #define CONFIG_ENV_MMAP "MEMSIM_MMAP"
 #define CONFIG_ENV_COMPRESS "MEMSIM_COMPRESS"
+#define CONFIG_ENV_UNWIND "MEMSIM_UNWIND"
 
 #define CONFIG_STRATEGY_NONE "none" /* no shadow simulation */
 
@@ -61,6 +63,12 @@
 #define CONFIG_SAMPLE_MS_MIN 1u
 #define CONFIG_SAMPLE_MS_MAX 3600000u
 
+typedef enum config_unwind_e {
+    CONFIG_UNWIND_FAST,      /* cached frame rules, libunwind where they end */
+    CONFIG_UNWIND_LIBUNWIND, /* libunwind for every stack */
+    CONFIG_UNWIND_CHECK,     /* both, compared (for tests) */
+} config_unwind_t;
+
 typedef struct config_s {
     char output[PATH_MAX];  /* MEMSIM_OUTPUT as given (or "."); strlen < PATH_MAX */
     bool output_is_pattern; /* output contains '%': a file pattern, else a directory */
@@ -71,6 +79,7 @@ typedef struct config_s {
     bool trace_children;    /* children inherit the preload */
     bool mmap;              /* trace mmap/munmap as well */
     bool compress;          /* zstd-compressed trace (*.jsonl.zst) */
+    config_unwind_t unwind; /* how stacks are walked */
 } config_t;
 
 /* Every field at its default (device_size: the machine's physical memory

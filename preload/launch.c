@@ -201,7 +201,7 @@ static int helper(void *arg)
     }
     l->tsc = clock_tsc_usable();
     if (l->load_unwinder)
-        l->unwind_rc = unwind_init(l->stack_depth, &l->unwind_why);
+        l->unwind_rc = unwind_init(l->stack_depth, l->unwind_mode, &l->unwind_why);
     int mfd = (int)sys(SYS_memfd_create, (long)"memsim", 0, 0, 0, 0, 0); /* -1 and errno */
     if (mfd < 0 || (mfd != ARENA_FD && dup2(mfd, ARENA_FD) != ARENA_FD)) {
         h->rc = -errno;

@@ -26,6 +26,7 @@ typedef struct launch_s {
     /* in */
     bool load_unwinder;      /* unwind_init inside the helper (first start only) */
     unsigned stack_depth;
+    int unwind_mode;         /* config_unwind_t */
     /* out */
     void *arena;             /* the mapped arena (region 0 reserved), or NULL */
     bool tsc;                /* the kernel keeps time with the TSC */

@@ -17,6 +17,7 @@
 #include "preload/ring.h"
 #include "preload/sysmem.h"
 #include "preload/thread.h"
+#include "preload/walk.h"
 
 #define MODULES_MAX 4096
 #define NAME_MAX_ 512
@@ -146,6 +147,7 @@ void modules_changed(void)
             continue;
         }
         post(MSG_MODULE_UNLOAD, M.known[i].base, M.known[i].size, NULL);
+        walk_forget();
         M.known[i] = M.known[--M.nknown];
     }
     pthread_mutex_unlock(&M.lock);

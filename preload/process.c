@@ -207,7 +207,9 @@ static void go_live(region_t *r, void *arena)
 static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *err,
                        size_t errlen)
 {
-    launch_t l = {.load_unwinder = load_unwinder, .stack_depth = cfg.stack_depth};
+    launch_t l = {.load_unwinder = load_unwinder,
+                  .stack_depth = cfg.stack_depth,
+                  .unwind_mode = (int)cfg.unwind};
     if (launch_recorder(&l, err, errlen))
         return -1;
     if (load_unwinder) {

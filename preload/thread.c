@@ -13,7 +13,7 @@
 #include "preload/sysmem.h"
 
 #define PAGE 4096u
-#define AREA_BYTES (PAGE + THREAD_STACK + PAGE + THREAD_ALTSTACK)
+#define AREA_BYTES (PAGE + THREAD_STACK + PAGE + THREAD_ALTSTACK + THREAD_MEMO)
 
 static pthread_key_t key;
 static bool key_ok;
@@ -139,7 +139,8 @@ thread_area_t *thread_area_map(void)
     own = (thread_area_t){.base = base,
                           .size = AREA_BYTES,
                           .stack_top = base + PAGE + THREAD_STACK,
-                          .altstack = base + PAGE + THREAD_STACK + PAGE};
+                          .altstack = base + PAGE + THREAD_STACK + PAGE,
+                          .walk_memo = base + PAGE + THREAD_STACK + PAGE + THREAD_ALTSTACK};
     thread_mine_ = &own;
     altstack_install(thread_mine_);
     if (key_ok)

@@ -9,6 +9,7 @@
  * first use and unmapped when the thread ends:
  *
  *   [guard page][memsim's stack, THREAD_STACK bytes][guard page][THREAD_ALTSTACK bytes]
+ *   [THREAD_MEMO bytes: the last stack walked, preload/walk.c]
  *
  * The last part is the thread's alternate signal stack when the program
  * set none, so that memsim's fatal-signal handler can still write the
@@ -32,6 +33,7 @@
 
 #define THREAD_STACK (128u << 10)
 #define THREAD_ALTSTACK (32u << 10)
+#define THREAD_MEMO (12u << 10)
 #define THREAD_BT_BYTES 2176 /* memsim_on_stack_bt's buffer: 272 frames */
 
 typedef struct thread_area_s {
@@ -40,6 +42,7 @@ typedef struct thread_area_s {
     char *stack_top;   /* 16-byte aligned top of memsim's stack */
     char *altstack;    /* the alternate signal stack memsim offers */
     bool alt_ours;     /* it is installed (the program set none) */
+    void *walk_memo;   /* the last stack walked (preload/walk.c), THREAD_MEMO bytes */
 } thread_area_t;
 
 /* Once, at start-up: the key whose destructor unmaps an ending thread's

@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "preload/walk.h"
+
 #define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
 #define FAKE_READ_FD (-4096)   /* the ends of the pipe libunwind thinks it has */
 #define FAKE_WRITE_FD (-4097)
@@ -231,7 +233,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int unwind_init(unsigned want, const char **why)
+int unwind_init(unsigned want, int mode, const char **why)
 {
     unwind_depth_ = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
     if (!unwind_depth_)
@@ -257,7 +259,7 @@ int unwind_init(unsigned want, const char **why)
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
-    unwind_backtrace_ = bt;
+    unwind_backtrace_ = walk_init((walk_mode_t)mode, bt) == 0 ? walk_backtrace : bt;
     /* libunwind initializes itself on first use (its validation pipe
      * among it, now redirected): here, not in the middle of the
      * program's first malloc. */

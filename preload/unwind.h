@@ -25,9 +25,11 @@
 #define UNWIND_MAX_DEPTH 256
 #define UNWIND_SELF_MAX 16 /* memsim frames a capture may start with */
 
-/* Load the unwinder for stacks of up to depth frames (0: off).  0, or
- * -1 with a reason in *why (stacks then stay off). */
-int unwind_init(unsigned depth, const char **why);
+/* Load the unwinder for stacks of up to depth frames (0: off), walking
+ * them as mode (config_unwind_t) says: by cached frame rules where they
+ * hold (preload/walk.h), else libunwind.  0, or -1 with a reason in *why
+ * (stacks then stay off). */
+int unwind_init(unsigned depth, int mode, const char **why);
 
 /* The depth in use (0: stacks are off). */
 unsigned unwind_depth(void);

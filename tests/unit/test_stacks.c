@@ -136,7 +136,7 @@ START_TEST(capture_uses_libunwind_and_no_descriptor)
     unsigned char before[32], after[32];
     open_fds(before);
     const char *why = NULL;
-    ck_assert_msg(unwind_init(64, &why) == 0, "%s", why ? why : "");
+    ck_assert_msg(unwind_init(64, 0, &why) == 0, "%s", why ? why : "");
     static uintptr_t pc[UNWIND_MAX_DEPTH + UNWIND_SELF_MAX];
     const uintptr_t *frames;
     unsigned n = capture_here(pc, &frames);
@@ -146,7 +146,7 @@ START_TEST(capture_uses_libunwind_and_no_descriptor)
     open_fds(after);
     /* opendir's own descriptor was closed both times */
     ck_assert_int_eq(memcmp(before, after, sizeof before), 0);
-    ck_assert_int_eq(unwind_init(0, &why), 0); /* depth 0: off */
+    ck_assert_int_eq(unwind_init(0, 0, &why), 0); /* depth 0: off */
     ck_assert_uint_eq(capture_here(pc, &frames), 0);
 }
 END_TEST

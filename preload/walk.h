@@ -1,0 +1,57 @@
+/*
+ * walk: the program's call stack by the frames' own rules, cached per
+ * return address; libunwind for the stacks they do not cover.
+ *
+ * libunwind's unw_backtrace costs about 5-7 ns a frame even with its
+ * caches, and a traced allocation in an interpreter walks 30 to 60 of
+ * them.  Ordinary compiled code needs less: at each return address the
+ * caller's frame is found from %rsp or %rbp plus a constant, with the
+ * return address just below it (preload/ehframe.h).  walk_backtrace
+ * keeps that rule per return address in one lock-free table of the
+ * process's, so a frame costs a table probe and two loads.
+ *
+ * Its frames are libunwind's: the same addresses, the same count, the
+ * same end (the frame whose return address is undefined: _start, a
+ * thread's clone).  A stack holding any frame without such a rule (a
+ * signal frame, code without CFI, a realigned stack) is walked by
+ * libunwind instead, from the start.  Only frames up the stack are
+ * followed; a frame that would go down it is left to libunwind too.
+ *
+ * The rules are forgotten when a library is unloaded (walk_forget): a
+ * return address in code loaded later at its address gets its own.
+ *
+ * MEMSIM_UNWIND=libunwind walks every stack with libunwind;
+ * MEMSIM_UNWIND=check walks each with both and, where they differ, says
+ * so on standard error (once per process, with both stacks) and keeps
+ * libunwind's (for tests).
+ */
+#ifndef MEMSIM_PRELOAD_WALK_H
+#define MEMSIM_PRELOAD_WALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum walk_mode_e {
+    WALK_FAST,      /* rules, libunwind where they end (the default) */
+    WALK_LIBUNWIND, /* libunwind only */
+    WALK_CHECK,     /* both, compared */
+} walk_mode_t;
+
+/* Set up the rule table, with libunwind's unw_backtrace as the general
+ * walker.  0, or -1 (no memory, no _dl_find_object): walk_backtrace is
+ * then libunwind's. */
+int walk_init(walk_mode_t mode, int (*general)(void **, int));
+
+/* The walker to call as unw_backtrace is called: the return addresses
+ * of the caller's frames, its own first, at most size. */
+int walk_backtrace(void **buffer, int size);
+
+/* A library was unloaded: forget every rule. */
+void walk_forget(void);
+
+/* Stacks that differed from libunwind's under MEMSIM_UNWIND=check, and
+ * stacks walked by libunwind because a frame had no rule. */
+uint64_t walk_mismatches(void);
+uint64_t walk_fallbacks(void);
+
+#endif

@@ -1,0 +1,106 @@
+# How memsim walks stacks (preload/walk.h): by cached frame rules and the
+# thread's last stack, with libunwind where they end.  Under
+# MEMSIM_UNWIND=check every stack is walked both ways and a difference is
+# said on stderr ("memsim: unwind check: stacks differ ..."): none may
+# appear, on test programs of hard shapes and on real programs, and each
+# program's output and status stay its own.
+. tests/integration/lib.sh
+
+LIB=$BUILD/libmemsim.so
+mkdir -p "$TMP/t"
+
+# checked NAME CMD...: CMD's output and status natively, then under
+# memsim with MEMSIM_UNWIND=check: the same, and no stack differed.
+checked() {
+    name=$1
+    shift
+    "$@" >"$TMP/native.out" 2>/dev/null </dev/null
+    want=$?
+    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/t" MEMSIM_UNWIND=check "$@" \
+        >"$TMP/traced.out" 2>"$TMP/traced.err" </dev/null
+    got=$?
+    if grep -q "unwind check" "$TMP/traced.err"; then
+        fail "$name: stacks as libunwind's" "$(head -c 400 "$TMP/traced.err")"
+    else
+        pass "$name: stacks as libunwind's"
+    fi
+    if [ "$got" = "$want" ] && cmp -s "$TMP/native.out" "$TMP/traced.out"; then
+        pass "$name: same output and status"
+    else
+        fail "$name: same output and status" "status $got, want $want; $(head -c 200 "$TMP/traced.err")"
+    fi
+    if ls "$TMP"/t/*.jsonl* >/dev/null 2>&1 && grep -q '"ev":"stack"' "$TMP/t"/* 2>/dev/null; then
+        pass "$name: traced, with stacks"
+    else
+        fail "$name: traced, with stacks" "no stack record in $(ls "$TMP/t")"
+    fi
+    rm -f "$TMP"/t/*
+}
+
+checked "walk_shapes" "$BUILD/programs/walk_shapes" 4000
+checked "coro" "$BUILD/programs/coro"
+checked "mt_alloc" "$BUILD/programs/mt_alloc"
+checked "fork_mt" "$BUILD/programs/fork_mt"
+checked "small_stack" "$BUILD/programs/small_stack"
+checked "dlswap" "$BUILD/programs/dlswap"
+checked "sigdisp" "$BUILD/programs/sigdisp"
+
+# Real programs, where installed.
+HERE=$(pwd)
+if [ -x /usr/bin/python3 ]; then
+    checked "python3" env PYTHONMALLOC=malloc /usr/bin/python3 "$HERE/bench/real/churn.py" 3000
+fi
+if command -v perl >/dev/null 2>&1; then
+    seq 1 3000 | awk '{print "w" $1 % 97, "x" $1 % 13}' >"$TMP/words.txt"
+    checked "perl" perl "$HERE/bench/real/words.pl" "$TMP/words.txt"
+fi
+if command -v lua5.4 >/dev/null 2>&1; then
+    checked "lua5.4" lua5.4 "$HERE/bench/real/tables.lua" 3000
+fi
+if command -v sqlite3 >/dev/null 2>&1; then
+    printf 'create table t(a integer, b text);\n%s\nselect count(*), sum(a) from t;\n' \
+        "$(seq 1 500 | awk '{print "insert into t values(" $1 ", \x27v" $1 "\x27);"}')" >"$TMP/q.sql"
+    checked "sqlite3" sqlite3 -init "$TMP/q.sql" :memory: .quit
+fi
+checked "sort" sort "$HERE/README.md"
+if command -v xz >/dev/null 2>&1; then
+    checked "xz" xz -c "$HERE/README.md"
+fi
+if command -v git >/dev/null 2>&1 && [ -d .git ]; then
+    checked "git log" git log --oneline -n 20
+fi
+
+# A bad value: one line naming it, the program untraced and unchanged.
+"$BUILD/programs/det_heap" >"$TMP/native.out" 2>/dev/null
+env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/t" MEMSIM_UNWIND=fastest "$BUILD/programs/det_heap" \
+    >"$TMP/traced.out" 2>"$TMP/traced.err"
+expect_eq "MEMSIM_UNWIND=fastest: status" "$?" 0
+expect_one_line "MEMSIM_UNWIND=fastest: one line" "$TMP/traced.err"
+expect_grep "MEMSIM_UNWIND=fastest: names it" 'MEMSIM_UNWIND="fastest" is not fast, libunwind or check' "$TMP/traced.err"
+if cmp -s "$TMP/native.out" "$TMP/traced.out"; then pass "MEMSIM_UNWIND=fastest: same output"; else
+    fail "MEMSIM_UNWIND=fastest: same output" "differs"
+fi
+
+# MEMSIM_UNWIND=libunwind and the default give the same stacks (addresses
+# differ from run to run: compared without address randomization; ids
+# follow the threads' order, so only the frames are compared).
+if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
+    for m in libunwind fast; do
+        mkdir -p "$TMP/$m"
+        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/$m" MEMSIM_UNWIND=$m \
+            "$BUILD/programs/walk_shapes" 2000 >/dev/null 2>&1
+        trace_text "$TMP"/$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
+            sort >"$TMP/$m.stacks"
+    done
+    n=$(wc -l <"$TMP/fast.stacks")
+    if [ "$n" -gt 20 ] && cmp -s "$TMP/libunwind.stacks" "$TMP/fast.stacks"; then
+        pass "walk_shapes: the same $n stacks as with MEMSIM_UNWIND=libunwind"
+    else
+        fail "walk_shapes: the same stacks as with MEMSIM_UNWIND=libunwind" \
+            "$n stacks; $(diff "$TMP/libunwind.stacks" "$TMP/fast.stacks" | head -c 300)"
+    fi
+else
+    echo "# skip - stacks compared with libunwind's: setarch -R is not permitted here"
+fi
+
+summary

@@ -1,0 +1,136 @@
+/*
+ * walk_shapes: allocations from the stack shapes that a walker by cached
+ * frame rules and by the last stack (preload/walk.c) must get right, for
+ * test_unwind.sh (under MEMSIM_UNWIND=check, which compares every stack
+ * with libunwind's):
+ *
+ *   - recursion to varying depths, so each stack shares a part with the
+ *     last one and differs above it;
+ *   - a loop counter live across the malloc call, which the compiler
+ *     may keep in %rbp (it changes at every call: the last stack's %rbp
+ *     no longer matches, but is not needed);
+ *   - variable-length arrays, whose frames take their CFA from %rbp and
+ *     change size between calls at the same depth;
+ *   - one wrapper called from two sites at the same depth (same frame
+ *     position and pc, another caller above it);
+ *   - malloc inside a signal handler (a signal frame: libunwind walks it);
+ *   - threads, each with its own last stack.
+ *
+ * Prints a checksum of what it computed, the same with or without memsim.
+ *   walk_shapes [ROUNDS]
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+static volatile uint64_t sum;
+static volatile sig_atomic_t in_handler;
+
+__attribute__((noinline)) static void *wrap(size_t n)
+{
+    void *p = malloc(n);
+    if (p)
+        memset(p, (int)(n & 0xff), n < 64 ? n : 64);
+    return p;
+}
+
+__attribute__((noinline)) static void site_a(int i) { free(wrap((size_t)(16 + i % 200))); }
+__attribute__((noinline)) static void site_b(int i) { free(wrap((size_t)(300 + i % 500))); }
+
+/* A counter and several values live across the calls: register pressure
+ * puts some in callee-saved registers, %rbp among them at -O2. */
+__attribute__((noinline)) static uint64_t busy_loop(int n)
+{
+    uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, acc = 0;
+    for (int i = 0; i < n; i++) {
+        void *p = malloc((size_t)(8 + (a + i) % 300));
+        acc += (p != NULL) + a * b + c * d + e * f;
+        a += b; b ^= c; c += d; d ^= e; e += f; f ^= (uint64_t)i;
+        free(p);
+    }
+    return acc + a + b + c + d + e + f;
+}
+
+/* A frame whose size depends on n: its CFA is taken from %rbp. */
+__attribute__((noinline)) static uint64_t vla_frame(int n, int depth)
+{
+    volatile char buf[n + 1];
+    buf[0] = (char)n;
+    buf[n] = (char)depth;
+    void *p = malloc((size_t)(32 + n));
+    uint64_t r = (p != NULL) + (uint64_t)buf[0] + (uint64_t)buf[n];
+    free(p);
+    if (depth > 0)
+        r += vla_frame((n * 7 + 3) % 97, depth - 1);
+    return r + (uint64_t)buf[0]; /* read after the call: no loop made of it */
+}
+
+__attribute__((noinline)) static uint64_t recurse(int depth, int i)
+{
+    if (depth == 0) {
+        if (i & 1)
+            site_a(i);
+        else
+            site_b(i);
+        return busy_loop(3) + vla_frame(i % 50, i % 4);
+    }
+    volatile int here = depth; /* read after the call: no loop made of it */
+    uint64_t r = recurse(depth - 1, i);
+    return r + (uint64_t)here;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    in_handler = 1;
+    free(wrap(48)); /* not async-signal-safe in general; the main loop is
+                       between calls when the timer fires, often enough */
+    in_handler = 0;
+}
+
+static void *thread_main(void *arg)
+{
+    int rounds = *(int *)arg;
+    uint64_t local = 0;
+    for (int i = 0; i < rounds; i++)
+        local += recurse(i % 23, i);
+    return (void *)(uintptr_t)local;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 20000;
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        pthread_create(&t[k], NULL, thread_main, &rounds);
+    uint64_t total = 0;
+    for (int i = 0; i < rounds; i++)
+        total += recurse((i * 7) % 31, i);
+    /* Signal frames: the handler mallocs; the main thread blocks in
+     * sigsuspend meanwhile, so the handler never interrupts malloc. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGALRM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    for (int i = 0; i < 20; i++) {
+        raise(SIGALRM);
+        sigsuspend(&old);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    for (int k = 0; k < 2; k++) {
+        void *r;
+        pthread_join(t[k], &r);
+        total += (uint64_t)(uintptr_t)r;
+    }
+    printf("walk_shapes %d rounds: checksum %llu\n", rounds,
+           (unsigned long long)(total % 1000003));
+    return 0;
+}
