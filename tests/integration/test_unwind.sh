@@ -6,6 +6,12 @@
 # program's output and status stay its own.
 . tests/integration/lib.sh
 
+if [ "${SANITIZE:-}" = 1 ]; then
+    echo "# skip - unwind tests: libmemsim.so is not built with SANITIZE=1"
+    summary
+    exit
+fi
+
 LIB=$BUILD/libmemsim.so
 mkdir -p "$TMP/t"
 
