@@ -108,6 +108,7 @@ BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
 BENCHWATCH = $(BUILD)/bench-watch
 BENCHCOUNT = $(BUILD)/libbench-count.so
 MALLINFO_METER = $(BUILD)/libmallinfo-meter.so
+AS_SQUEEZE = $(BUILD)/libas-squeeze.so
 JSONQ     = $(BUILD)/jsonq
 TRACECHECK = $(BUILD)/tracecheck
 DEPS_OK   = $(BUILD)/.deps-ok
@@ -248,7 +249,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
@@ -291,6 +292,12 @@ $(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+# libas-squeeze.so: the address space runs out as memsim-analyze resolves lines (test_analyze.sh).
+$(AS_SQUEEZE): tests/tools/as_squeeze.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=default -o $@ $< -ldl
 
 # libbench-count.so: a program's heap events, counted apart from either profiler.
 $(BENCHCOUNT): bench/tools/count.c

@@ -21,8 +21,25 @@
 #include "analyzer/process.h"
 #include "analyzer/report.h"
 
+/* Stack that the main thread maps before it reads anything.  Under an
+ * address-space limit (ulimit -v) the heap can take every byte of it,
+ * and a stack that must then grow cannot: the kernel charges growth to
+ * the same limit, and the program dies of SIGSEGV.  libdw's line tables
+ * (dwarf_getsrclines) take about 160 KiB of stack at once.  A stack
+ * touched now keeps its pages mapped, so running out of memory later
+ * ends in the one-line message, not a crash. */
+#define STACK_RESERVE (1024 * 1024)
+
+static __attribute__((noinline)) void reserve_stack(void)
+{
+    char pad[STACK_RESERVE];
+    for (size_t i = STACK_RESERVE; i >= 4096; i -= 4096) /* down, as a stack grows */
+        ((volatile char *)pad)[i - 1] = 0;
+}
+
 int main(int argc, char **argv)
 {
+    reserve_stack();
     analyze_opts_t o;
     if (options_parse(argc, argv, &o))
         return 2;

@@ -19,9 +19,12 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define MAX_INLINE 64 /* frames kept per address; deeper inline chains are cut */
@@ -37,6 +40,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 typedef struct opening_s {
     const char *path, *name;   /* the module's (owned by the store; they do not move) */
     uint64_t base, size;
+    const symbols_t *store;    /* whose quiet says whether to warn */
     int state;                 /* OPEN_QUEUED, _RUNNING, _DONE, _TAKEN (the caller's own) */
     Dwfl *dwfl;                /* done: reported, its debug information loaded, or NULL */
     Dwfl_Module *mod;          /* done: NULL when the file cannot be used */
@@ -85,9 +89,52 @@ static const Dwfl_Callbacks callbacks = {
 
 /* ---- the store --------------------------------------------------------------- */
 
+/* ---- memory for libdw --------------------------------------------------------- */
+
+/* libdw ends the program when an allocation fails inside it (its
+ * __libdw_oom calls error(EXIT_FAILURE)), and the analysis would lose
+ * its report.  That happens only under a limit on the address space or
+ * the data segment (ulimit -v, -d): without one, Linux hands out address
+ * space and the OOM killer decides.  Under such a limit the store calls
+ * into libdw only while HEADROOM more bytes could still be mapped, and
+ * once they cannot, never again: frames print as module+offset from
+ * there, with one line that says so. */
+#define HEADROOM (4u << 20)
+
+static bool limited;         /* an address-space or data limit is set (symbols_init) */
+static atomic_bool starved;  /* HEADROOM could not be had once */
+
+static bool rlimit_set(int resource)
+{
+    struct rlimit rl;
+    return getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+/* Whether libdw may be called now.  Both threads of the store ask. */
+static bool room_for_libdw(const symbols_t *s)
+{
+    if (!limited)
+        return true;
+    if (atomic_load_explicit(&starved, memory_order_relaxed))
+        return false;
+    /* Mapped and given back untouched: it costs address space, never
+     * pages. */
+    void *p = mmap(NULL, HEADROOM, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+        munmap(p, HEADROOM);
+        return true;
+    }
+    if (!atomic_exchange(&starved, true) && !s->quiet)
+        escape_line(stderr, "memsim-analyze: out of memory for symbols (under ulimit -v or -d): "
+                    "frames from here on print as module+0x…");
+    return false;
+}
+
 int symbols_init(symbols_t *s)
 {
     memset(s, 0, sizeof *s);
+    limited = rlimit_set(RLIMIT_AS) || rlimit_set(RLIMIT_DATA);
     elf_version(EV_CURRENT);
     if (addrmap_init(&s->by_base, 64))
         return -1;
@@ -252,6 +299,10 @@ static void opening_run(opening_t *job)
         close(fd);
         return;
     }
+    if (!room_for_libdw(job->store)) { /* said once, for every module */
+        close(fd);
+        return;
+    }
     job->dwfl = dwfl_begin(&callbacks);
     if (job->dwfl) {
         dwfl_report_begin(job->dwfl);
@@ -384,7 +435,7 @@ void symbols_prewarm(symbols_t *s, int32_t module)
     if (!job)
         return;
     *job = (opening_t){.path = m->path, .name = m->name, .base = m->base, .size = m->size,
-                       .state = OPEN_QUEUED};
+                       .store = s, .state = OPEN_QUEUED};
     symbols_ahead_t *a = s->ahead;
     pthread_mutex_lock(&a->mu);
     if (a->tail)
@@ -413,7 +464,8 @@ static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
     if (job)
         ahead_claim(s, job);
     else {
-        here = (opening_t){.path = m->path, .name = m->name, .base = m->base, .size = m->size};
+        here = (opening_t){
+            .path = m->path, .name = m->name, .base = m->base, .size = m->size, .store = s};
         job = &here;
         opening_run(job);
     }
@@ -610,7 +662,7 @@ size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
     symbols_frame_t f[MAX_INLINE];
     size_t n = 1;
     memset(f, 0, sizeof f[0]);
-    if (mod)
+    if (mod && room_for_libdw(s))
         n = lookup(mod, address, f);
     for (size_t i = 0; i < n; i++) {
         f[i].address = address;

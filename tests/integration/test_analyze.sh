@@ -157,6 +157,30 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_eq "the leak and stdout's buffer" "$("$J" summary.leaked_bytes <"$TMP/out")" "$((12345 + 4096))"
     expect_eq "the process is listed once" "$("$J" processes.# <"$TMP/out" 2>/dev/null || echo single)" single
     expect_eq "every strategy replayed" "$("$J" strategies.# <"$TMP/out")" 6
+    cp "$TMP/out" "$TMP/det.json"
+
+    # The address space runs out while the analysis names frames
+    # (libas-squeeze.so fills what ulimit -v allows at the first line
+    # lookup, leaving 64 KiB).  Before: SIGSEGV, libdw's stack could not
+    # grow; with the stack mapped ahead, libdw's exit on a failed malloc,
+    # the report lost.  Now the report is whole, the frames from there
+    # on have no names, and one line says why.
+    (ulimit -v 400000; LD_PRELOAD="$BUILD/libas-squeeze.so" "$A" --json "$T") \
+        >"$TMP/sq.json" 2>"$TMP/sq.err"
+    expect_eq "squeezed address space: exit 0" "$?" 0
+    expect_one_line "squeezed address space: one line" "$TMP/sq.err"
+    expect_grep "squeezed address space: the line names the cause" \
+        "^memsim-analyze: out of memory for symbols (under ulimit -v or -d): frames from here on print as module+0x…$" \
+        "$TMP/sq.err"
+    for k in summary.allocations summary.peak_heap_bytes summary.leaked_bytes sites.# \
+        sites.0.allocated_bytes strategies.#; do
+        expect_eq "squeezed address space: $k as without the limit" \
+            "$("$J" "$k" <"$TMP/sq.json")" "$("$J" "$k" <"$TMP/det.json")"
+    done
+    # The first lookup (main) was made before the squeeze took hold.
+    expect_eq "squeezed address space: main named, later frames not" \
+        "$("$J" sites.0.frames.0.function <"$TMP/sq.json") $("$J" sites.1.frames.0.function <"$TMP/sq.json" 2>/dev/null)" \
+        "main null"
 fi
 
 # (Not under SANITIZE=1: no libmemsim.so.)
