@@ -107,6 +107,7 @@ BENCHCORE = $(BUILD)/bench-core
 BENCH_PROGRAMS = $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn
 BENCHWATCH = $(BUILD)/bench-watch
 BENCHCOUNT = $(BUILD)/libbench-count.so
+BENCHFLOOR = $(BUILD)/bench-floor
 MALLINFO_METER = $(BUILD)/libmallinfo-meter.so
 AS_SQUEEZE = $(BUILD)/libas-squeeze.so
 JSONQ     = $(BUILD)/jsonq
@@ -255,14 +256,14 @@ endif
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
-bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
@@ -292,6 +293,11 @@ $(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+# bench-floor: glibc's malloc through a trace's heap operations (bench/analyze.sh).
+$(BENCHFLOOR): $(BUILD)/bench/tools/floor.o $(ANALYZER_TESTABLE) $(LIBCORE)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZER_TESTABLE) $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
 
 # libas-squeeze.so: the address space runs out as memsim-analyze resolves lines (test_analyze.sh).
 $(AS_SQUEEZE): tests/tools/as_squeeze.c Makefile | $(DEPS_OK)

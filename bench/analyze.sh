@@ -8,7 +8,9 @@
 #           heaptrack_print on heaptrack's recording of the same command;
 #           median of REPS runs each, wall and CPU time; and, from one
 #           more default run, each strategy's replay time per heap event
-#           by the analyzer's own clock (where the default's time goes)
+#           by the analyzer's own clock (where the default's time goes),
+#           and the floor under it: glibc's malloc through the trace's
+#           heap operations six times (build/bench-floor, bench/tools/floor.c)
 #   memory  peak RSS of memsim-analyze --no-replay and of the default
 #           analysis on that trace and on one of about 10 million records
 #           (alloc_heavy 1 RSS_OPS): streaming, it must not grow with the
@@ -36,6 +38,7 @@ LUA_N=${BENCH_ANALYZE_LUA_N:-500000}
 PROG=$BUILD/programs/alloc_heavy
 ANALYZE=$BUILD/memsim-analyze
 JSONQ=$BUILD/jsonq
+FLOOR=$BUILD/bench-floor
 LIB=$(cd "$BUILD" && pwd)/libmemsim.so
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-analyze.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
@@ -129,6 +132,7 @@ line "memsim-analyze -s best-fit" "$(best "$ANALYZE" -s best-fit "$T")"
 all5=$(best "$ANALYZE" "$T")
 line "memsim-analyze (6 strategies)" "$all5"
 per_strategy "$T"
+"$FLOOR" "$T" | sed 's/^/  /'
 if [ "$hw" != - ]; then
     echo "$h" | awk -v n="$records" '{
         printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024
@@ -157,6 +161,7 @@ if [ -n "$LUA" ] && [ "$hw" != - ]; then
     line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$LT")"
     line "memsim-analyze (6 strategies)" "$(best "$ANALYZE" "$LT")"
     per_strategy "$LT"
+    "$FLOOR" "$LT" | sed 's/^/  /'
     echo "$h" | awk '{ printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024 }'
     rm -rf "$OUT/lua" "$OUT"/htl*
 else

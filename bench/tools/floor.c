@@ -1,0 +1,204 @@
+/*
+ * bench-floor: what a good allocator pays for a trace's heap operations.
+ *
+ *   bench-floor TRACE [COPIES]
+ *
+ * Reads the trace's allocs, frees and reallocs (memsim-analyze's reader,
+ * any format version, compressed or not) into memory, as the replay
+ * resolves them: a realloc is a free of the old block and an alloc of the
+ * new one, a free of an address not live is dropped.  Then it runs that
+ * sequence COPIES times (default 6, the default analysis's strategies)
+ * through glibc's malloc and free, on one core, and prints one line:
+ *
+ *   floor: N heap operations, L live at most: glibc X ns an operation
+ *   (median of COPIES); COPIES replays at that cost: C s on one core,
+ *   C/2 on two
+ *
+ * (bench/analyze.sh prints it beside heaptrack_print's time on the same
+ * program).  The replay's six strategies cannot cost less than six
+ * allocators as fast as glibc's: this is the floor under issue 11's
+ * point 5.  Exit 0, 1 when the trace cannot be read or memory runs out,
+ * 2 for a usage error.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyzer/reader.h"
+#include "core/grow.h"
+#include "core/hashtab.h"
+
+/* One operation: alloc size bytes into slot (size >= 1), or free slot
+ * (size 0). */
+typedef struct op_s {
+    uint64_t size;
+    uint32_t slot;
+    uint32_t align; /* alloc: its alignment when over 16, else 0 */
+} op_t;
+
+typedef struct live_s {
+    uint64_t addr;
+    uint64_t slot1; /* slot + 1; 0: empty */
+} live_t;
+
+static const hashtab_type_t live_type = {
+    .slot_size = sizeof(live_t),
+    .key_off = offsetof(live_t, addr),
+    .mark_off = offsetof(live_t, slot1),
+};
+
+typedef struct seq_s {
+    op_t *ops;
+    size_t n, cap;
+    uint32_t *free_slots;
+    size_t nfree, cap_free;
+    uint32_t nslots;
+    size_t live, max_live;
+    hashtab_t map;
+} seq_t;
+
+static int push(seq_t *q, op_t op)
+{
+    if (!grow_room((void **)&q->ops, &q->cap, q->n, sizeof *q->ops, 1 << 16))
+        return -1;
+    q->ops[q->n++] = op;
+    return 0;
+}
+
+static int on_free(seq_t *q, uint64_t addr)
+{
+    live_t *s = hashtab_find(&q->map, &live_type, addr);
+    if (!s)
+        return 0; /* not live: the replay drops it too */
+    uint32_t slot = (uint32_t)(s->slot1 - 1);
+    hashtab_erase(&q->map, &live_type, s);
+    if (!grow_room((void **)&q->free_slots, &q->cap_free, q->nfree, sizeof *q->free_slots, 1024))
+        return -1;
+    q->free_slots[q->nfree++] = slot;
+    q->live--;
+    return push(q, (op_t){.size = 0, .slot = slot});
+}
+
+static int on_alloc(seq_t *q, uint64_t addr, uint64_t size, uint64_t align)
+{
+    bool found = false;
+    live_t *s = hashtab_put(&q->map, &live_type, addr, &found);
+    if (!s)
+        return -1;
+    if (found) { /* an address allocated twice: the old block is let go */
+        if (!grow_room((void **)&q->free_slots, &q->cap_free, q->nfree, sizeof *q->free_slots,
+                       1024))
+            return -1;
+        q->free_slots[q->nfree++] = (uint32_t)(s->slot1 - 1);
+        if (push(q, (op_t){.size = 0, .slot = (uint32_t)(s->slot1 - 1)}))
+            return -1;
+        s = hashtab_find(&q->map, &live_type, addr);
+        q->live--;
+    }
+    uint32_t slot = q->nfree ? q->free_slots[--q->nfree] : q->nslots++;
+    s->addr = addr;
+    s->slot1 = (uint64_t)slot + 1;
+    if (++q->live > q->max_live)
+        q->max_live = q->live;
+    return push(q, (op_t){.size = size ? size : 1,
+                          .slot = slot,
+                          .align = align > 16 && !(align & (align - 1)) ? (uint32_t)align : 0});
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: bench-floor TRACE [COPIES]\n");
+        return 2;
+    }
+    char *end;
+    long copies = argc == 3 ? strtol(argv[2], &end, 10) : 6;
+    if (argc == 3 && (*end || copies < 1 || copies > 64)) {
+        fprintf(stderr, "bench-floor: COPIES must be 1 to 64, not '%s'\n", argv[2]);
+        return 2;
+    }
+    reader_t r;
+    if (reader_open(&r, argv[1]))
+        return 1;
+    seq_t q = {0};
+    event_t e;
+    int bad = 0;
+    while (!bad && reader_next(&r, &e)) {
+        if (e.type == EV_ALLOC)
+            bad = on_alloc(&q, e.addr, e.size, e.align);
+        else if (e.type == EV_FREE)
+            bad = on_free(&q, e.addr);
+        else if (e.type == EV_REALLOC)
+            bad = on_free(&q, e.old_addr) || on_alloc(&q, e.addr, e.size, 16);
+    }
+    reader_close(&r);
+    hashtab_fini(&q.map, &live_type);
+    void **ptr = calloc(q.nslots ? q.nslots : 1, sizeof *ptr);
+    uint64_t *ns = calloc((size_t)copies, sizeof *ns);
+    if (bad || !ptr || !ns) {
+        fprintf(stderr, "bench-floor: out of memory\n");
+        return 1;
+    }
+    if (!q.n) {
+        fprintf(stderr, "bench-floor: %s: no heap operations\n", argv[1]);
+        return 1;
+    }
+    /* After a run, exactly the slots whose last operation was an alloc
+     * hold blocks: those are freed (untimed) before the next. */
+    uint8_t *last_alloc = calloc(q.nslots, 1);
+    if (!last_alloc) {
+        fprintf(stderr, "bench-floor: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < q.n; i++)
+        last_alloc[q.ops[i].slot] = q.ops[i].size != 0;
+    for (long c = 0; c < copies; c++) {
+        memset(ptr, 0, q.nslots * sizeof *ptr);
+        uint64_t t0 = now_ns();
+        for (size_t i = 0; i < q.n; i++) {
+            const op_t *op = &q.ops[i];
+            if (!op->size)
+                free(ptr[op->slot]);
+            else if (op->align)
+                ptr[op->slot] = aligned_alloc(
+                    op->align, (op->size + op->align - 1) & ~(uint64_t)(op->align - 1));
+            else
+                ptr[op->slot] = malloc(op->size);
+        }
+        ns[c] = now_ns() - t0;
+        for (uint32_t i = 0; i < q.nslots; i++)
+            if (last_alloc[i])
+                free(ptr[i]);
+    }
+    uint64_t sum = 0;
+    for (long c = 0; c < copies; c++)
+        sum += ns[c];
+    qsort(ns, (size_t)copies, sizeof *ns, by_value);
+    double per = (double)ns[copies / 2] / (double)q.n;
+    double all = (double)sum / 1e9;
+    printf("floor: %zu heap operations, %zu live at most: glibc %.1f ns an operation (median of "
+           "%ld); %ld replays at that cost: %.2f s on one core, %.2f on two\n",
+           q.n, q.max_live, per, copies, copies, all, all / 2);
+    free(last_alloc);
+    free(ns);
+    free(ptr);
+    free(q.ops);
+    free(q.free_slots);
+    return 0;
+}
