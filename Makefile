@@ -121,7 +121,7 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 # heap_mix_je is heap_mix linked with jemalloc, built only where
 # libjemalloc is installed (Debian package libjemalloc-dev).
 JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap walk_shapes \
+PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
@@ -216,6 +216,16 @@ $(BUILD)/programs/libplug_%.so: tests/programs/plugins/plug.c Makefile | $(DEPS_
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -DPLUG=plug_$* -o $@ $<
+
+# dlrules' two plugins: one assembly source, other frame rules at one
+# return address (tests/programs/plugins/rules.S).
+$(BUILD)/programs/dlrules: PROGRAM_LIBS = -ldl
+$(BUILD)/programs/dlrules: $(BUILD)/programs/librules_a.so $(BUILD)/programs/librules_b.so
+$(BUILD)/programs/librules_a.so: RULES_FLAGS = -DRULES_RBP
+$(BUILD)/programs/librules_%.so: tests/programs/plugins/rules.S Makefile | $(DEPS_OK)
+	$(call say,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -fPIC $(RULES_FLAGS) -o $@ $<
 
 # static_hello: statically linked, out of LD_PRELOAD's reach (test_run.sh).
 $(BUILD)/programs/static_hello: tests/programs/static_hello.c Makefile | $(DEPS_OK)

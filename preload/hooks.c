@@ -29,6 +29,7 @@
 #include "include/memsim.h"
 #include "preload/events.h"
 #include "preload/guard.h"
+#include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/real.h"
 #include "preload/signals.h"
@@ -581,6 +582,21 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
         atomic_store(&memsim_shared_clone, true);
     return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+/* ---- libraries ------------------------------------------------------------------------------ */
+
+/* Not dlopen: glibc takes a dlopen's search path from its caller. */
+EXPORT int dlclose(void *handle)
+{
+    int rc = REAL(dlclose)(handle);
+    int saved = errno;
+    {
+        GUARD_SCOPE;
+        modules_closed();
+    }
+    errno = saved;
+    return rc;
 }
 
 /* ---- signals ------------------------------------------------------------------------------ */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -153,6 +154,17 @@ void modules_changed(void)
     pthread_mutex_unlock(&M.lock);
     sysmem_free(snap.mods, bytes);
     errno = saved;
+}
+
+void modules_closed(void)
+{
+    /* The walker's rules go with any unload, traced or not. */
+    static _Atomic unsigned long long subs_seen;
+    snapshot_t snap = {0};
+    dl_iterate_phdr(snap_one, &snap); /* counters only */
+    if (atomic_exchange(&subs_seen, snap.subs) != snap.subs)
+        walk_forget();
+    modules_changed();
 }
 
 void modules_reset(void)

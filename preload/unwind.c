@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "preload/walk.h"
@@ -233,6 +234,60 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* ---- libunwind by unw_step ------------------------------------------------------------ */
+
+/* libunwind-x86_64.h, which Debian ships only in libunwind-dev: a
+ * cursor's size in words, the number of %rip, and unw_context_t (a
+ * ucontext_t on x86-64). */
+#define UNW_CURSOR_WORDS 127
+#define UNW_RIP 16
+
+static struct {
+    int (*getcontext)(ucontext_t *);
+    int (*init_local)(void *cursor, ucontext_t *uc);
+    int (*step)(void *cursor);
+    int (*get_reg)(void *cursor, int reg, uint64_t *value);
+    void (*flush_cache)(void *as, uint64_t lo, uint64_t hi);
+    void *as;
+} unw;
+
+/* unw_backtrace's frames, walked as its own slow path walks them: from
+ * this function's caller, by unw_step, whose caches unw_flush_cache
+ * empties (unw_backtrace's frame cache is never emptied). */
+__attribute__((noinline)) static int stepped_backtrace(void **buffer, int size)
+{
+    ucontext_t uc;
+    uint64_t cursor[UNW_CURSOR_WORDS] __attribute__((aligned(16)));
+    if (unw.getcontext(&uc) < 0 || unw.init_local(cursor, &uc) < 0)
+        return 0;
+    int n = 0;
+    while (n < size && unw.step(cursor) > 0) {
+        uint64_t ip;
+        if (unw.get_reg(cursor, UNW_RIP, &ip) < 0)
+            break;
+        buffer[n++] = (void *)(uintptr_t)ip;
+    }
+    return n;
+}
+
+static void flush_libunwind(void) { unw.flush_cache(unw.as, 0, 0); }
+
+static walk_general_t general_of(void *h, int (*bt)(void **, int), void *as)
+{
+    unw.getcontext = (int (*)(ucontext_t *))dlsym(h, "_Ux86_64_getcontext");
+    unw.init_local = (int (*)(void *, ucontext_t *))dlsym(h, "_ULx86_64_init_local");
+    unw.step = (int (*)(void *))dlsym(h, "_ULx86_64_step");
+    unw.get_reg = (int (*)(void *, int, uint64_t *))dlsym(h, "_ULx86_64_get_reg");
+    unw.flush_cache = (void (*)(void *, uint64_t, uint64_t))dlsym(h, "_Ux86_64_flush_cache");
+    unw.as = as;
+    walk_general_t g = {.backtrace = bt};
+    if (unw.getcontext && unw.init_local && unw.step && unw.get_reg && unw.flush_cache && as) {
+        g.stepped = stepped_backtrace;
+        g.flush = flush_libunwind;
+    }
+    return g;
+}
+
 int unwind_init(unsigned want, int mode, const char **why)
 {
     unwind_depth_ = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
@@ -259,7 +314,8 @@ int unwind_init(unsigned want, int mode, const char **why)
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
-    unwind_backtrace_ = walk_init((walk_mode_t)mode, bt) == 0 ? walk_backtrace : bt;
+    walk_general_t general = general_of(h, bt, as ? *as : NULL);
+    unwind_backtrace_ = walk_init((walk_mode_t)mode, general) == 0 ? walk_backtrace : bt;
     /* libunwind initializes itself on first use (its validation pipe
      * among it, now redirected): here, not in the middle of the
      * program's first malloc. */

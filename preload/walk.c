@@ -25,12 +25,17 @@
 #define MAX_FRAMES 272       /* memsim_on_stack_bt's buffer (THREAD_BT_BYTES) */
 #define LOWEST_PC 0x4000     /* libunwind's end of a stack too */
 
-/* The rule word: valid, generation, last, kind, %rbp's offset, the CFA's. */
+/* The rule word: valid, last, kind, generation, %rbp's offset, the
+ * CFA's.  28 bits of generation: a rule of 2^28 unloads ago would read
+ * as current again.  A rule whose offsets do not fit is not kept. */
 #define R_VALID (1ull << 63)
-#define R_GEN_SHIFT 56
-#define R_GEN_MASK 0x7full
-#define R_LAST (1ull << 55)
-#define R_KIND_SHIFT 48
+#define R_LAST (1ull << 62)
+#define R_KIND_SHIFT 60
+#define R_GEN_SHIFT 32
+#define R_GEN_MASK 0xfffffffull
+#define R_RBP_SHIFT 20
+#define R_RBP_BITS 12
+#define R_CFA_BITS 20
 
 typedef struct slot_s {
     _Atomic uint64_t pc;
@@ -39,7 +44,8 @@ typedef struct slot_s {
 
 static slot_t *table;
 static walk_mode_t mode;
-static int (*general)(void **, int);
+static walk_general_t general;
+static _Atomic bool unloaded; /* a library was: general.stepped walks */
 static _Atomic uint64_t generation;
 static _Atomic uint64_t mismatches, fallbacks;
 static _Atomic bool told;
@@ -62,19 +68,33 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size walk_backtrace, .-walk_backtrace\n");
 
+static inline bool fits(int64_t v, unsigned bits)
+{
+    return v >= -(INT64_C(1) << (bits - 1)) && v < INT64_C(1) << (bits - 1);
+}
+
+/* The rule as a word, or 0 when its offsets do not fit one. */
 static uint64_t pack(ehframe_rule_t r, uint64_t gen)
 {
-    return R_VALID | (gen & R_GEN_MASK) << R_GEN_SHIFT | (r.last ? R_LAST : 0) |
-           (uint64_t)r.kind << R_KIND_SHIFT | (uint64_t)(uint16_t)r.rbp_off << 32 |
-           (uint32_t)r.cfa_off;
+    if (!fits(r.rbp_off, R_RBP_BITS) || !fits(r.cfa_off, R_CFA_BITS))
+        return 0;
+    return R_VALID | (r.last ? R_LAST : 0) | (uint64_t)(r.kind & 3) << R_KIND_SHIFT |
+           (gen & R_GEN_MASK) << R_GEN_SHIFT |
+           ((uint64_t)(uint16_t)r.rbp_off & ((1u << R_RBP_BITS) - 1)) << R_RBP_SHIFT |
+           ((uint64_t)(uint32_t)r.cfa_off & ((1u << R_CFA_BITS) - 1));
+}
+
+static inline int32_t sign_extend(uint64_t v, unsigned bits)
+{
+    return (int32_t)((int64_t)(v << (64 - bits)) >> (64 - bits));
 }
 
 static ehframe_rule_t unpack(uint64_t w)
 {
-    return (ehframe_rule_t){.kind = (uint8_t)(w >> R_KIND_SHIFT & 0xff),
+    return (ehframe_rule_t){.kind = (uint8_t)(w >> R_KIND_SHIFT & 3),
                             .last = (w & R_LAST) != 0,
-                            .rbp_off = (int16_t)(uint16_t)(w >> 32),
-                            .cfa_off = (int32_t)(uint32_t)w};
+                            .rbp_off = (int16_t)sign_extend(w >> R_RBP_SHIFT, R_RBP_BITS),
+                            .cfa_off = sign_extend(w, R_CFA_BITS)};
 }
 
 static inline size_t hash_pc(uint64_t pc)
@@ -96,14 +116,16 @@ static inline ehframe_rule_t rule_at(uint64_t pc)
             if ((w & (R_VALID | R_GEN_MASK << R_GEN_SHIFT)) == want)
                 return unpack(w);
             ehframe_rule_t r = ehframe_caller_rule(pc);
-            atomic_store_explicit(&s->rule, pack(r, gen), memory_order_release);
+            uint64_t packed = pack(r, gen);
+            if (packed)
+                atomic_store_explicit(&s->rule, packed, memory_order_release);
             return r;
         }
         if (key == 0) {
             ehframe_rule_t r = ehframe_caller_rule(pc);
-            uint64_t zero = 0;
-            if (atomic_compare_exchange_strong(&s->pc, &zero, pc) || zero == pc)
-                atomic_store_explicit(&s->rule, pack(r, gen), memory_order_release);
+            uint64_t packed = pack(r, gen), zero = 0;
+            if (packed && (atomic_compare_exchange_strong(&s->pc, &zero, pc) || zero == pc))
+                atomic_store_explicit(&s->rule, packed, memory_order_release);
             return r;
         }
     }
@@ -290,7 +312,11 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
  * as if the caller had called it. */
 static inline __attribute__((always_inline)) int walk_general(void **buffer, int size)
 {
-    int got = general(buffer, size);
+    int (*walk)(void **, int) = general.backtrace;
+    if (__builtin_expect(atomic_load_explicit(&unloaded, memory_order_relaxed), 0) &&
+        general.stepped)
+        walk = general.stepped;
+    int got = walk(buffer, size);
     if (got <= 0)
         return got;
     memmove(buffer, buffer + 1, (size_t)(got - 1) * sizeof *buffer);
@@ -327,7 +353,7 @@ __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_
     memo_t *m = a ? a->walk_memo : NULL;
     if (m && m->busy)
         m = NULL;
-    uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed) & R_GEN_MASK;
+    uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
     if (m)
         m->busy = true;
     int n = walk_rules(buffer, size, entry_sp[0], (uintptr_t)(entry_sp + 1), rbp, m, gen, m);
@@ -355,7 +381,7 @@ __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_
     return n;
 }
 
-int walk_init(walk_mode_t m, int (*g)(void **, int))
+int walk_init(walk_mode_t m, walk_general_t g)
 {
     mode = m;
     general = g;
@@ -365,7 +391,13 @@ int walk_init(walk_mode_t m, int (*g)(void **, int))
     return table ? 0 : -1;
 }
 
-void walk_forget(void) { atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed); }
+void walk_forget(void)
+{
+    atomic_store_explicit(&unloaded, true, memory_order_relaxed);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+    if (general.flush)
+        general.flush();
+}
 
 uint64_t walk_mismatches(void) { return atomic_load(&mismatches); }
 uint64_t walk_fallbacks(void) { return atomic_load(&fallbacks); }

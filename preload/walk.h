@@ -17,8 +17,10 @@
  * libunwind instead, from the start.  Only frames up the stack are
  * followed; a frame that would go down it is left to libunwind too.
  *
- * The rules are forgotten when a library is unloaded (walk_forget): a
- * return address in code loaded later at its address gets its own.
+ * The rules are forgotten when a library may have been unloaded
+ * (walk_forget: at each dlclose, and when the module list shows one
+ * gone): a return address in code loaded later at its address gets its
+ * own.
  *
  * MEMSIM_UNWIND=libunwind walks every stack with libunwind;
  * MEMSIM_UNWIND=check walks each with both and, where they differ, says
@@ -37,16 +39,27 @@ typedef enum walk_mode_e {
     WALK_CHECK,     /* both, compared */
 } walk_mode_t;
 
-/* Set up the rule table, with libunwind's unw_backtrace as the general
- * walker.  0, or -1 (no memory, no _dl_find_object): walk_backtrace is
- * then libunwind's. */
-int walk_init(walk_mode_t mode, int (*general)(void **, int));
+/* The general walker, libunwind's: backtrace is unw_backtrace; stepped
+ * gives the same frames by unw_step, and flush empties the caches that
+ * unw_step uses (unw_flush_cache).  unw_backtrace's own frame cache, per
+ * thread and by return address, is never emptied: once a library is
+ * unloaded, stepped walks instead (NULL: backtrace still). */
+typedef struct walk_general_s {
+    int (*backtrace)(void **buffer, int size);
+    int (*stepped)(void **buffer, int size);
+    void (*flush)(void);
+} walk_general_t;
+
+/* Set up the rule table, with general for the stacks it does not cover.
+ * 0, or -1 (no memory, no _dl_find_object): walk_backtrace is then
+ * general.backtrace. */
+int walk_init(walk_mode_t mode, walk_general_t general);
 
 /* The walker to call as unw_backtrace is called: the return addresses
  * of the caller's frames, its own first, at most size. */
 int walk_backtrace(void **buffer, int size);
 
-/* A library was unloaded: forget every rule. */
+/* A library was unloaded: forget every rule, libunwind's too. */
 void walk_forget(void);
 
 /* Stacks that differed from libunwind's under MEMSIM_UNWIND=check, and

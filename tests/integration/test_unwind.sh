@@ -12,7 +12,7 @@ if [ "${SANITIZE:-}" = 1 ]; then
     exit
 fi
 
-LIB=$BUILD/libmemsim.so
+LIB=$(cd "$BUILD" && pwd)/libmemsim.so
 mkdir -p "$TMP/t"
 
 # checked NAME CMD...: CMD's output and status natively, then under
@@ -44,11 +44,36 @@ checked() {
 }
 
 checked "walk_shapes" "$BUILD/programs/walk_shapes" 4000
+# After an unload the stacks the rules do not cover (signal frames here)
+# are libunwind's by unw_step; check mode compares every stack with it.
+checked "walk_shapes, a library unloaded first" "$BUILD/programs/walk_shapes" 4000 unloaded
 checked "coro" "$BUILD/programs/coro"
 checked "mt_alloc" "$BUILD/programs/mt_alloc"
 checked "fork_mt" "$BUILD/programs/fork_mt"
 checked "small_stack" "$BUILD/programs/small_stack"
-checked "dlswap" "$BUILD/programs/dlswap"
+checked "dlswap" sh -c "cd '$BUILD/programs' && exec ./dlswap"
+# Other frame rules at an unloaded library's return address: walked by
+# the old rule, the stack is read at an address that is never mapped
+# (heaptrack faults so: libunwind's unw_backtrace keeps its frame cache).
+DLR=$(cd "$BUILD/programs" && ./dlrules 2>&1)
+want=$?
+expect_eq "dlrules: the plugins load at one address" "$want" 0
+for mode in fast libunwind check; do
+    got=$(cd "$BUILD/programs" && LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/t" MEMSIM_UNWIND=$mode \
+        ./dlrules 2>"$TMP/dlr.err")
+    expect_eq "dlrules ($mode): same output and status" "$got / $?" "$DLR / $want"
+    expect_eq "dlrules ($mode): no message" "$(cat "$TMP/dlr.err")" ""
+    expect_eq "dlrules ($mode): traced" "$(ls "$TMP"/t | grep -c '^memsim\.dlrules\.')" 1
+    # a's unload is posted as dlclose returns, before b's first block
+    # (b's stacks are a's, none new: nothing else would post it).
+    trace_text "$TMP"/t/memsim.dlrules.* >"$TMP/dlr.txt"
+    abase=$(grep -o '"op":"load","path":"[^"]*librules_a.so","base":[0-9]*' "$TMP/dlr.txt" | grep -o '[0-9]*$')
+    ua=$(grep -n "\"op\":\"unload\",\"path\":\"[^\"]*\",\"base\":$abase," "$TMP/dlr.txt" | head -n 1 | cut -d: -f1)
+    b1=$(grep -n '^\["a",[-0-9]*,[0-9]*,"[0-9a-f]*",24,' "$TMP/dlr.txt" | tail -n 1 | cut -d: -f1)
+    expect_eq "dlrules ($mode): a's unload before b's first block" \
+        "$([ -n "$ua" ] && [ -n "$b1" ] && [ "$ua" -lt "$b1" ] && echo yes)" yes
+    rm -f "$TMP"/t/*
+done
 checked "sigdisp" "$BUILD/programs/sigdisp"
 
 # Real programs, where installed.

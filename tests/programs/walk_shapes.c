@@ -14,11 +14,18 @@
  *   - one wrapper called from two sites at the same depth (same frame
  *     position and pc, another caller above it);
  *   - malloc inside a signal handler (a signal frame: libunwind walks it);
- *   - threads, each with its own last stack.
+ *   - threads, each with its own last stack;
+ *   - a frame of 1 MiB, whose CFA offset does not fit a cached rule
+ *     (its rule is worked out at every call instead).
+ *
+ * With "unloaded", a library (glibc's libutil.so.1) is loaded and
+ * unloaded first: every stack the rules do not cover is then walked by
+ * unw_step, not unw_backtrace (whose frame cache outlives an unload).
  *
  * Prints a checksum of what it computed, the same with or without memsim.
- *   walk_shapes [ROUNDS]
+ *   walk_shapes [ROUNDS [unloaded]]
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -83,6 +90,18 @@ __attribute__((noinline)) static uint64_t recurse(int depth, int i)
     return r + (uint64_t)here;
 }
 
+/* A frame of 1 MiB: too large a CFA offset for the rule table. */
+__attribute__((noinline)) static uint64_t big_frame(int i)
+{
+    volatile char buf[1 << 20];
+    buf[0] = (char)i;
+    buf[sizeof buf - 1] = (char)(i >> 3);
+    void *p = malloc((size_t)(64 + i % 100));
+    uint64_t r = (p != NULL) + (uint64_t)buf[0] + (uint64_t)buf[sizeof buf - 1];
+    free(p);
+    return r;
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -104,12 +123,22 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 20000;
+    if (argc > 2 && strcmp(argv[2], "unloaded") == 0) {
+        void *h = dlopen("libutil.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            fprintf(stderr, "walk_shapes: %s\n", dlerror());
+            return 1;
+        }
+        dlclose(h);
+    }
     pthread_t t[2];
     for (int k = 0; k < 2; k++)
         pthread_create(&t[k], NULL, thread_main, &rounds);
     uint64_t total = 0;
     for (int i = 0; i < rounds; i++)
         total += recurse((i * 7) % 31, i);
+    for (int i = 0; i < 64; i++)
+        total += big_frame(i);
     /* Signal frames: the handler mallocs; the main thread blocks in
      * sigsuspend meanwhile, so the handler never interrupts malloc. */
     struct sigaction sa;
