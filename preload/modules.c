@@ -16,6 +16,7 @@
 #include "preload/msg.h"
 #include "preload/process.h"
 #include "preload/ring.h"
+#include "preload/stacks.h"
 #include "preload/sysmem.h"
 #include "preload/thread.h"
 #include "preload/walk.h"
@@ -149,6 +150,7 @@ void modules_changed(void)
         }
         post(MSG_MODULE_UNLOAD, M.known[i].base, M.known[i].size, NULL);
         walk_forget();
+        stacks_forget_range(M.known[i].base, M.known[i].base + M.known[i].size);
         M.known[i] = M.known[--M.nknown];
     }
     pthread_mutex_unlock(&M.lock);

@@ -17,11 +17,13 @@
 
 /* A stack, in the arena: written once, before it is published, and
  * never moved or freed, so a per-thread cache may point at it without
- * the lock. */
+ * the lock.  Only gone changes: set when a library holding one of its
+ * frames is unloaded, after which nothing matches it. */
 typedef struct entry_s {
     uint64_t hash;
     uint64_t id;
     unsigned n;
+    _Atomic unsigned gone;
     uintptr_t frames[]; /* n of them */
 } entry_t;
 
@@ -130,6 +132,7 @@ static entry_t *arena_entry_locked(uint64_t h, uint64_t id, const uintptr_t *f, 
     e->hash = h;
     e->id = id;
     e->n = n;
+    atomic_init(&e->gone, 0);
     memcpy(e->frames, f, n * sizeof *f);
     arena_used += (bytes + 7) & ~(size_t)7;
     return e;
@@ -137,7 +140,7 @@ static entry_t *arena_entry_locked(uint64_t h, uint64_t id, const uintptr_t *f, 
 
 static bool same(const entry_t *e, uint64_t h, const uintptr_t *f, unsigned n)
 {
-    if (e->hash != h || e->n != n)
+    if (e->hash != h || e->n != n || atomic_load_explicit(&e->gone, memory_order_relaxed))
         return false;
     for (unsigned i = 0; i < n; i++) /* a few words: no call to memcmp */
         if (e->frames[i] != f[i])
@@ -210,6 +213,23 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
 }
 
 uint64_t stacks_count(void) { return atomic_load(&nstacks); }
+
+void stacks_forget_range(uintptr_t lo, uintptr_t hi)
+{
+    table_lock();
+    slot_t *v = table.slots;
+    for (size_t i = 0; v && i <= table.mask; i++) {
+        const entry_t *e = v[i].e;
+        if (!v[i].hash || atomic_load_explicit(&e->gone, memory_order_relaxed))
+            continue;
+        for (unsigned k = 0; k < e->n; k++)
+            if (e->frames[k] >= lo && e->frames[k] < hi) {
+                atomic_store_explicit(&((entry_t *)e)->gone, 1, memory_order_relaxed);
+                break;
+            }
+    }
+    table_unlock();
+}
 
 void stacks_reset(void)
 {

@@ -24,6 +24,12 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
 /* Distinct stacks so far. */
 uint64_t stacks_count(void);
 
+/* A library was unloaded from [lo, hi): the stacks with a frame there
+ * are forgotten.  The next use of the same frames (code loaded at that
+ * address since) gets a new id and record, written after the library's
+ * load is posted, so the analyzer names its frames from the new one. */
+void stacks_forget_range(uintptr_t lo, uintptr_t hi);
+
 /* Forget every id (a forked child's trace starts over).  Single-threaded. */
 void stacks_reset(void);
 

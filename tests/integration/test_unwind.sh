@@ -72,6 +72,17 @@ for mode in fast libunwind check; do
     b1=$(grep -n '^\["a",[-0-9]*,[0-9]*,"[0-9a-f]*",24,' "$TMP/dlr.txt" | tail -n 1 | cut -d: -f1)
     expect_eq "dlrules ($mode): a's unload before b's first block" \
         "$([ -n "$ua" ] && [ -n "$b1" ] && [ "$ua" -lt "$b1" ] && echo yes)" yes
+    # b's 50 blocks come through a's return addresses: its own site all
+    # the same, named from librules_b.so (its stacks are new after a's
+    # unload, posted after b's load).
+    "$BUILD/memsim-analyze" --json --no-replay "$TMP"/t/memsim.dlrules.* >"$TMP/dlr.json" 2>/dev/null
+    got=
+    for k in 0 1 2 3 4 5; do
+        [ "$("$JSONQ" sites.$k.frames.0.function <"$TMP/dlr.json" 2>/dev/null)" = rules_f ] || continue
+        got="$got $("$JSONQ" sites.$k.calls <"$TMP/dlr.json") $(basename "$("$JSONQ" sites.$k.frames.0.module <"$TMP/dlr.json")")"
+    done
+    expect_eq "dlrules ($mode): 50 blocks named from each plugin" \
+        "$(echo $got | tr ' ' '\n' | paste - - | sort | tr '\n' ' ')" "50	librules_a.so 50	librules_b.so "
     rm -f "$TMP"/t/*
 done
 checked "sigdisp" "$BUILD/programs/sigdisp"

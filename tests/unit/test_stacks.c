@@ -58,6 +58,37 @@ START_TEST(same_frames_same_id)
 }
 END_TEST
 
+/* A library unloaded: stacks through it get new ids (a new record each),
+ * the rest keep theirs, from the table and from the thread's cache. */
+START_TEST(stacks_through_an_unloaded_library_start_again)
+{
+    static written_t w;
+    memset(&w, 0, sizeof w);
+    stacks_reset();
+    bool fresh;
+    uintptr_t in[3] = {0x7000, 0x1500, 0x9000}, out[3] = {0x7000, 0x2500, 0x9000};
+    ck_assert_uint_eq(stacks_intern(in, 3, record, &w, &fresh), 1);
+    ck_assert_uint_eq(stacks_intern(out, 3, record, &w, &fresh), 2);
+    ck_assert_uint_eq(stacks_intern(in, 3, record, &w, &fresh), 1); /* cached */
+    ck_assert(!fresh);
+    stacks_forget_range(0x1000, 0x2000);
+    ck_assert_uint_eq(stacks_intern(in, 3, record, &w, &fresh), 3);
+    ck_assert(fresh);
+    ck_assert_uint_eq(w.last_id, 3);
+    ck_assert_uint_eq(stacks_intern(in, 3, record, &w, &fresh), 3);
+    ck_assert(!fresh);
+    ck_assert_uint_eq(stacks_intern(out, 3, record, &w, &fresh), 2);
+    ck_assert(!fresh);
+    /* The bounds: hi is outside, lo inside. */
+    stacks_forget_range(0x2500, 0x2501);
+    ck_assert_uint_eq(stacks_intern(out, 3, record, &w, &fresh), 4);
+    stacks_forget_range(0x1400, 0x1500);
+    ck_assert_uint_eq(stacks_intern(in, 3, record, &w, &fresh), 3);
+    ck_assert_int_eq(w.calls, 4);
+    ck_assert_uint_eq(stacks_count(), 4);
+}
+END_TEST
+
 START_TEST(many_stacks_grow_the_table)
 {
     static written_t w;
@@ -157,6 +188,7 @@ Suite *stacks_suite(void)
     TCase *tc = tcase_create("stacks");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, same_frames_same_id);
+    tcase_add_test(tc, stacks_through_an_unloaded_library_start_again);
     tcase_add_test(tc, many_stacks_grow_the_table);
     tcase_add_test(tc, threads_write_each_stack_once);
     tcase_add_test(tc, capture_uses_libunwind_and_no_descriptor);
