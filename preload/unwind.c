@@ -14,16 +14,21 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <ucontext.h>
 #include <unistd.h>
+
+/* libunwind's types and constants only: its functions are looked up in
+ * the private copy (dlsym), under the names behind libunwind.h's macros
+ * for local unwinding (_ULx86_64_*, and _Ux86_64_* for the two it has
+ * once for both). */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #include "preload/walk.h"
 
-#define UNW_CACHE_PER_THREAD 2 /* libunwind.h: enum unw_caching_policy_t */
-#define FAKE_READ_FD (-4096)   /* the ends of the pipe libunwind thinks it has */
+#define FAKE_READ_FD (-4096) /* the ends of the pipe libunwind thinks it has */
 #define FAKE_WRITE_FD (-4097)
 
-typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
+typedef int (*unw_set_caching_policy_fn)(unw_addr_space_t as, unw_caching_policy_t policy);
 
 int (*unwind_backtrace_)(void **buffer, int size);
 unsigned unwind_depth_;
@@ -236,19 +241,13 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 /* ---- libunwind by unw_step ------------------------------------------------------------ */
 
-/* libunwind-x86_64.h, which Debian ships only in libunwind-dev: a
- * cursor's size in words, the number of %rip, and unw_context_t (a
- * ucontext_t on x86-64). */
-#define UNW_CURSOR_WORDS 127
-#define UNW_RIP 16
-
 static struct {
-    int (*getcontext)(ucontext_t *);
-    int (*init_local)(void *cursor, ucontext_t *uc);
-    int (*step)(void *cursor);
-    int (*get_reg)(void *cursor, int reg, uint64_t *value);
-    void (*flush_cache)(void *as, uint64_t lo, uint64_t hi);
-    void *as;
+    int (*getcontext)(unw_context_t *uc);
+    int (*init_local)(unw_cursor_t *cursor, unw_context_t *uc);
+    int (*step)(unw_cursor_t *cursor);
+    int (*get_reg)(unw_cursor_t *cursor, unw_regnum_t reg, unw_word_t *value);
+    void (*flush_cache)(unw_addr_space_t as, unw_word_t lo, unw_word_t hi);
+    unw_addr_space_t as;
 } unw;
 
 /* unw_backtrace's frames, walked as its own slow path walks them: from
@@ -256,14 +255,14 @@ static struct {
  * empties (unw_backtrace's frame cache is never emptied). */
 __attribute__((noinline)) static int stepped_backtrace(void **buffer, int size)
 {
-    ucontext_t uc;
-    uint64_t cursor[UNW_CURSOR_WORDS] __attribute__((aligned(16)));
-    if (unw.getcontext(&uc) < 0 || unw.init_local(cursor, &uc) < 0)
+    unw_context_t uc;
+    unw_cursor_t cursor;
+    if (unw.getcontext(&uc) < 0 || unw.init_local(&cursor, &uc) < 0)
         return 0;
     int n = 0;
-    while (n < size && unw.step(cursor) > 0) {
-        uint64_t ip;
-        if (unw.get_reg(cursor, UNW_RIP, &ip) < 0)
+    while (n < size && unw.step(&cursor) > 0) {
+        unw_word_t ip;
+        if (unw.get_reg(&cursor, UNW_REG_IP, &ip) < 0)
             break;
         buffer[n++] = (void *)(uintptr_t)ip;
     }
@@ -272,13 +271,13 @@ __attribute__((noinline)) static int stepped_backtrace(void **buffer, int size)
 
 static void flush_libunwind(void) { unw.flush_cache(unw.as, 0, 0); }
 
-static walk_general_t general_of(void *h, int (*bt)(void **, int), void *as)
+static walk_general_t general_of(void *h, int (*bt)(void **, int), unw_addr_space_t as)
 {
-    unw.getcontext = (int (*)(ucontext_t *))dlsym(h, "_Ux86_64_getcontext");
-    unw.init_local = (int (*)(void *, ucontext_t *))dlsym(h, "_ULx86_64_init_local");
-    unw.step = (int (*)(void *))dlsym(h, "_ULx86_64_step");
-    unw.get_reg = (int (*)(void *, int, uint64_t *))dlsym(h, "_ULx86_64_get_reg");
-    unw.flush_cache = (void (*)(void *, uint64_t, uint64_t))dlsym(h, "_Ux86_64_flush_cache");
+    *(void **)&unw.getcontext = dlsym(h, "_Ux86_64_getcontext");
+    *(void **)&unw.init_local = dlsym(h, "_ULx86_64_init_local");
+    *(void **)&unw.step = dlsym(h, "_ULx86_64_step");
+    *(void **)&unw.get_reg = dlsym(h, "_ULx86_64_get_reg");
+    *(void **)&unw.flush_cache = dlsym(h, "_Ux86_64_flush_cache");
     unw.as = as;
     walk_general_t g = {.backtrace = bt};
     if (unw.getcontext && unw.init_local && unw.step && unw.get_reg && unw.flush_cache && as) {
@@ -306,7 +305,7 @@ int unwind_init(unsigned want, int mode, const char **why)
     int (*bt)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
     unw_set_caching_policy_fn policy =
         (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
-    void **as = dlsym(h, "_ULx86_64_local_addr_space");
+    unw_addr_space_t *as = dlsym(h, "_ULx86_64_local_addr_space");
     if (!bt) {
         unwind_depth_ = 0;
         *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
