@@ -593,7 +593,7 @@ EXPORT int dlclose(void *handle)
     int saved = errno;
     {
         GUARD_SCOPE;
-        modules_closed();
+        modules_changed();
     }
     errno = saved;
     return rc;

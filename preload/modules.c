@@ -4,6 +4,7 @@
 #include "preload/modules.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -105,24 +106,28 @@ static void post(uint8_t kind, uintptr_t base, uintptr_t size, const char *path)
     ring_post(memsim_proc->region, &s, path, n, 0);
 }
 
-void modules_changed(void)
+/* The walker's rules (and libunwind's caches) go with every unload the
+ * loader counts, traced or not, once: whichever look sees it first.
+ * Unloads before the first look (when tracing starts) precede every
+ * walk of the program's stacks. */
+static void forget_if_unloaded(unsigned long long subs)
 {
-    if (!proc_tracing())
+    static _Atomic unsigned long long seen = ULLONG_MAX; /* no look yet */
+    unsigned long long was = atomic_exchange(&seen, subs);
+    if (was != ULLONG_MAX && was != subs)
+        walk_forget();
+}
+
+/* Post what changed since the last look; counters: the loader's now. */
+static void post_changes(const snapshot_t *counters)
+{
+    if (M.nknown && counters->adds == M.adds && counters->subs == M.subs)
         return;
-    int saved = errno;
-    snapshot_t snap = {0};
-    dl_iterate_phdr(snap_one, &snap); /* counters only */
-    if (M.nknown && snap.adds == M.adds && snap.subs == M.subs) {
-        errno = saved;
-        return;
-    }
-    snap.cap = MODULES_MAX;
+    snapshot_t snap = {.cap = MODULES_MAX};
     size_t bytes = snap.cap * sizeof *snap.mods;
     snap.mods = sysmem_alloc(bytes);
-    if (!snap.mods) {
-        errno = saved;
+    if (!snap.mods)
         return;
-    }
     dl_iterate_phdr(snap_one, &snap);
     pthread_mutex_lock(&M.lock);
     M.adds = snap.adds;
@@ -149,24 +154,22 @@ void modules_changed(void)
             continue;
         }
         post(MSG_MODULE_UNLOAD, M.known[i].base, M.known[i].size, NULL);
-        walk_forget();
         stacks_forget_range(M.known[i].base, M.known[i].base + M.known[i].size);
         M.known[i] = M.known[--M.nknown];
     }
     pthread_mutex_unlock(&M.lock);
     sysmem_free(snap.mods, bytes);
-    errno = saved;
 }
 
-void modules_closed(void)
+void modules_changed(void)
 {
-    /* The walker's rules go with any unload, traced or not. */
-    static _Atomic unsigned long long subs_seen;
-    snapshot_t snap = {0};
-    dl_iterate_phdr(snap_one, &snap); /* counters only */
-    if (atomic_exchange(&subs_seen, snap.subs) != snap.subs)
-        walk_forget();
-    modules_changed();
+    int saved = errno;
+    snapshot_t counters = {0};
+    dl_iterate_phdr(snap_one, &counters); /* the first object has them */
+    forget_if_unloaded(counters.subs);
+    if (proc_tracing())
+        post_changes(&counters);
+    errno = saved;
 }
 
 void modules_reset(void)
