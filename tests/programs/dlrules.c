@@ -1,8 +1,9 @@
 /*
  * dlrules: dlopen ./librules_a.so, allocate 50 blocks through its
- * rules_f (kept live), dlclose it; then the same with ./librules_b.so, which the
- * loader puts at the address a had (tests/programs/plugins/rules.S: the
- * same code layout, other frame rules at the same return address).
+ * rules_f (kept live), dlclose it; then the same with ./librules_b.so,
+ * which the loader puts at the address a had (tests/programs/plugins/
+ * rules.S: the same code layout, other frame rules at the same return
+ * address).
  * Both rounds go through the same call sites, so no stack is new in the
  * second.  Exits 3 if b did not load where a was (the test would prove
  * nothing).  Run from the directory of the plugins.
