@@ -129,6 +129,8 @@ TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit o
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
 	reallocarray0 many_threads frag_heap realloc_race many_live stack_flood
 PROGRAM_BINS = $(PROGRAMS:%=$(BUILD)/programs/%) $(BUILD)/programs/static_hello
+# The programs of the edge cases (tests/edges/NAME.c, test_edges.sh).
+EDGE_BINS = $(patsubst tests/edges/%.c,$(BUILD)/edges/%,$(sort $(wildcard tests/edges/*.c)))
 # Example programs (examples/*.c): demo_workload is the one `make demo` runs.
 EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 
@@ -209,6 +211,11 @@ $(BUILD)/programs/%: tests/programs/%.c Makefile | $(DEPS_OK)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PROGRAM_LIBS) -lpthread
 
+$(BUILD)/edges/%: tests/edges/%.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lpthread
+
 # dlswap's two plugins: one source, two names (tests/programs/plugins).
 $(BUILD)/programs/dlswap: PROGRAM_LIBS = -ldl
 $(BUILD)/programs/dlswap: $(BUILD)/programs/libplug_a.so $(BUILD)/programs/libplug_b.so
@@ -260,7 +267,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(AS_SQUEEZE) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 

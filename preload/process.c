@@ -25,6 +25,7 @@
 #include "preload/modules.h"
 #include "preload/real.h"
 #include "preload/ring.h"
+#include "preload/say.h"
 #include "preload/signals.h"
 #include "preload/stacks.h"
 #include "preload/sysmem.h"
@@ -46,16 +47,6 @@ static char exe[PATH_MAX];      /* /proc/self/exe */
 static char env_output[PATH_MAX + 32]; /* MEMSIM_OUTPUT=<absolute>, for children */
 static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILDREN=0 */
 static char note[512];          /* a remark for the meta record and stderr, or "" */
-
-/* One line on stderr. */
-static void say(const char *line)
-{
-    size_t n = strlen(line);
-    ssize_t rc = write(2, line, n);
-    if (n && line[n - 1] != '\n')
-        rc = write(2, "\n", 1);
-    (void)rc;
-}
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -240,6 +231,7 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     (void)argv;
     (void)envp;
     GUARD_SCOPE;
+    say_init();
     real_resolve();
     check_interposed();
     if (getauxval(AT_SECURE)) /* setuid and friends: stay passive */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "preload/ehframe.h"
+#include "preload/say.h"
 #include "preload/sysmem.h"
 #include "preload/thread.h"
 
@@ -337,9 +338,7 @@ static void tell(void *const *fast, int nfast, void *const *slow, int nslow)
                        i < nfast ? (unsigned long)(uintptr_t)fast[i] : 0ul,
                        i < nslow ? (unsigned long)(uintptr_t)slow[i] : 0ul);
     }
-    line[at++] = '\n';
-    ssize_t rc = write(2, line, (size_t)at);
-    (void)rc;
+    say(line);
 }
 
 __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_t *entry_sp,
