@@ -134,7 +134,9 @@ START_TEST(the_kernel_agrees)
         for (int i = 0; i < NVEC; i++)
             got[i] = syscall(nr[i], args[i][0], args[i][1], args[i][2], args[i][3], args[i][4],
                              args[i][5]) == -1 ? errno : 0;
-        _exit(write(fds[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 4);
+        /* By system call: a sanitizer's _exit makes calls the filter
+         * refuses (SANITIZE=1 builds). */
+        syscall(SYS_exit_group, write(fds[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 4);
     }
     close(fds[1]);
     long got[NVEC];
