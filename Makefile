@@ -81,12 +81,12 @@ CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 RECORDER_OBJ = $(RECORDER_SRC:%.c=$(BUILD)/%.o)
 # The pieces of the preload the recorder shares: the arena and its ring,
-# the configuration, the clock.
-SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysmem.o)
+# the configuration, the clock, the seccomp judge (a no-op there).
+SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysmem.o seccomp.o)
 # What the unit tests link: the preload's pieces that run without being
 # preloaded (not the hooks, nor the process's life, which start at load),
 # the recorder's but its main, the analyzer's but its main.
-PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o process.o signals.o events.o \
+PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o process.o signals.o events.o sandbox.o \
 	modules.o launch.o),$(PRELOAD_OBJ))
 RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))

@@ -53,6 +53,7 @@ typedef enum event_type_e {
     EV_EXEC_FAILED = TRACEFMT_EXEC_FAILED,
     EV_ERROR = TRACEFMT_ERROR,
     EV_END = TRACEFMT_END,
+    EV_SANDBOX = TRACEFMT_SANDBOX,
     EV_COUNT = TRACEFMT_THREAD
 } event_type_t;
 

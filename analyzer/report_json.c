@@ -195,6 +195,14 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     json_object_set_new(summary, "stackless_events", json_integer((json_int_t)s->stackless));
     json_object_set_new(summary, "threadless_events", json_integer((json_int_t)s->threadless));
     json_object_set_new(summary, "lost_blocks", json_integer((json_int_t)s->lost_blocks));
+    json_object_set_new(summary, "sandbox",
+                        s->sandboxed ? json_pack("{s:s, s:f, s:I, s:b, s:s}", "mode",
+                                                 s->sandbox_mode, "at_s",
+                                                 summary_secs(s, s->sandbox_t), "tid",
+                                                 (json_int_t)s->sandbox_tid, "traced",
+                                                 s->sandbox_traced, "without",
+                                                 s->sandbox_without)
+                                     : json_null());
     json_object_set_new(summary, "mapped_calls", json_integer((json_int_t)m->calls));
     json_object_set_new(summary, "munmap_calls", json_integer((json_int_t)m->unmaps));
     json_object_set_new(summary, "mremap_calls", json_integer((json_int_t)m->remaps));

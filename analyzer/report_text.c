@@ -245,6 +245,16 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
     escape_line(stdout, "  ended:          %s%s%s",
                 pr->r.truncated ? "truncated (no end record)" : s->end_reason, lost,
                 pr->r.bad_lines ? " — some lines could not be read" : "");
+    if (s->sandboxed && s->sandbox_traced)
+        escape_line(stdout, "  sandbox:        seccomp %s mode from %.3f s (thread %" PRId64
+                    "): traced on, memsim going without %s", s->sandbox_mode,
+                    summary_secs(s, s->sandbox_t), s->sandbox_tid,
+                    s->sandbox_without[0] ? s->sandbox_without : "nothing");
+    else if (s->sandboxed)
+        escape_line(stdout, "  sandbox:        seccomp %s mode from %.3f s (thread %" PRId64
+                    "): tracing stopped there (the events' clock would need a system call it "
+                    "forbids): what follows is not in the trace, and the leaks are the blocks "
+                    "live then", s->sandbox_mode, summary_secs(s, s->sandbox_t), s->sandbox_tid);
     if (s->untracked)
         printf("  untracked:      %" PRIu64 " %s the recorder had no memory for: the samples' "
                "heap figures leave %s out\n",

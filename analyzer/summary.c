@@ -254,6 +254,29 @@ void summary_add(summary_t *s, const event_t *e)
     case EV_EXEC_FAILED:
         s->end_reason[0] = '\0'; /* the trace goes on after its end record */
         break;
+    case EV_SANDBOX: {
+        if (s->sandboxed)
+            break; /* the first says where it began */
+        const char *mode = json_string_value(json_object_get(o, "mode"));
+        s->sandboxed = true;
+        s->sandbox_traced = json_is_true(json_object_get(o, "traced"));
+        escape_copy(s->sandbox_mode, sizeof s->sandbox_mode, mode ? mode : "?");
+        s->sandbox_t = e->t;
+        s->sandbox_tid = e->tid;
+        char joined[160] = "";
+        const json_t *w = json_object_get(o, "without");
+        size_t i, at = 0;
+        const json_t *v;
+        json_array_foreach(w, i, v)
+        {
+            const char *name = json_string_value(v);
+            if (name && at + strlen(name) + 3 < sizeof joined)
+                at += (size_t)snprintf(joined + at, sizeof joined - at, "%s%s", at ? ", " : "",
+                                       name);
+        }
+        escape_copy(s->sandbox_without, sizeof s->sandbox_without, joined);
+        break;
+    }
     default:
         break;
     }

@@ -70,6 +70,12 @@ typedef struct summary_s {
     uint64_t lost_blocks;    /* blocks this analysis had no memory to track: from the
                                 first, the live heap, its peak, the leaks and the
                                 temporaries are incomplete (their frees go unmatched) */
+    bool sandboxed;          /* a sandbox record: the process locked itself in seccomp */
+    bool sandbox_traced;     /* ...and tracing went on (false: it stopped there) */
+    char sandbox_mode[16];   /* "strict" or "filter" */
+    char sandbox_without[160]; /* its "without", joined by ", " */
+    uint64_t sandbox_t;      /* when (ns since the trace started) */
+    int64_t sandbox_tid;
     uint64_t device_size;    /* from meta, for replay */
     uint64_t first_t, last_t;
     bool have_t;             /* first_t is set */

@@ -45,6 +45,7 @@
     X(EXEC_FAILED, "exec_failed")                                                              \
     X(ERROR, "error")                                                                          \
     X(END, "end")                                                                              \
+    X(SANDBOX, "sandbox")                                                                      \
     X(THREAD, "thread")
 
 typedef enum tracefmt_record_e {

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "preload/arena.h"
 #include "preload/clock.h"
@@ -14,6 +15,7 @@
 #include "preload/msg.h"
 #include "preload/process.h"
 #include "preload/ring.h"
+#include "preload/sandbox.h"
 #include "preload/stacks.h"
 #include "preload/thread.h"
 #include "preload/unwind.h"
@@ -60,7 +62,10 @@ static uint32_t stack_id(const uintptr_t *pc, int got)
     if (!n)
         return 0;
     bool is_new;
-    uint64_t id = stacks_intern(f, n, post_stack, NULL, &is_new);
+    /* A thread that may not wait for the table's lock (a strict seccomp
+     * thread among others) finds only the stacks it has seen. */
+    stacks_write_fn write = !seccomp_active() || sandbox_may_lock() ? post_stack : NULL;
+    uint64_t id = stacks_intern(f, n, write, NULL, &is_new);
     if (__builtin_expect(is_new, 0))
         modules_changed();
     if (__builtin_expect(!id || id > UINT32_MAX, 0)) { /* no memory for it: counted */
@@ -81,19 +86,25 @@ static __attribute__((noinline)) void mallinfo_post(region_t *r)
         return;
     if (!(r->flags & REGION_GLIBC_MALLOC))
         return;
+    /* mallinfo2 takes every arena's lock: not where a wait for one is a
+     * call the sandbox forbids.  The children's peak stays as last read
+     * where getrusage is. */
+    if (seccomp_active() && !sandbox_may_lock())
+        return;
+    static _Atomic uint64_t children;
     uint64_t t0 = clock_ticks();
     struct mallinfo2 mi = mallinfo2();
     uint64_t t1 = clock_ticks();
     struct rusage ru;
-    uint64_t children = getrusage(RUSAGE_CHILDREN, &ru) == 0 && ru.ru_maxrss > 0
-                            ? (uint64_t)ru.ru_maxrss * 1024
-                            : 0;
+    if (seccomp_call(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0, 0, 0) == 0)
+        atomic_store_explicit(&children, ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0,
+                              memory_order_relaxed);
     ring_slot_t s = {.kind = MSG_MALLINFO,
                      .tid = thread_tid(),
                      .t = t0,
                      .a = mi.arena + mi.hblkhd,
                      .b = mi.uordblks + mi.hblkhd,
-                     .c = children,
+                     .c = atomic_load_explicit(&children, memory_order_relaxed),
                      .d = t1,
                      .e = mi.ordblks + mi.smblks};
     ring_post(r, &s, NULL, 0, 0);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -32,6 +35,7 @@
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/real.h"
+#include "preload/sandbox.h"
 #include "preload/signals.h"
 #include "preload/sysmem.h"
 
@@ -546,14 +550,14 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 
 EXPORT void _exit(int status)
 {
-    process_end(END__EXIT, status & 0xff, 0);
+    process_end_by(SYS_exit_group, END__EXIT, status & 0xff);
     REAL(_exit)(status);
     __builtin_unreachable();
 }
 
 EXPORT void _Exit(int status)
 {
-    process_end(END__EXIT, status & 0xff, 0);
+    process_end_by(SYS_exit_group, END__EXIT, status & 0xff);
     REAL(_Exit)(status);
     __builtin_unreachable();
 }
@@ -582,6 +586,71 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
         atomic_store(&memsim_shared_clone, true);
     return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+/* ---- sandboxes -------------------------------------------------------------------------------- */
+
+/* The real call of a hook below: six words, as the variadic call gave
+ * them (glibc's prctl and syscall read as many). */
+typedef struct words_s {
+    long nr;
+    unsigned long a[6];
+} words_t;
+
+static long call_prctl(void *ctx)
+{
+    words_t *w = ctx;
+    return REAL(prctl)((int)w->nr, w->a[0], w->a[1], w->a[2], w->a[3]);
+}
+
+static long call_syscall(void *ctx)
+{
+    words_t *w = ctx;
+    return REAL(syscall)(w->nr, w->a[0], w->a[1], w->a[2], w->a[3], w->a[4], w->a[5]);
+}
+
+/* PR_SET_SECCOMP's mode as the seccomp call's operation (other values:
+ * the kernel refuses them, and memsim passes them on). */
+static unsigned seccomp_op(unsigned long mode)
+{
+    return mode == SECCOMP_MODE_STRICT   ? SECCOMP_SET_MODE_STRICT
+           : mode == SECCOMP_MODE_FILTER ? SECCOMP_SET_MODE_FILTER
+                                         : ~0u;
+}
+
+EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    words_t w = {.nr = option};
+    for (int i = 0; i < 4; i++)
+        w.a[i] = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option != PR_SET_SECCOMP || !REAL(prctl))
+        return (int)call_prctl(&w);
+    return (int)sandbox_enter(seccomp_op(w.a[0]), 0, (const void *)w.a[1], call_prctl, &w);
+}
+
+/* The seccomp and prctl system calls as libseccomp makes them; exit and
+ * exit_group, the only way out of a strict sandbox, end the trace as
+ * _exit does (exit ends the process when its thread is the only one). */
+EXPORT long syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    words_t w = {.nr = nr};
+    for (int i = 0; i < 6; i++)
+        w.a[i] = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (nr == SYS_seccomp)
+        return sandbox_enter((unsigned)w.a[0], w.a[1], (const void *)w.a[2], call_syscall, &w);
+    if (nr == SYS_prctl && w.a[0] == PR_SET_SECCOMP) {
+        words_t p = {.nr = nr, .a = {w.a[0], w.a[1], w.a[2], w.a[3], w.a[4], w.a[5]}};
+        return sandbox_enter(seccomp_op(w.a[1]), 0, (const void *)w.a[2], call_syscall, &p);
+    }
+    if (nr == SYS_exit_group || (nr == SYS_exit && proc_one_thread()))
+        process_end_by(nr, END__EXIT, (int)(w.a[0] & 0xff));
+    return call_syscall(&w);
 }
 
 /* ---- libraries ------------------------------------------------------------------------------ */

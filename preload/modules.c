@@ -11,12 +11,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload/clock.h"
 #include "preload/msg.h"
 #include "preload/process.h"
 #include "preload/ring.h"
+#include "preload/seccomp.h"
 #include "preload/stacks.h"
 #include "preload/sysmem.h"
 #include "preload/thread.h"
@@ -86,7 +88,9 @@ static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
     /* dlopen("./lib.so") leaves the name as given: the analyzer runs
      * elsewhere, so make it absolute (against the directory now).  A name
      * without a slash is no file (linux-vdso.so.1). */
-    if (name[0] != '/' && strchr(name, '/') && getcwd(dst, NAME_MAX_ - 2)) {
+    if (name[0] != '/' && strchr(name, '/') &&
+        seccomp_allows(SYS_getcwd, (long)dst, NAME_MAX_ - 2, 0, 0, 0, 0) &&
+        getcwd(dst, NAME_MAX_ - 2)) {
         at = strlen(dst);
         dst[at++] = '/';
         if (name[0] == '.' && name[1] == '/')

@@ -45,12 +45,19 @@ typedef enum msg_kind_e {
                           bytes: path NUL, then each arg NUL (before the real exec) */
     MSG_EXEC_FAILED,   /* a errno */
     MSG_END,           /* a reason (msg_end_t), b status or -1, c signal or 0 */
+    MSG_SANDBOX,       /* the process locked itself in a seccomp sandbox (after the call):
+                          a SANDBOX_MODE_*, b the seccomp flags | MSG_SANDBOX_STOPS,
+                          c what memsim goes without (SECCOMP_NO_*), d filters held
+                          (preload/sandbox.h) */
     MSG_KINDS
 } msg_kind_t;
 
 /* MSG_REALLOC's e: posted after its call returned, with one thread in
  * the process: in order as it stands, and no MSG_REALLOC_DONE follows. */
 #define MSG_REALLOC_IN_ORDER 1u
+
+/* MSG_SANDBOX's b: tracing stops here (the process is untraced after). */
+#define MSG_SANDBOX_STOPS (1ull << 32)
 
 #define MSG_MAP_FAILED UINT64_MAX
 #define MSG_NO_REGION UINT64_MAX

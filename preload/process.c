@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "preload/modules.h"
 #include "preload/real.h"
 #include "preload/ring.h"
+#include "preload/sandbox.h"
 #include "preload/say.h"
 #include "preload/signals.h"
 #include "preload/stacks.h"
@@ -137,6 +139,17 @@ static proc_t *proc_page(void)
     return p;
 }
 
+/* The process's id.  In a sandbox that forbids getpid, the calling
+ * thread's id, which is the process's where this is asked: a fork's
+ * child and a clone's copy have that one thread. */
+static pid_t self_pid(void)
+{
+    if (!seccomp_active())
+        return getpid();
+    long r = seccomp_call(SYS_getpid, 0, 0, 0, 0, 0, 0);
+    return r > 0 ? (pid_t)r : seccomp_gettid();
+}
+
 static uint64_t unix_ns(void)
 {
     struct timespec ts;
@@ -154,7 +167,7 @@ static void region_publish(region_t *r, pid_t parent, uint32_t flags, const char
     r->cfg = cfg;
     memcpy(r->exe, exe, sizeof r->exe);
     snprintf(r->note, sizeof r->note, "%s", why ? why : "");
-    atomic_store(&r->pid, getpid());
+    atomic_store(&r->pid, self_pid());
     atomic_store(&r->state, REGION_LIVE);
     region_wake(&r->pid_futex);
 }
@@ -350,16 +363,14 @@ static _Atomic pid_t ending_tid;
 static void wait_for_end(proc_t *p)
 {
     uint64_t start = clock_ns();
-    while (atomic_load(&p->active) && clock_ns() - start < END_STALL_NS + END_UNSURE_NS) {
-        struct timespec nap = {0, 1000000};
-        nanosleep(&nap, NULL);
-    }
+    while (atomic_load(&p->active) && clock_ns() - start < END_STALL_NS + END_UNSURE_NS)
+        sandbox_nap(1000000);
 }
 
 void process_end(msg_end_t reason, int status, int sig)
 {
     proc_t *p = memsim_proc;
-    if (!proc_tracing() || getpid() != p->pid)
+    if (!proc_tracing() || sandbox_getpid() != p->pid)
         return; /* a vfork child runs on its parent's memory: not its trace */
     pid_t none = 0, me = thread_tid();
     if (!atomic_compare_exchange_strong(&ending_tid, &none, me)) {
@@ -414,13 +425,21 @@ void process_end(msg_end_t reason, int status, int sig)
     errno = saved;
 }
 
+void process_end_by(long nr, msg_end_t reason, int status)
+{
+    /* A sandbox that forbids the exit kills the process in it: the
+     * recorder sees it vanish, as natively it dies. */
+    if (seccomp_allows(nr, status, 0, 0, 0, 0, 0))
+        process_end(reason, status, 0);
+}
+
 static _Atomic int exit_steps;
 static int exit_status = -1;
 
 static void exit_step(void)
 {
     if (atomic_fetch_add(&exit_steps, 1) == 1)
-        process_end(END_EXIT, exit_status, 0);
+        process_end_by(SYS_exit_group, END_EXIT, exit_status);
 }
 
 __attribute__((destructor(101))) static void memsim_stop(void) { exit_step(); }
@@ -436,7 +455,7 @@ static int quick_status = -1;
 
 void process_quick_exit(int status) { quick_status = status & 0xff; }
 
-static void on_quick_exit(void) { process_end(END_QUICK_EXIT, quick_status, 0); }
+static void on_quick_exit(void) { process_end_by(SYS_exit_group, END_QUICK_EXIT, quick_status); }
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
@@ -449,7 +468,7 @@ static void atfork_prepare(void)
 {
     forking = *memsim_proc;
     fork_region = NULL;
-    if (!proc_tracing() || getpid() != forking.pid)
+    if (!proc_tracing() || sandbox_getpid() != forking.pid)
         return;
     GUARD_SCOPE;
     region_t *r = forking.region;
@@ -473,7 +492,7 @@ static void atfork_prepare(void)
 
 void process_forked(pid_t pid)
 {
-    if (!proc_tracing() || getpid() != memsim_proc->pid)
+    if (!proc_tracing() || sandbox_getpid() != memsim_proc->pid)
         return;
     GUARD_SCOPE;
     region_t *child = fork_region;
@@ -491,7 +510,7 @@ void process_forked(pid_t pid)
 
 static void atfork_child(void)
 {
-    pid_t pid = getpid();
+    pid_t pid = self_pid();
     proc_t *p = memsim_proc; /* wiped by the kernel, if it is the page */
     atomic_store(&ending_tid, 0); /* the child's end is its own */
     p->pid = pid;
@@ -517,7 +536,13 @@ static void atfork_child(void)
         return;
     }
     /* No region left in the arena: a recorder of our own, without the
-     * parent's live blocks (frees of them are unknown to it). */
+     * parent's live blocks (frees of them are unknown to it).  Not in a
+     * seccomp sandbox, whose filters bind the child too: starting one
+     * makes calls the program never makes (clone, memfd_create, ...). */
+    if (seccomp_active()) {
+        say("memsim: a child forked in a seccomp sandbox found no free region: it is not traced");
+        return;
+    }
     char err[PATH_MAX + 256];
     modules_reset();
     if (start_fresh(false, forking.pid, "forked without a free region: blocks allocated before "
@@ -532,12 +557,16 @@ void process_clone_copy(void)
 {
     GUARD_SCOPE;
     pid_t parent = memsim_traced_pid;
-    memsim_proc->pid = getpid(); /* once: the next hook sees a prepared page */
+    memsim_proc->pid = self_pid(); /* once: the next hook sees a prepared page */
     memsim_traced_pid = memsim_proc->pid;
     thread_forget_tid();
     ring_forget_thread();
     stacks_reset();
     modules_reset();
+    if (seccomp_active()) { /* as a fork's child without a region */
+        say("memsim: a copy made by clone() in a seccomp sandbox is not traced");
+        return;
+    }
     char why[128], err[PATH_MAX + 256];
     snprintf(why, sizeof why,
              "a copy of process %ld made by clone() without fork: blocks allocated before the "
@@ -547,7 +576,7 @@ void process_clone_copy(void)
         char line[PATH_MAX + 400];
         snprintf(line, sizeof line,
                  "memsim: process %ld, made by clone() without fork, is not traced: %s",
-                 (long)getpid(), err);
+                 (long)memsim_proc->pid, err);
         say(line);
     }
 }
@@ -622,7 +651,7 @@ int process_exec(const char *path, char *const argv[], char *const envp[], proce
     void *mem;
     size_t len;
     char *const *env = child_env(envp, &mem, &len);
-    bool traced = proc_tracing() && getpid() == memsim_proc->pid; /* not a vfork child */
+    bool traced = proc_tracing() && sandbox_getpid() == memsim_proc->pid; /* not a vfork child */
     region_t *r = memsim_proc->region;
     bool locked = false;
     if (traced) {

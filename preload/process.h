@@ -88,6 +88,10 @@ void process_clone_copy(void);
 /* The end of this process's trace: reason, status (or -1), signal (or 0).
  * Waits for the recorder to write it. */
 void process_end(msg_end_t reason, int status, int sig);
+/* The same for an exit the process makes by system call nr (exit_group,
+ * or exit from its only thread), unless a seccomp sandbox forbids that
+ * call: the kernel then kills the process, and its recorder sees it go. */
+void process_end_by(long nr, msg_end_t reason, int status);
 
 /* The exec family, through call (which performs the real exec with the
  * environment it is given): the exec record before, exec_failed after

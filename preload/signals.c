@@ -25,6 +25,8 @@ static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGABRT,
 /* What the program set for signal s while memsim's handler stands in
  * for it: the kernel's own record of the program's SIG_DFL. */
 static struct sigaction view[NSIG_];
+/* memsim stands in for no signal (signals_withdraw). */
+static _Atomic bool withdrawn;
 
 static bool is_fatal(int sig)
 {
@@ -50,6 +52,8 @@ static bool is_default(const struct sigaction *sa)
  * it and put memsim's handler in its stead. */
 static void stand_in(int sig)
 {
+    if (atomic_load(&withdrawn))
+        return;
     struct sigaction now;
     if (REAL(sigaction)(sig, NULL, &now) || !is_default(&now))
         return;
@@ -63,6 +67,25 @@ void signals_install(void)
 {
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
         stand_in(fatal_signals[i]);
+}
+
+bool signals_withdraw(void)
+{
+    if (atomic_exchange(&withdrawn, true))
+        return false;
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        int sig = fatal_signals[i];
+        struct sigaction now;
+        if (REAL(sigaction)(sig, NULL, &now) == 0 && is_ours(&now))
+            REAL(sigaction)(sig, &view[sig], NULL);
+    }
+    return true;
+}
+
+void signals_restore(void)
+{
+    atomic_store(&withdrawn, false);
+    signals_install();
 }
 
 static void fatal_handler(int sig, siginfo_t *info, void *uctx)

@@ -29,6 +29,15 @@
 /* At start: memsim's handler for every fatal signal left at SIG_DFL. */
 void signals_install(void);
 
+/* A seccomp sandbox is about to forbid what the handler needs to end
+ * the process as the signal would (preload/sandbox.h): every disposition
+ * memsim stands in for goes back to the program's SIG_DFL, and memsim
+ * stands in for none from now on (such an end is seen by the recorder).
+ * False when they were withdrawn already.  signals_restore: the sandbox
+ * did not come (its call failed): memsim stands in again. */
+bool signals_withdraw(void);
+void signals_restore(void);
+
 /* The hooks' side of each call (preload/hooks.c forwards to these). */
 int signals_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 sighandler_t signals_set(sighandler_t (*call)(int, sighandler_t), int sig, sighandler_t h);

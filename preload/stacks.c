@@ -209,6 +209,8 @@ uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn writ
     unsigned slot = (unsigned)(h % TLS_CACHE);
     if (cache[slot].gen == gen && cache[slot].hash == h && same(cache[slot].e, h, frames, n))
         return cache[slot].e->id;
+    if (!write)
+        return 0;
     return intern_locked_table(h, gen, slot, frames, n, write, ctx, is_new);
 }
 

@@ -17,7 +17,9 @@ typedef void (*stacks_write_fn)(uint64_t id, const uintptr_t *frames, unsigned n
 
 /* The id of this stack; a stack never seen before gets the next id,
  * write() is called for it under the table's lock, and *is_new is set.
- * 0 when n is 0 or the table is out of memory. */
+ * 0 when n is 0 or the table is out of memory.  write NULL: only the
+ * calling thread's cache is looked at, without the lock (0 on a miss):
+ * for a thread that may not wait for a lock (preload/sandbox.h). */
 uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
                        bool *is_new);
 

@@ -3,17 +3,18 @@
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+
+#include "preload/seccomp.h"
 
 void *sysmem_alloc(size_t bytes)
 {
-    long r = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-    return r < 0 && r > -4096 ? NULL : (void *)r;
+    long r = seccomp_call(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return r == -1 ? NULL : (void *)r;
 }
 
 void sysmem_free(void *p, size_t bytes)
 {
     if (p)
-        syscall(SYS_munmap, p, bytes);
+        seccomp_call(SYS_munmap, (long)p, (long)bytes, 0, 0, 0, 0);
 }

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "preload/seccomp.h"
 #include "preload/sysmem.h"
 
 #define PAGE 4096u
@@ -83,9 +84,11 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size memsim_on_stack_bt, .-memsim_on_stack_bt\n");
 
+/* In a seccomp sandbox that forbids it: -1 (ENOSYS), and the thread
+ * goes without memsim's alternate stack. */
 static int sys_sigaltstack(const stack_t *ss, stack_t *old)
 {
-    return (int)syscall(SYS_sigaltstack, ss, old);
+    return (int)seccomp_call(SYS_sigaltstack, (long)ss, (long)old, 0, 0, 0, 0);
 }
 
 static void area_free(void *p)
@@ -133,9 +136,10 @@ thread_area_t *thread_area_map(void)
     if (!base)
         return NULL;
     /* The guard pages: an overflow of memsim's stack faults instead of
-     * writing over the alternate stack or the neighbour's memory. */
-    mprotect(base, PAGE, PROT_NONE);
-    mprotect(base + PAGE + THREAD_STACK, PAGE, PROT_NONE);
+     * writing over the alternate stack or the neighbour's memory (none in
+     * a sandbox that forbids mprotect). */
+    seccomp_call(SYS_mprotect, (long)base, PAGE, PROT_NONE, 0, 0, 0);
+    seccomp_call(SYS_mprotect, (long)(base + PAGE + THREAD_STACK), PAGE, PROT_NONE, 0, 0, 0);
     own = (thread_area_t){.base = base,
                           .size = AREA_BYTES,
                           .stack_top = base + PAGE + THREAD_STACK,
@@ -150,7 +154,7 @@ thread_area_t *thread_area_map(void)
 
 pid_t thread_tid_ask(void)
 {
-    thread_tid_ = (pid_t)syscall(SYS_gettid);
+    thread_tid_ = seccomp_gettid();
     return thread_tid_;
 }
 

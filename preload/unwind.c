@@ -23,6 +23,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "preload/seccomp.h"
 #include "preload/walk.h"
 
 #define FAKE_READ_FD (-4096) /* the ends of the pipe libunwind thinks it has */
@@ -43,7 +44,8 @@ static ssize_t readable(const void *addr, size_t n)
 {
     char byte;
     struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
-    long rc = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+    long rc = seccomp_call(SYS_process_vm_readv, (long)getpid(), (long)&local, 1L, (long)&remote,
+                           1L, 0L);
     if (rc == 1)
         return (ssize_t)(n ? 1 : 0);
     if (rc < 0 && errno != EFAULT) /* forbidden (seccomp): trust mincore, which ran first */
@@ -101,15 +103,14 @@ static long sub_syscall(long nr, ...)
  * destructor does not hold). */
 static void *sub_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-    if (r < 0 && r > -4096) {
-        errno = (int)-r;
-        return MAP_FAILED;
-    }
-    return (void *)r;
+    long r = seccomp_call(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    return r == -1 ? MAP_FAILED : (void *)r;
 }
 
-static int sub_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+static int sub_munmap(void *addr, size_t len)
+{
+    return (int)seccomp_call(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
+}
 
 static const struct {
     const char *name;

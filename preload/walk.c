@@ -18,6 +18,7 @@
 
 #include "preload/ehframe.h"
 #include "preload/say.h"
+#include "preload/seccomp.h"
 #include "preload/sysmem.h"
 #include "preload/thread.h"
 
@@ -310,9 +311,13 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
 }
 
 /* libunwind's walk, from this frame: its first frame (this one) dropped,
- * as if the caller had called it. */
+ * as if the caller had called it.  None in a seccomp sandbox that
+ * forbids libunwind's own calls: the stack is then recorded without
+ * frames. */
 static inline __attribute__((always_inline)) int walk_general(void **buffer, int size)
 {
+    if (__builtin_expect(!seccomp_unwinder_ok(), 0))
+        return 0;
     int (*walk)(void **, int) = general.backtrace;
     if (__builtin_expect(atomic_load_explicit(&unloaded, memory_order_relaxed), 0) &&
         general.stepped)

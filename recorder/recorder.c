@@ -308,7 +308,7 @@ void rec_vanished(rec_t *rc)
     int status = -1, sig = 0;
     if (sampler_exit(&rc->smp, &status, &sig))
         status = -1, sig = 0;
-    finish(rc, "vanished", status, sig, false);
+    finish(rc, rc->untraced ? "untraced" : "vanished", status, sig, false);
 }
 
 /* The exec went through: the old image is gone with whatever it had
@@ -527,6 +527,11 @@ static void take(rec_t *rc, const ring_slot_t *m)
     case MSG_EXEC_FAILED:
         records_exec_failed(o, t, m->tid, (int)m->a);
         rc->exec_pending = false;
+        break;
+    case MSG_SANDBOX:
+        records_sandbox(o, t, m->tid, m->a, m->b, m->c, m->d);
+        if (m->b & MSG_SANDBOX_STOPS)
+            rc->untraced = true; /* nothing more comes: its end is its vanishing */
         break;
     case MSG_END:
         sample(rc, false); /* everything before the end is taken already */

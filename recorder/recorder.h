@@ -59,6 +59,7 @@ typedef struct rec_s {
     uint64_t heap_since;       /* heap events taken since they came */
     bool exec_pending;         /* an exec record is out; its outcome is not known */
     bool done;                 /* the end record is written */
+    bool untraced;             /* the process stopped tracing in a sandbox (MSG_SANDBOX) */
     bool watch;                /* the process is watched (sampler); tests may turn it off */
     uint64_t stacks;           /* stack records written */
     uint64_t lost;             /* messages lost on the producers' side */

@@ -10,6 +10,8 @@
 #include "core/hashtab.h"
 #include "include/memsim.h"
 #include "preload/events.h"
+#include "preload/msg.h"
+#include "preload/sandbox.h"
 #include "recorder/jsonw.h"
 #include "recorder/recfmt.h"
 
@@ -329,6 +331,29 @@ void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err)
     jsonw_t w;
     begin(o, &w, RECORD_MAX, TRACEFMT_NAME(EXEC_FAILED), t, tid);
     jsonw_key_i64(&w, "errno", err);
+    finish(o, &w);
+}
+
+/* SECCOMP_NO_*'s names, bit by bit (docs/trace-format.md). */
+static const char *const without_names[] = {"altstack", "memory", "wake",  "signals", "unwinder",
+                                            "rusage",   "tid",    "clock", "locks"};
+_Static_assert(SECCOMP_NO_LOCKS == 1u << 8, "a name for each of SECCOMP_NO_*");
+
+void records_sandbox(out_t *o, uint64_t t, pid_t tid, uint64_t mode, uint64_t flags,
+                     uint64_t without, uint64_t filters)
+{
+    jsonw_t w;
+    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(SANDBOX), t, tid);
+    jsonw_key_str(&w, "mode", mode == SANDBOX_MODE_STRICT ? "strict" : "filter");
+    jsonw_key_u64(&w, "flags", flags & 0xffffffffu);
+    jsonw_key_u64(&w, "filters", filters);
+    jsonw_key_bool(&w, "traced", !(flags & MSG_SANDBOX_STOPS));
+    jsonw_key(&w, "without");
+    jsonw_array_begin(&w);
+    for (unsigned i = 0; i < sizeof without_names / sizeof without_names[0]; i++)
+        if (without & (1u << i))
+            jsonw_str(&w, without_names[i]);
+    jsonw_array_end(&w);
     finish(o, &w);
 }
 

@@ -83,6 +83,11 @@ void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child);
 void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child,
                     const char *bytes, size_t n, bool traced);
 void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err);
+/* The process locked itself in a seccomp sandbox (MSG_SANDBOX's words:
+ * mode, the seccomp flags and MSG_SANDBOX_STOPS, what memsim goes
+ * without, the filters it holds). */
+void records_sandbox(out_t *o, uint64_t t, pid_t tid, uint64_t mode, uint64_t flags,
+                     uint64_t without, uint64_t filters);
 
 typedef struct records_sample_s {
     procfs_status_t st;
