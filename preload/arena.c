@@ -55,6 +55,7 @@ void region_init(region_t *r, unsigned index, unsigned slots)
 {
     r->magic = ARENA_MAGIC;
     r->ring.slots = slots;
+    r->ring.shift = (uint32_t)__builtin_ctz(slots);
     r->index = index;
     pthread_mutexattr_t ma;
     pthread_mutexattr_init(&ma);
@@ -64,10 +65,12 @@ void region_init(region_t *r, unsigned index, unsigned slots)
     pthread_mutexattr_destroy(&ma);
 }
 
-void region_wake(_Atomic uint32_t *word)
+void region_wake(_Atomic uint32_t *word) { region_wake_n(word, INT32_MAX); }
+
+void region_wake_n(_Atomic uint32_t *word, int n)
 {
     atomic_fetch_add(word, 1);
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, n, NULL, NULL, 0);
 }
 
 void region_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns)

@@ -116,7 +116,7 @@ static inline void job_post(events_job_t *j, uint32_t stack)
     if (j->flags & EVENTS_JOB_BEGIN) {
         /* Not the figures now: this thread holds a claim until the real
          * call returns, and a post in between could not wait for room. */
-        j->claim = ring_begin(r, 0);
+        j->claim = ring_begin(r, j->kind, j->a, 0);
         j->stack = m.stack;
         j->t = m.t;
         return;

@@ -134,19 +134,21 @@ static inline void events_realloc_now(events_fn_t fn, const void *old, const voi
 }
 
 /* realloc, reallocarray (old != NULL), mremap, with other threads: the
- * place is taken with the stack before the real call; end says what it
- * did. */
+ * place is taken with the stack before the real call (kind and old: what
+ * the recorder must not take past it meanwhile, recorder/intake.h); end
+ * says what it did. */
 typedef struct events_move_s {
     uint64_t claim;  /* ring_begin's, 0: nothing to fill */
     uint32_t stack;
     uint64_t t;
 } events_move_t;
-static inline void events_move_begin(events_move_t *m)
+static inline void events_move_begin(events_move_t *m, msg_kind_t kind, const void *old)
 {
     memset(m, 0, sizeof *m);
     if (!proc_tracing())
         return;
-    events_job_t j = {.flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN};
+    events_job_t j = {.kind = (uint8_t)kind, .flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN,
+                      .a = (uintptr_t)old};
     events_run(&j);
     m->claim = j.claim;
     m->stack = j.stack;
