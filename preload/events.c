@@ -134,8 +134,10 @@ void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(p
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)
 {
-    if (!m->claim)
+    if (!m->claim) {
+        cancel_release(m->held);
         return;
+    }
     int saved = errno;
     ring_slot_t s = {.kind = MSG_REALLOC,
                      .fn = (uint8_t)fn,
@@ -153,13 +155,16 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
         events_run(&j);
     }
     errno = saved;
+    cancel_release(m->held);
 }
 
 void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,
                        size_t len, int flags)
 {
-    if (!m->claim)
+    if (!m->claim) {
+        cancel_release(m->held);
         return;
+    }
     int saved = errno;
     ring_slot_t s = {.kind = MSG_MREMAP,
                      .fn = FN_MREMAP,
@@ -173,6 +178,7 @@ void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const 
                      .e = (uint64_t)(unsigned)flags};
     ring_end(memsim_proc->region, m->claim, &s, 0);
     errno = saved;
+    cancel_release(m->held);
 }
 
 void events_mmap(events_fn_t fn, const void *p, size_t len, int prot, int flags, int fd)

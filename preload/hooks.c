@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "include/memsim.h"
+#include "preload/cancel.h"
 #include "preload/events.h"
 #include "preload/guard.h"
 #include "preload/modules.h"
@@ -322,6 +323,10 @@ EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
     events_mremap_end(&m, old, old_len, p, len, flags);
     return p;
 }
+
+/* ---- threads ------------------------------------------------------------------------ */
+
+EXPORT int pthread_setcanceltype(int type, int *old) { return cancel_settype(type, old); }
 
 /* ---- processes ------------------------------------------------------------------------ */
 
