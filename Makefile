@@ -86,7 +86,7 @@ SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysme
 # What the unit tests link: the preload's pieces that run without being
 # preloaded (not the hooks, nor the process's life, which start at load),
 # the recorder's but its main, the analyzer's but its main.
-PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o process.o signals.o events.o sandbox.o \
+PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks.o cancel.o process.o signals.o events.o sandbox.o \
 	modules.o launch.o),$(PRELOAD_OBJ))
 RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
@@ -273,16 +273,18 @@ endif
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
+	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
-bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
+	$(Q)BENCH_QUICK=1 sh bench/threads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
 
 # The strategy study (issue 14): real programs traced, replayed through

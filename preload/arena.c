@@ -58,6 +58,7 @@ void region_init(region_t *r, unsigned index, unsigned slots)
 {
     r->magic = ARENA_MAGIC;
     r->ring.slots = slots;
+    r->ring.shift = (uint32_t)__builtin_ctz(slots);
     r->index = index;
     pthread_mutexattr_t ma;
     pthread_mutexattr_init(&ma);
@@ -70,10 +71,12 @@ void region_init(region_t *r, unsigned index, unsigned slots)
 /* In a seccomp sandbox that forbids futex, a wake is not made (the
  * recorder looks again on its own within its nap) and a wait returns at
  * once (its caller's loop spins, bounded by its clock). */
-void region_wake(_Atomic uint32_t *word)
+void region_wake(_Atomic uint32_t *word) { region_wake_n(word, INT32_MAX); }
+
+void region_wake_n(_Atomic uint32_t *word, int n)
 {
     atomic_fetch_add(word, 1);
-    seccomp_call(SYS_futex, (long)word, FUTEX_WAKE, INT32_MAX, 0, 0, 0);
+    seccomp_call(SYS_futex, (long)word, FUTEX_WAKE, n, 0, 0, 0);
 }
 
 void region_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns)

@@ -43,10 +43,10 @@
 #include "preload/config.h"
 #include "preload/ring.h"
 
-/* "memsnra3": the last byte is the layout's version (the Makefile builds
+/* "memsnra4": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
 #ifndef ARENA_MAGIC
-#define ARENA_MAGIC 0x3361726e6d73656dull
+#define ARENA_MAGIC 0x3461726e6d73656dull
 #endif
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u
@@ -181,6 +181,8 @@ void region_init(region_t *r, unsigned index, unsigned slots);
 
 /* Bump a futex word and wake everyone waiting on it (across processes). */
 void region_wake(_Atomic uint32_t *word);
+/* ...or n of them. */
+void region_wake_n(_Atomic uint32_t *word, int n);
 /* Wait while *word == seen, at most ns nanoseconds (0: return at once). */
 void region_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns);
 

@@ -127,7 +127,7 @@ static inline void job_post(events_job_t *j, uint32_t stack)
     if (j->flags & EVENTS_JOB_BEGIN) {
         /* Not the figures now: this thread holds a claim until the real
          * call returns, and a post in between could not wait for room. */
-        j->claim = ring_begin(r, 0);
+        j->claim = ring_begin(r, j->kind, j->a, 0);
         j->stack = m.stack;
         j->t = m.t;
         return;
@@ -145,8 +145,10 @@ void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(p
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)
 {
-    if (!m->claim)
+    if (!m->claim) {
+        cancel_release(m->held);
         return;
+    }
     int saved = errno;
     ring_slot_t s = {.kind = MSG_REALLOC,
                      .fn = (uint8_t)fn,
@@ -164,13 +166,16 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
         events_run(&j);
     }
     errno = saved;
+    cancel_release(m->held);
 }
 
 void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const void *p,
                        size_t len, int flags)
 {
-    if (!m->claim)
+    if (!m->claim) {
+        cancel_release(m->held);
         return;
+    }
     int saved = errno;
     ring_slot_t s = {.kind = MSG_MREMAP,
                      .fn = FN_MREMAP,
@@ -184,6 +189,7 @@ void events_mremap_end(events_move_t *m, const void *old, size_t old_len, const 
                      .e = (uint64_t)(unsigned)flags};
     ring_end(memsim_proc->region, m->claim, &s, 0);
     errno = saved;
+    cancel_release(m->held);
 }
 
 void events_mmap(events_fn_t fn, const void *p, size_t len, int prot, int flags, int fd)

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "preload/cancel.h"
 #include "preload/msg.h"
 #include "preload/process.h"
 #include "preload/thread.h"
@@ -84,6 +85,7 @@ void events_job_bt(void *arg, uintptr_t *pc, int got);
 static inline void events_run(events_job_t *j)
 {
     int saved = errno;
+    bool held = cancel_hold(); /* no asynchronous cancel inside memsim's work */
     thread_area_t *a = thread_area();
     int want = j->flags & EVENTS_JOB_STACK ? unwind_want() : 0;
     if (__builtin_expect(a == NULL, 0))
@@ -92,6 +94,7 @@ static inline void events_run(events_job_t *j)
         memsim_on_stack_bt(events_job_bt, j, a->stack_top, unwind_backtrace_, want);
     else
         thread_call(a, events_job, j);
+    cancel_release(held);
     errno = saved;
 }
 
@@ -134,19 +137,23 @@ static inline void events_realloc_now(events_fn_t fn, const void *old, const voi
 }
 
 /* realloc, reallocarray (old != NULL), mremap, with other threads: the
- * place is taken with the stack before the real call; end says what it
- * did. */
+ * place is taken with the stack before the real call (kind and old: what
+ * the recorder must not take past it meanwhile, recorder/intake.h); end
+ * says what it did. */
 typedef struct events_move_s {
     uint64_t claim;  /* ring_begin's, 0: nothing to fill */
     uint32_t stack;
     uint64_t t;
+    bool held;       /* cancel_hold's: the claim is held across the real call */
 } events_move_t;
-static inline void events_move_begin(events_move_t *m)
+static inline void events_move_begin(events_move_t *m, msg_kind_t kind, const void *old)
 {
     memset(m, 0, sizeof *m);
     if (!proc_tracing())
         return;
-    events_job_t j = {.flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN};
+    events_job_t j = {.kind = (uint8_t)kind, .flags = EVENTS_JOB_STACK | EVENTS_JOB_BEGIN,
+                      .a = (uintptr_t)old};
+    m->held = cancel_hold();
     events_run(&j);
     m->claim = j.claim;
     m->stack = j.stack;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "include/memsim.h"
+#include "preload/cancel.h"
 #include "preload/events.h"
 #include "preload/guard.h"
 #include "preload/modules.h"
@@ -167,7 +168,7 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     events_move_t m;
-    events_move_begin(&m);
+    events_move_begin(&m, MSG_REALLOC, old);
     void *p = real.realloc(old, n);
     events_realloc_end(&m, FN_REALLOC, old, p, n, __builtin_return_address(0));
     return p;
@@ -203,7 +204,7 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
         return p;
     }
     events_move_t m;
-    events_move_begin(&m);
+    events_move_begin(&m, MSG_REALLOC, old);
     void *p = real.reallocarray(old, k, n);
     events_realloc_end(&m, FN_REALLOCARRAY, old, p, bytes, __builtin_return_address(0));
     return p;
@@ -321,11 +322,15 @@ EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
         return REAL(mremap)(old, old_len, len, flags, new_addr);
     GUARD_SCOPE;
     events_move_t m;
-    events_move_begin(&m);
+    events_move_begin(&m, MSG_MREMAP, old);
     void *p = real.mremap(old, old_len, len, flags, new_addr);
     events_mremap_end(&m, old, old_len, p, len, flags);
     return p;
 }
+
+/* ---- threads ------------------------------------------------------------------------ */
+
+EXPORT int pthread_setcanceltype(int type, int *old) { return cancel_settype(type, old); }
 
 /* ---- processes ------------------------------------------------------------------------ */
 

@@ -14,7 +14,7 @@
 #include "preload/seccomp.h"
 
 #define SPINS 128                 /* looks at the tail before a producer sleeps */
-#define ROOM_NAP_NS 10000000ull   /* a producer waiting for room looks again this often */
+#define ROOM_NAP_NS 100000000ull  /* a producer waiting for room looks again this often */
 #define ACK_NAP_NS 10000000ull
 #define STARTING_MAX_NS 30000000000ull /* a recorder not attached after this long is gone */
 
@@ -98,60 +98,190 @@ static void wake_recorder(region_t *r)
         region_wake(&r->ring.work);
 }
 
-/* Put claim [s, s + n) on the abandoned list; false when it is full. */
+/* Put claim [s, s + n) on the abandoned list; false when it is full.
+ * The entry is stored before the count says so: a recorder that reads
+ * the count first misses it for one look at most. */
 static bool abandon(region_t *r, uint64_t s, unsigned n)
 {
     uint64_t v = ((s << 16) | n) + 1;
     for (unsigned i = 0; i < RING_ABANDON_MAX; i++) {
         uint64_t zero = 0;
-        if (atomic_compare_exchange_strong(&r->ring.abandoned[i], &zero, v))
+        if (atomic_compare_exchange_strong(&r->ring.abandoned[i], &zero, v)) {
+            atomic_fetch_add(&r->ring.nabandoned, 1);
             return true;
+        }
     }
     return false;
 }
 
-/* Wait until claim [s, s + n) has its slots.  False when the claim was
- * given up (counted): the ring closed, or the recorder is stuck at
- * another claim (the abandoned list tells it to skip this one). */
-static bool room(region_t *r, uint64_t s, unsigned n)
+/* ---- room ------------------------------------------------------------------------------- */
+
+/* Whether slot word w, seen for position p, is held by a claim of an
+ * earlier lap that is not published (a hole): nothing written yet, or
+ * a two-step post's call under way. */
+static bool held_by_hole(const ring_ctl_t *c, uint64_t p, uint32_t w)
+{
+    uint32_t behind = (uint32_t)((p >> c->shift) - (w >> 2)) & 0x3fffffffu;
+    unsigned tag = w & 3;
+    return behind >= 1 && behind < 0x20000000u && (tag == RING_FREE || tag == RING_OPEN);
+}
+
+/* Whether every slot of claim [s, s + n) is free for it; if not, the
+ * first that is not, and its word. */
+static bool slots_free(region_t *r, uint64_t s, unsigned n, uint64_t *p, uint32_t *w)
+{
+    const ring_ctl_t *c = &r->ring;
+    ring_slot_t *slots = region_slots(r);
+    for (uint64_t q = s; q < s + n; q++) {
+        uint32_t v = atomic_load_explicit(&slots[q & (c->slots - 1)].word, memory_order_acquire);
+        if (v != ring_word(q, c->shift, RING_FREE)) {
+            *p = q;
+            *w = v;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Give claim *s up for a new one at the head (its slot is held by a
+ * hole): noted step by step, as a claim is (post_one). */
+static bool move_claim(region_t *r, uint64_t *s, unsigned n)
+{
+    if (!abandon(r, *s, n))
+        return false;
+    ring_ctl_t *c = &r->ring;
+    pend.seq = atomic_load_explicit(&c->head, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.state = PEND_CLAIMING;
+    atomic_signal_fence(memory_order_seq_cst);
+    *s = atomic_fetch_add_explicit(&c->head, n, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.seq = *s;
+    pend.state = PEND_ROOM;
+    return true;
+}
+
+/* Whether the slot of position p is held by a message of an earlier lap
+ * not yet taken (a full ring), as word w says. */
+static bool held_by_message(const ring_ctl_t *c, uint64_t p, uint32_t w)
+{
+    uint32_t behind = (uint32_t)((p >> c->shift) - (w >> 2)) & 0x3fffffffu;
+    return behind >= 1 && behind < 0x20000000u && ((w & 3) == RING_HEAD || (w & 3) == RING_CONT);
+}
+
+/* Whether the recorder is gone (the ring closes) or held at a hole for
+ * RING_STALL_NS while this producer waited as long: then its event is
+ * given up (counted). */
+static bool give_up(region_t *r, uint64_t now, uint64_t since)
 {
     ring_ctl_t *c = &r->ring;
+    if (atomic_load(&c->closed) || recorder_gone(r, now, since)) {
+        atomic_store(&c->closed, 1);
+        return true;
+    }
+    uint64_t hole = atomic_load(&c->hole_since);
+    return hole && now > hole && now - hole > RING_STALL_NS && now - since > RING_STALL_NS;
+}
+
+/* The ring is full: give claim *s up (the recorder skips it), sleep
+ * until the slot at the head is taken, and claim again.  A waiter that
+ * holds no claim holds nobody up, so the recorder wakes only as many as
+ * the room it freed can take, not every thread at once.  1: claimed
+ * again; 0: the abandoned list is full (wait holding the claim); -1:
+ * given up (give_up; counted). */
+static int wait_unclaimed(region_t *r, uint64_t *s, unsigned n, uint64_t since)
+{
+    ring_ctl_t *c = &r->ring;
+    if (!abandon(r, *s, n))
+        return 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.state = PEND_NONE; /* nothing of ours in the ring meanwhile */
+    atomic_signal_fence(memory_order_seq_cst);
+    ring_slot_t *slots = region_slots(r);
+    for (;;) {
+        uint32_t seen = atomic_load(&c->room);
+        atomic_fetch_add(&c->room_waiters, 1);
+        uint64_t h = atomic_load(&c->head);
+        bool full = held_by_message(c, h, atomic_load(&slots[h & (c->slots - 1)].word));
+        if (full)
+            region_wait(&c->room, seen, ROOM_NAP_NS);
+        atomic_fetch_sub(&c->room_waiters, 1);
+        if (!full)
+            break;
+        if (give_up(r, clock_ns(), since)) {
+            drop(r);
+            return -1;
+        }
+    }
+    seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+    pend.seq = atomic_load_explicit(&c->head, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.state = PEND_CLAIMING;
+    atomic_signal_fence(memory_order_seq_cst);
+    *s = atomic_fetch_add_explicit(&c->head, n, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pend.seq = *s;
+    pend.state = PEND_ROOM;
+    return 1;
+}
+
+/* Wait until claim *s, of n slots, has its slots.  A slot held by the
+ * last lap's hole (a preempted producer, a realloc under way) moves a
+ * short claim instead (*s changes).  False when the claim was given up
+ * (counted): the ring closed, or the recorder is held at a hole it may
+ * not pass (the abandoned list tells it to skip this one). */
+static bool room(region_t *r, uint64_t *sp, unsigned n)
+{
+    ring_ctl_t *c = &r->ring;
+    uint64_t s = *sp;
     if (s + n - seen_tail <= c->slots)
         return true;
     seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
     if (s + n - seen_tail <= c->slots)
         return true;
-    uint64_t since = 0, last = seen_tail;
+    uint64_t since = 0;
     for (unsigned i = 0;; i++) {
-        wake_recorder(r);
-        if (i < SPINS) {
-            cpu_relax();
-        } else {
-            uint64_t now = clock_ns();
-            if (!since)
-                since = now;
-            if (atomic_load(&c->closed) || recorder_gone(r, now, since)) {
-                atomic_store(&c->closed, 1);
-                drop(r);
-                return false;
-            }
-            uint64_t hole = atomic_load(&c->hole_since);
-            if (hole && now > hole && now - hole > RING_STALL_NS && abandon(r, s, n)) {
-                drop(r);
-                return false;
-            }
-            uint32_t w = atomic_load(&c->room);
-            atomic_fetch_add(&c->room_waiters, 1);
-            seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
-            if (s + n - seen_tail > c->slots)
-                region_wait(&c->room, w, ROOM_NAP_NS);
-            atomic_fetch_sub(&c->room_waiters, 1);
-        }
-        seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
-        if (s + n - seen_tail <= c->slots)
+        uint64_t p;
+        uint32_t w;
+        if (slots_free(r, s, n, &p, &w))
             return true;
-        if (seen_tail != last)
-            last = seen_tail;
+        if (n <= RING_SKIP_MAX && held_by_hole(c, p, w) && move_claim(r, &s, n)) {
+            *sp = s;
+            i = 0;
+            continue;
+        }
+        wake_recorder(r);
+        /* Held by a hole: it is being filled, or will move.  Held by a
+         * message not yet taken: the ring is full, and room comes a
+         * quarter ring later: no spinning. */
+        bool full = held_by_message(c, p, w);
+        if (i < SPINS && !full) {
+            cpu_relax();
+            continue;
+        }
+        uint64_t now = clock_ns();
+        if (!since)
+            since = now;
+        int again = full && n <= RING_SKIP_MAX ? wait_unclaimed(r, &s, n, since) : 0;
+        if (again < 0)
+            return false;
+        if (again > 0) {
+            *sp = s;
+            i = 0;
+            continue;
+        }
+        /* Given up: the recorder skips the claim (gone, it takes none). */
+        if (give_up(r, now, since) && (atomic_load(&c->closed) || abandon(r, s, n))) {
+            drop(r);
+            return false;
+        }
+        /* The recorder bumps room after freeing slots and looks at the
+         * waiters after (one of the two sees the other's). */
+        uint32_t seen = atomic_load(&c->room);
+        atomic_fetch_add(&c->room_waiters, 1);
+        if (atomic_load(&region_slots(r)[p & (c->slots - 1)].word) == w)
+            region_wait(&c->room, seen, ROOM_NAP_NS);
+        atomic_fetch_sub(&c->room_waiters, 1);
     }
 }
 
@@ -181,9 +311,11 @@ static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
                        .state = PEND_CLAIMING};
     atomic_signal_fence(memory_order_seq_cst);
     if (nowait) {
-        uint64_t h = pend.seq;
+        uint64_t h = pend.seq, p;
+        uint32_t w;
         do {
-            if (h + n - atomic_load_explicit(&c->tail, memory_order_acquire) > c->slots) {
+            if (h + n - atomic_load_explicit(&c->tail, memory_order_acquire) > c->slots &&
+                !slots_free(r, h, n, &p, &w)) {
                 pend.state = PEND_NONE;
                 drop(r);
                 return 0;
@@ -200,7 +332,7 @@ static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
     atomic_signal_fence(memory_order_seq_cst);
     pend.seq = *s;
     pend.state = PEND_ROOM;
-    if (!room(r, *s, n)) {
+    if (!room(r, s, n)) {
         pend.state = PEND_NONE;
         return 0;
     }
@@ -212,9 +344,10 @@ static void fill(region_t *r, uint64_t s, unsigned n, const ring_slot_t *m, cons
                  size_t len)
 {
     ring_slot_t *slots = region_slots(r);
-    uint64_t mask = r->ring.slots - 1;
+    const ring_ctl_t *c = &r->ring;
+    uint64_t mask = c->slots - 1;
     ring_slot_t *h = &slots[s & mask];
-    memcpy((char *)h + sizeof h->seq, (const char *)m + sizeof m->seq, sizeof *h - sizeof h->seq);
+    memcpy((char *)h + sizeof h->word, (const char *)m + sizeof m->word, sizeof *h - sizeof h->word);
     h->nslots = (uint16_t)n;
     if (len)
         h->e = len;
@@ -222,8 +355,8 @@ static void fill(region_t *r, uint64_t s, unsigned n, const ring_slot_t *m, cons
     for (unsigned i = 1; i < n; i++) {
         ring_slot_t *cs = &slots[(s + i) & mask];
         size_t k = len > RING_CONT_BYTES ? RING_CONT_BYTES : len;
-        atomic_store_explicit(&cs->seq, ~(uint32_t)(s + i + 1), memory_order_relaxed);
-        memcpy((char *)cs + sizeof cs->seq, b, k);
+        atomic_store_explicit(&cs->word, ring_word(s + i, c->shift, RING_CONT), memory_order_relaxed);
+        memcpy((char *)cs + sizeof cs->word, b, k);
         b += k;
         len -= k;
     }
@@ -231,15 +364,18 @@ static void fill(region_t *r, uint64_t s, unsigned n, const ring_slot_t *m, cons
 
 static inline uint64_t publish(region_t *r, uint64_t s, unsigned n, unsigned flags)
 {
-    uint32_t slots = r->ring.slots;
-    atomic_store_explicit(&region_slots(r)[s & (slots - 1)].seq, (uint32_t)(s + 1),
+    ring_ctl_t *c = &r->ring;
+    uint32_t slots = c->slots;
+    atomic_store_explicit(&region_slots(r)[s & (slots - 1)].word, ring_word(s, c->shift, RING_HEAD),
                           memory_order_release);
     if (flags & RING_SYNC) {
         wake_recorder(r);
     } else if (s - seen_tail >= slots / RING_WAKE_DIV &&
-               atomic_load_explicit(&r->ring.sleeping, memory_order_relaxed)) {
-        seen_tail = atomic_load_explicit(&r->ring.tail, memory_order_acquire);
-        if (s - seen_tail >= slots / RING_WAKE_DIV)
+               atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+        /* A wake's worth past what the recorder has looked at (its scan
+         * passes holes; the tail stays at the oldest). */
+        seen_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+        if (s - atomic_load_explicit(&c->scan, memory_order_relaxed) >= slots / RING_WAKE_DIV)
             wake_recorder(r);
     }
     return s + n;
@@ -267,7 +403,7 @@ static __attribute__((noinline)) uint64_t post_one(region_t *r, const ring_slot_
     atomic_signal_fence(memory_order_seq_cst);
     pend.seq = s;
     pend.state = PEND_ROOM;
-    if (__builtin_expect(s + 1 - seen_tail > c->slots, 0) && !room(r, s, 1)) {
+    if (__builtin_expect(s + 1 - seen_tail > c->slots, 0) && !room(r, &s, 1)) {
         atomic_signal_fence(memory_order_seq_cst);
         pend.state = PEND_NONE;
         return 0;
@@ -278,7 +414,7 @@ static __attribute__((noinline)) uint64_t post_one(region_t *r, const ring_slot_
     atomic_signal_fence(memory_order_seq_cst);
     pend.state = PEND_OURS;
     ring_slot_t *h = &region_slots(r)[s & (c->slots - 1)];
-    memcpy((char *)h + sizeof h->seq, (const char *)m + sizeof m->seq, sizeof *h - sizeof h->seq);
+    memcpy((char *)h + sizeof h->word, (const char *)m + sizeof m->word, sizeof *h - sizeof h->word);
     h->nslots = 1;
     uint64_t end = publish(r, s, 1, flags);
     demote(h);
@@ -317,14 +453,21 @@ uint64_t ring_post(region_t *r, const ring_slot_t *m, const void *bytes, size_t 
     return post_any(r, m, bytes, len, flags);
 }
 
-uint64_t ring_begin(region_t *r, unsigned flags)
+uint64_t ring_begin(region_t *r, uint8_t kind, uint64_t old, unsigned flags)
 {
     if (pend.state)
         flags |= RING_NOWAIT;
     uint64_t s;
     /* The claim stays this thread's pending post until ring_end; a
      * handler nested in between sees it (and restores it, ring_post). */
-    return claim(r, 1, flags & RING_NOWAIT, &s) ? s + 1 : 0;
+    if (!claim(r, 1, flags & RING_NOWAIT, &s))
+        return 0;
+    /* OPEN, with what a message taken past it must not name. */
+    ring_slot_t *h = &region_slots(r)[s & (r->ring.slots - 1)];
+    h->kind = kind;
+    h->a = old;
+    atomic_store_explicit(&h->word, ring_word(s, r->ring.shift, RING_OPEN), memory_order_release);
+    return s + 1;
 }
 
 uint64_t ring_end(region_t *r, uint64_t claim1, const ring_slot_t *m, unsigned flags)
@@ -375,11 +518,13 @@ int ring_wait_acked(region_t *r, uint64_t end, uint64_t max_ns)
     return rc;
 }
 
-/* Whether claim s's head slot is published (now, or once and reused). */
+/* Whether claim s's head slot is published (now, or once and taken). */
 static bool published_once(region_t *r, uint64_t s)
 {
-    uint32_t seq = atomic_load(&region_slots(r)[s & (r->ring.slots - 1)].seq);
-    return (int32_t)(seq - (uint32_t)(s + 1)) >= 0;
+    const ring_ctl_t *c = &r->ring;
+    uint32_t w = atomic_load(&region_slots(r)[s & (c->slots - 1)].word);
+    uint32_t ahead = (uint32_t)((w >> 2) - (s >> c->shift)) & 0x3fffffffu;
+    return w == ring_word(s, c->shift, RING_HEAD) || (ahead >= 1 && ahead < 0x20000000u);
 }
 
 int ring_settle(region_t *r)
@@ -400,9 +545,13 @@ int ring_settle(region_t *r)
         }
         pend.state = PEND_ROOM;
     }
-    if (pend.state == PEND_ROOM && !room(r, pend.seq, pend.n)) {
-        memset(&pend, 0, sizeof pend);
-        return 0; /* given up: the recorder skips it */
+    if (pend.state == PEND_ROOM) {
+        uint64_t s = pend.seq;
+        if (!room(r, &s, pend.n)) {
+            memset(&pend, 0, sizeof pend);
+            return 0; /* given up: the recorder skips it */
+        }
+        pend.seq = s;
     }
     if (pend.state == PEND_OURS && published_once(r, pend.seq)) {
         memset(&pend, 0, sizeof pend);
@@ -419,114 +568,4 @@ int ring_settle(region_t *r)
     publish(r, pend.seq, pend.n, RING_SYNC);
     memset(&pend, 0, sizeof pend);
     return 0;
-}
-
-/* ---- the recorder's side ---------------------------------------------------------- */
-
-ring_slot_t *ring_next(region_t *r)
-{
-    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
-    ring_slot_t *s = &region_slots(r)[t & (r->ring.slots - 1)];
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(t + 1))
-        return NULL;
-    /* A message's length is the producer's word: keep it in bounds. */
-    if (s->nslots == 0 || s->nslots > RING_MSG_MAX)
-        s->nslots = 1;
-    return s;
-}
-
-const ring_slot_t *ring_peek(region_t *r, unsigned ahead)
-{
-    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed) + ahead;
-    const ring_slot_t *s = &region_slots(r)[t & (r->ring.slots - 1)];
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(t + 1))
-        return NULL;
-    return s;
-}
-
-size_t ring_bytes(region_t *r, const ring_slot_t *m, void *out, size_t n)
-{
-    ring_slot_t *slots = region_slots(r);
-    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
-    size_t room_ = (size_t)(m->nslots - 1) * RING_CONT_BYTES, done = 0;
-    if (n > room_)
-        n = room_;
-    for (unsigned i = 1; done < n; i++) {
-        const ring_slot_t *cs = &slots[(t + i) & (r->ring.slots - 1)];
-        size_t k = n - done > RING_CONT_BYTES ? RING_CONT_BYTES : n - done;
-        memcpy((char *)out + done, (const char *)cs + sizeof cs->seq, k);
-        done += k;
-    }
-    return done;
-}
-
-void ring_consume(region_t *r, const ring_slot_t *m)
-{
-    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
-    atomic_store_explicit(&r->ring.tail, t + m->nslots, memory_order_release);
-}
-
-unsigned ring_skip_abandoned(region_t *r)
-{
-    ring_ctl_t *c = &r->ring;
-    uint64_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-    for (unsigned i = 0; i < RING_ABANDON_MAX; i++) {
-        uint64_t v = atomic_load(&c->abandoned[i]);
-        if (!v || ((v - 1) >> 16) != t)
-            continue;
-        unsigned n = (unsigned)((v - 1) & 0xffff);
-        atomic_store(&c->abandoned[i], 0);
-        atomic_store_explicit(&c->tail, t + n, memory_order_release);
-        return n;
-    }
-    return 0;
-}
-
-unsigned ring_skip_lost(region_t *r)
-{
-    uint64_t t = atomic_load_explicit(&r->ring.tail, memory_order_relaxed);
-    atomic_store_explicit(&r->ring.tail, t + 1, memory_order_release);
-    return 1;
-}
-
-uint64_t ring_backlog(const region_t *r)
-{
-    return atomic_load(&r->ring.head) - atomic_load(&r->ring.tail);
-}
-
-void ring_wake_producers(region_t *r)
-{
-    if (atomic_load_explicit(&r->ring.room_waiters, memory_order_relaxed))
-        region_wake(&r->ring.room);
-}
-
-void ring_sleep(region_t *r, uint64_t max_ns)
-{
-    ring_ctl_t *c = &r->ring;
-    uint32_t w = atomic_load(&c->work);
-    atomic_store(&c->sleeping, 1);
-    atomic_thread_fence(memory_order_seq_cst);
-    if (!ring_next(r))
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
-}
-
-bool ring_nap(region_t *r, uint64_t max_ns)
-{
-    ring_ctl_t *c = &r->ring;
-    /* A batch is there (behind a hole, say): no nap, and sleeping is
-     * left alone: producers that saw it set would make wake calls. */
-    if (ring_backlog(r) >= c->slots / RING_WAKE_DIV)
-        return false;
-    uint32_t w = atomic_load(&c->work);
-    atomic_store(&c->sleeping, 1);
-    atomic_thread_fence(memory_order_seq_cst);
-    /* Producers that looked at sleeping before it was set look again at
-     * each post while they are a wake's worth ahead: past this check, a
-     * wake is not missed, only delayed to their next post (or max_ns). */
-    bool nap = ring_backlog(r) < c->slots / RING_WAKE_DIV;
-    if (nap)
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
-    return nap;
 }

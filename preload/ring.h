@@ -2,40 +2,52 @@
  * ring: the queue from a traced process's threads to its recorder, in
  * the region they share (preload/arena.h).
  *
- * A sequenced multi-producer, single-consumer queue (the LMAX
- * disruptor's scheme).  A producer takes the next n sequence numbers with
- * one atomic add on head (a claim), waits until the recorder has freed
- * their slots, fills them and publishes the first one by storing its
- * sequence number + 1 into it.  The recorder takes messages strictly in
- * claim order, so the order of claims is the order of the trace: a free
- * claimed before the real free() is ahead of an allocation, in any
- * thread, that reuses the address.
+ * A sequenced multi-producer, single-consumer queue.  A producer takes
+ * the next n positions with one atomic add on head (a claim), waits until
+ * its slots are free for this lap, fills them and publishes the first by
+ * storing its word.  Each slot's word says which lap of the ring it is
+ * at and what it holds then (ring_word): FREE (the recorder gave it to
+ * this lap's claim; nothing written yet), OPEN (claimed by a two-step
+ * post whose call is under way: its kind and old address are set), HEAD
+ * (a published message's first slot) or CONT (a continuation slot).  So
+ * slots are freed one by one, as the recorder takes their messages, not
+ * behind a single tail: a claim whose producer was preempted (a hole)
+ * holds up only its own slot, and the recorder may take what was
+ * published after it (recorder/intake.h says when: a hole's message can
+ * never be about an address a later message names, but for a two-step
+ * post's old address, which its OPEN word shows).  The order of claims
+ * is the trace's order otherwise: a free claimed before the real free()
+ * is ahead of an allocation, in any thread, that reuses the address.
  *
  * A message is one head slot (ring_slot_t: kind, thread, time, stack and
  * five words) and, for one with bytes (a stack's frames, a path, argv),
- * the slots after it, each of which starts with the complement of its
- * own sequence number + 1, so that no continuation slot ever looks
- * published.
+ * the CONT slots after it.
  *
  * Nothing here takes a lock or allocates, so it is safe in a signal
- * handler, around fork and in a vfork child.  Two rules keep a signal
- * from wedging the queue:
- *   - a thread interrupted between claim and publish leaves a hole the
- *     recorder waits at.  The handler may post only without waiting for
- *     room (RING_NOWAIT: dropped and counted if the ring is full), since
- *     room past the hole is freed only once the handler returns; a
- *     handler that ends the process settles the hole first
- *     (ring_settle), publishing the interrupted message whole or as lost;
- *   - a producer that waits for room while the recorder is alive but has
- *     not moved for RING_STALL_NS (stuck at another thread's hole) gives
- *     its claim up: the claim goes on the abandoned list, which the
- *     recorder skips, and the event is counted in dropped.
+ * handler, around fork and in a vfork child.  A full ring makes a
+ * producer wait on a futex, which the recorder wakes once it has freed a
+ * quarter of the ring (or has nothing left to take): with hundreds of
+ * threads, waking them as each slot came free cost each event a wait
+ * and a wake, and left the recorder a sliver of the cores; a slot still held by the last lap's hole makes a short
+ * claim move instead: the producer puts it on the abandoned list (the
+ * recorder skips it) and claims again, so a preempted thread never holds
+ * another up.  Two rules keep a signal from wedging the queue:
+ *   - a thread interrupted between claim and publish leaves a hole.  The
+ *     handler may post only without waiting for room (RING_NOWAIT:
+ *     dropped and counted if the ring is full); a handler that ends the
+ *     process settles the hole first (ring_settle), publishing the
+ *     interrupted message whole or as lost;
+ *   - a producer that waits for room while the recorder is alive but held
+ *     at a hole for RING_STALL_NS (a message that may not pass it: the
+ *     end, a fork) gives its claim up: the claim goes on the abandoned
+ *     list, and the event is counted in dropped.
  * A recorder that stops beating for RING_DEAD_NS is taken for dead: the
  * ring closes and producers drop what they post.
  *
- * Invariants: tail <= every unpublished claim < head; head - tail <=
- * slots once a claim has its room; a slot with seq == s + 1 holds a
- * whole message claimed at s.
+ * Invariants: tail <= every unconsumed claim < head; a claim at p is
+ * written only while its slots' words are at p's lap (FREE first); the
+ * recorder frees a slot (FREE, next lap) only after taking the message
+ * that held it; a word HEAD at p's lap holds a whole message claimed at p.
  */
 #ifndef MEMSIM_PRELOAD_RING_H
 #define MEMSIM_PRELOAD_RING_H
@@ -50,12 +62,26 @@
 #define RING_MSG_MAX 4096u            /* slots of the largest message (256 KiB) */
 #define RING_CONT_BYTES 60u           /* bytes a continuation slot carries */
 #define RING_ABANDON_MAX 64u          /* claims given up at once, at most */
+#define RING_SKIP_MAX 64u             /* a claim of up to this many slots moves past a hole */
+#define RING_ROOM_DIV 4u              /* producers waiting for room are woken a quarter ring on, */
+#define RING_ROOM_PER 256u            /* ...one per this many slots freed */
 #define RING_STALL_NS 1000000000ull   /* a recorder stuck this long: give the claim up */
 #define RING_DEAD_NS 3000000000ull    /* a recorder silent this long: it is gone */
 #define RING_WAKE_DIV 8u              /* a sleeping recorder is woken 1/8 of a ring behind */
 
+/* What a slot holds at its lap (a word's low two bits). */
+enum { RING_FREE, RING_OPEN, RING_HEAD, RING_CONT };
+
+/* The word of the slot of position pos (of a ring of 2^shift slots) at
+ * pos's lap, holding tag.  Laps count modulo 2^30: a slot is never left
+ * that many laps behind. */
+static inline uint32_t ring_word(uint64_t pos, unsigned shift, unsigned tag)
+{
+    return (uint32_t)((pos >> shift) << 2) | tag;
+}
+
 typedef struct ring_slot_s {
-    _Atomic uint32_t seq; /* (claim + 1) mod 2^32 once published */
+    _Atomic uint32_t word; /* ring_word: the lap and RING_FREE/OPEN/HEAD/CONT */
     uint8_t kind;         /* what the message is (preload/msg.h) */
     uint8_t fn;           /* the function, for heap and mapping events */
     uint16_t nslots;      /* slots the message takes, >= 1 */
@@ -69,17 +95,23 @@ _Static_assert(sizeof(ring_slot_t) == 64, "a slot is one cache line");
 
 typedef struct ring_ctl_s {
     uint32_t slots __attribute__((aligned(64)));        /* a power of two, set once */
+    uint32_t shift;                                     /* log2(slots) */
     _Atomic uint64_t head __attribute__((aligned(64))); /* next claim */
-    _Atomic uint64_t tail __attribute__((aligned(64))); /* slots below are consumed: free */
-    _Atomic uint32_t room __attribute__((aligned(64))); /* futex: bumped as room is freed */
-    _Atomic uint32_t room_waiters;                      /* producers waiting for room */
-    _Atomic uint32_t work;                              /* futex the recorder sleeps on */
+    _Atomic uint64_t tail __attribute__((aligned(64))); /* claims below are consumed: their
+                                                           slots free for the next lap */
+    _Atomic uint64_t scan;                              /* claims below were looked at by the
+                                                           recorder (tail <= scan <= head) */
+    _Atomic uint32_t work __attribute__((aligned(64))); /* futex the recorder sleeps on */
     _Atomic uint32_t sleeping;                          /* the recorder is (going) asleep */
     _Atomic uint32_t closed;                            /* the recorder is gone: drop */
-    _Atomic uint64_t hole_since;                        /* ns the recorder has waited at an
-                                                           unpublished claim, 0: it is not */
+    _Atomic uint64_t hole_since;                        /* ns the recorder has been held at an
+                                                           unpublished claim it may not pass,
+                                                           0: it is not */
     _Atomic uint64_t dropped;                           /* events producers gave up */
+    _Atomic uint32_t nabandoned;                        /* abandoned[]'s entries in use */
     _Atomic uint64_t abandoned[RING_ABANDON_MAX];       /* (claim << 16 | nslots) + 1, or 0 */
+    _Atomic uint32_t room __attribute__((aligned(64))); /* futex: bumped as room is freed */
+    _Atomic uint32_t room_waiters;                      /* producers waiting for room */
 } ring_ctl_t;
 
 struct region_s;
@@ -103,10 +135,11 @@ uint64_t ring_post(struct region_s *r, const ring_slot_t *m, const void *bytes, 
 /* A one-slot message in two steps, for an event whose place in the
  * order must be taken before the real call that completes it (realloc,
  * mremap: the old block is freed inside the call): ring_begin claims (and
- * waits for room), ring_end fills and publishes.  ring_begin returns the
- * claim + 1, or 0 when dropped; ring_end takes that value and returns
- * what ring_post would. */
-uint64_t ring_begin(struct region_s *r, unsigned flags);
+ * waits for room) and marks the slot OPEN with the event's kind and old
+ * address (what a message taken past it must not name), ring_end fills
+ * and publishes.  ring_begin returns the claim + 1, or 0 when dropped;
+ * ring_end takes that value and returns what ring_post would. */
+uint64_t ring_begin(struct region_s *r, uint8_t kind, uint64_t old, unsigned flags);
 uint64_t ring_end(struct region_s *r, uint64_t claim, const ring_slot_t *m, unsigned flags);
 
 /* Wait until the recorder has done everything before sequence end, at
@@ -130,51 +163,6 @@ bool ring_posting(void);
  * the parent's ring). */
 void ring_forget_thread(void);
 
-/* ---- the consumer's side (the recorder) ------------------------------------------- */
-
-/* The published message at the tail, or NULL if the next claim is not
- * published yet. */
-ring_slot_t *ring_next(struct region_s *r);
-
-/* The published head slot `ahead` slots past the tail, or NULL (not
- * published yet, or a continuation slot of a longer message): a look at
- * what comes, to start loading what its event will touch.  Nothing is
- * consumed. */
-const ring_slot_t *ring_peek(struct region_s *r, unsigned ahead);
-
-/* The n bytes after head slot m (across the wrap), into out; returns
- * what was copied (the message's bytes may have been cut). */
-size_t ring_bytes(struct region_s *r, const ring_slot_t *m, void *out, size_t n);
-
-/* Consume the message at the tail (m, from ring_next). */
-void ring_consume(struct region_s *r, const ring_slot_t *m);
-
-/* The claim at the tail is unpublished: if a producer gave it up, skip
- * it and return its slots; else 0. */
-unsigned ring_skip_abandoned(struct region_s *r);
-
-/* The process is gone (no late writer is possible): skip the slot at the
- * tail, unpublished, as lost.  Returns 1. */
-unsigned ring_skip_lost(struct region_s *r);
-
-/* Slots claimed but not yet consumed. */
-uint64_t ring_backlog(const struct region_s *r);
-
-/* Wake producers waiting for room (after consuming a batch). */
-void ring_wake_producers(struct region_s *r);
-
-/* Sleep until a producer wakes the recorder or max_ns pass, unless a
- * message is already published at the tail. */
-void ring_sleep(struct region_s *r, uint64_t max_ns);
-
-/* Caught up with the producers: let a batch gather.  Sleep until they
- * are a wake's worth (slots / RING_WAKE_DIV) ahead, a RING_SYNC post
- * wakes the recorder, or max_ns pass, even with messages published:
- * taken one at a time as they come, each costs the recorder a turn of
- * its loop and moves a slot's line between the cores while it is being
- * written, and nothing lies ahead to prefetch.  False, at once, when the
- * producers are a wake's worth ahead already (at a hole, say: the
- * recorder then waits for it to be filled). */
-bool ring_nap(struct region_s *r, uint64_t max_ns);
+/* The consumer's side is the recorder's: recorder/intake.h. */
 
 #endif

@@ -158,6 +158,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     rc->stacks = rc->lost = 0;
     rc->have_malloc = false;
     reorder_init(&rc->ro, take_one, rc);
+    intake_init(&rc->in, r);
     if (wait_published(r)) {
         fail(r, "memsim: the traced process never started its trace; tracing is off");
         return -1;
@@ -237,7 +238,7 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
 {
     reorder_flush(&rc->ro); /* the reallocs still waiting for their done */
     region_t *r = rc->r;
-    uint64_t after = ring_backlog(r);
+    uint64_t after = intake_backlog(&rc->in);
     if (at_end && after)
         after -= 1;
     uint64_t dropped = rc->lost + atomic_load(&r->ring.dropped);
@@ -281,23 +282,17 @@ static void release(rec_t *rc)
     arena_release(rc->arena, r, zeroed);
 }
 
-/* Every published message, and the holes as lost: nobody is left to
- * fill them.  But for as many as the process said a fatal signal cut
- * at their claim (region.interrupted): those were the events of calls
- * that never returned, as MSG_LOST with a == 1 is. */
+/* Every published message.  The claims left unpublished (holes) are
+ * not lost records: their threads were cut inside a post, by the end of
+ * the process (a raw exit_group, SIGKILL) or their own end, so each is
+ * the event of a call that never returned to the program, as MSG_LOST
+ * with a == 1 is.  A post a producer gave up is counted by the producer
+ * (ring.dropped) or published as MSG_LOST. */
 static void drain_dead(rec_t *rc)
 {
-    while (!rc->done && ring_backlog(rc->r) > 0) {
-        if (rec_step(rc, 4096))
-            continue;
-        if (!ring_skip_abandoned(rc->r)) {
-            ring_skip_lost(rc->r);
-            uint32_t k = atomic_load(&rc->r->interrupted);
-            if (k && atomic_compare_exchange_strong(&rc->r->interrupted, &k, k - 1))
-                continue;
-            rc->lost++;
-        }
-    }
+    intake_dead(&rc->in);
+    while (!rc->done && rec_step(rc, 4096))
+        ;
 }
 
 void rec_vanished(rec_t *rc)
@@ -401,7 +396,7 @@ static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
         rc->bytes = b;
         rc->bytes_cap = cap;
     }
-    n = ring_bytes(rc->r, m, rc->bytes, n);
+    n = intake_bytes(&rc->in, m, rc->bytes, n);
     rc->bytes[n] = '\0';
     return n;
 }
@@ -554,14 +549,14 @@ static void take_one(void *rc, const ring_slot_t *m) { take(rc, m); }
  * while the ones before it are taken: the map of a program with a million
  * live blocks is far larger than the caches (lua5.4: 23% of the
  * recorder's time was these misses; 7% less CPU with this).  A slot
- * inside a longer message is no head (ring_peek), and skipped. */
+ * inside a longer message is no head (intake_peek), and skipped. */
 #define PREFETCH_AHEAD 8
 
-static void prefetch_ahead(region_t *r)
+static void prefetch_ahead(const intake_t *in)
 {
     if (!state_map_is_large())
         return; /* in the caches: a look ahead would only cost */
-    const ring_slot_t *s = ring_peek(r, PREFETCH_AHEAD);
+    const ring_slot_t *s = intake_peek(in, PREFETCH_AHEAD);
     if (!s)
         return;
     if (s->kind == MSG_ALLOC || s->kind == MSG_FREE || s->kind == MSG_REALLOC)
@@ -572,27 +567,27 @@ static void prefetch_ahead(region_t *r)
 
 unsigned rec_step(rec_t *rc, unsigned max)
 {
-    region_t *r = rc->r;
+    intake_t *in = &rc->in;
     unsigned done = 0;
     while (done < max && !rc->done) {
-        ring_slot_t *m = ring_next(r);
+        ring_slot_t *m = intake_next(in);
         if (!m)
             break;
-        prefetch_ahead(r);
+        prefetch_ahead(in);
         region_t *before = rc->r;
         reorder_input(&rc->ro, m);
         if (rc->r != before)
             return done + 1; /* a forked recorder, now the child's */
-        ring_consume(r, m);
+        intake_consume(in, m);
         done++;
         if (m->kind == MSG_EXEC || m->kind == MSG_FORK || (done & 255) == 0) {
-            ring_wake_producers(r);
-            ack(rc, atomic_load(&r->ring.tail));
+            intake_wake_producers(in, false);
+            ack(rc, intake_tail(in));
         }
     }
     if (done && !rc->done) {
-        ring_wake_producers(r);
-        ack(rc, atomic_load(&r->ring.tail));
+        intake_wake_producers(in, done < max); /* all, once there is nothing more to take */
+        ack(rc, intake_tail(in));
     }
     return done;
 }
@@ -605,7 +600,7 @@ static void sample(rec_t *rc, bool drain)
 {
     region_t *r = rc->r;
     uint64_t upto = atomic_load(&r->ring.head);
-    for (int spins = 0; drain && atomic_load(&r->ring.tail) < upto && spins < 1000 && !rc->done;) {
+    for (int spins = 0; drain && !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
         if (!rec_step(rc, 4096))
             spins++, sched_yield();
     }
@@ -782,27 +777,23 @@ void rec_run(rec_t *rc)
             idle = holes = 0;
             hole_none(r);
             if (n < REC_STEP_MAX && !rc->exec_pending)
-                ring_nap(r, nap_ns(rc, now)); /* caught up: let a batch gather */
+                intake_nap(&rc->in, nap_ns(rc, now)); /* caught up: let a batch gather */
             continue;
         }
-        if (ring_backlog(r) > 0) { /* a claim at the tail is still being filled */
+        if (rc->in.held) { /* a message may not pass a claim still being filled */
             if (!atomic_load(&r->ring.hole_since))
                 atomic_store(&r->ring.hole_since, now);
-            if (ring_skip_abandoned(r))
-                continue;
             /* Its producer is inside a call (realloc's claim is taken
-             * before the real call) or was preempted.  With little
-             * behind it, nap; with a batch, spin a little, then pause. */
-            bool napped = ring_nap(r, nap_ns(rc, now));
-            if (!napped && ++holes < HOLE_SPINS) {
+             * before the real call) or was preempted: spin a little,
+             * then pause. */
+            if (++holes < HOLE_SPINS) {
                 __builtin_ia32_pause();
                 continue;
             }
             holes = 0;
             if (vanished(rc))
                 break;
-            if (!napped)
-                hole_pause();
+            hole_pause();
             continue;
         }
         hole_none(r);
@@ -818,7 +809,7 @@ void rec_run(rec_t *rc)
         }
         uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
         uint64_t until = next > now ? next - now : 0;
-        ring_sleep(r, until < REC_FLUSH_NS ? until : REC_FLUSH_NS);
+        intake_sleep(&rc->in, until < REC_FLUSH_NS ? until : REC_FLUSH_NS);
     }
     /* The end is written; the region stays the process's until it is gone
      * (it may post still, while it exits) or has exec'd. */

@@ -3,7 +3,8 @@
  *
  * It waits for its region to be published, creates the trace file and
  * writes the meta record, then takes the region's messages in the ring's
- * order (preload/ring.h), keeps the live map and the shadow device
+ * order (preload/ring.h; past a claim not yet published where it may:
+ * recorder/intake.h), keeps the live map and the shadow device
  * (recorder/state.h) and writes each record (recorder/records.h).  Every
  * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
  * (recorder/sampler.h); every 50 ms it flushes the file.  At a fork of
@@ -27,6 +28,7 @@
 #include <sys/types.h>
 
 #include "preload/arena.h"
+#include "recorder/intake.h"
 #include "recorder/out.h"
 #include "recorder/reorder.h"
 #include "recorder/sampler.h"
@@ -64,6 +66,7 @@ typedef struct rec_s {
     uint64_t stacks;           /* stack records written */
     uint64_t lost;             /* messages lost on the producers' side */
     reorder_t ro;              /* the ring's messages go through it (recorder/reorder.h) */
+    intake_t in;               /* which message comes next (recorder/intake.h) */
     bool have_malloc;          /* the latest MSG_MALLINFO */
     uint64_t malloc_reserved, malloc_in_use, maxrss_children;
     uint64_t chunks_then;      /* state_chunk_bytes() when they came */

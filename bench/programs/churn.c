@@ -39,9 +39,9 @@
 #include <string.h>
 
 #define CHURN_SLOTS 80000   /* over all threads */
-#define CHURN_INBOX 65536   /* blocks waiting in one thread's inbox, at most */
+#define CHURN_INBOX 4096    /* blocks waiting in one thread's inbox, at most (64 to 128 do) */
 #define CHURN_BATCH 64      /* blocks handed over at once; operations between drains */
-#define CHURN_MAX_THREADS 64
+#define CHURN_MAX_THREADS 512
 
 typedef struct block_s {
     uint64_t tag; /* written at allocation; summed at the free */
