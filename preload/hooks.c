@@ -638,7 +638,11 @@ EXPORT int prctl(int option, ...)
 
 /* The seccomp and prctl system calls as libseccomp makes them; exit and
  * exit_group, the only way out of a strict sandbox, end the trace as
- * _exit does (exit ends the process when its thread is the only one). */
+ * _exit does when the caller is the process's only thread.  With other
+ * threads running, a raw exit_group stops them wherever they are, and
+ * what they posted until then is the trace's: the recorder sees the
+ * process vanish and takes it all (an end posted first would leave
+ * their last events after it, outside the trace). */
 EXPORT long syscall(long nr, ...)
 {
     va_list ap;
@@ -653,7 +657,7 @@ EXPORT long syscall(long nr, ...)
         words_t p = {.nr = nr, .a = {w.a[0], w.a[1], w.a[2], w.a[3], w.a[4], w.a[5]}};
         return sandbox_enter(seccomp_op(w.a[1]), 0, (const void *)w.a[2], call_syscall, &p);
     }
-    if (nr == SYS_exit_group || (nr == SYS_exit && proc_one_thread()))
+    if ((nr == SYS_exit_group || nr == SYS_exit) && proc_one_thread())
         process_end_by(nr, END__EXIT, (int)(w.a[0] & 0xff));
     return call_syscall(&w);
 }
