@@ -747,7 +747,7 @@ static bool fragmentation(const findings_config_t *c, const summary_t *s, findin
         free(h), free(r), free(scratch);
         return false;
     }
-    size_t top = ba;
+    size_t top = ba; /* the most held (evidence); the finding's time is when it set in */
     for (size_t i = 0; i < bn; i++) {
         const summary_point_t *p = &s->points[ba + i];
         h[i] = held(p);
@@ -760,7 +760,7 @@ static bool fragmentation(const findings_config_t *c, const summary_t *s, findin
     char a1[32];
     *f = (finding_t){.classification = FINDING_FRAGMENTATION, .series = SERIES_HEAP,
                      .confidence = round_to(fmin(1.0, mr / 0.6), 3), .bytes = (uint64_t)mh,
-                     .t = s->points[top].t, .start = ta, .end = tb, .t0 = ta, .t1 = tb,
+                     .t = ta, .start = ta, .end = tb, .t0 = ta, .t1 = tb,
                      .v0 = 0, .v1 = mh};
     snprintf(f->description, sizeof f->description,
              "The allocator holds %s free that it does not return (%.0f%% of its resident "

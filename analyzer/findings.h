@@ -140,7 +140,7 @@ typedef struct finding_s {
     char description[384];
     const char *remediation[FINDING_MAX_REMEDIATION]; /* static, or the config's */
     size_t nremediation;
-    uint64_t t;              /* its peak (ns since the trace's start, as every t here) */
+    uint64_t t;              /* its peak; fragmentation: when it set in (ns, as every t here) */
     uint64_t start, end;     /* its time range: the first and last samples in it */
     const char *phase;       /* the summary's phase at t, or NULL */
     finding_attribution_t attribution[FINDING_MAX_ATTRIBUTION];
