@@ -51,16 +51,23 @@ static void usage(FILE *f)
             "                          a terminal, once reading takes over 2 s)\n"
             "      --no-progress       never show progress\n"
             "      --fail-on SEVERITY  exit 1 when a finding reaches info, warning or critical\n"
-            "      --spike-z Z         z-score above which a sample is a spike (default 3)\n"
-            "      --drift-r2 R2       R² from which a rising series is a drift (default 0.7)\n"
-            "      --frag-ratio F      mean (reserved - in use) / reserved that is\n"
-            "                          fragmentation (default 0.3)\n"
+            "      --spike-z Z         robust spreads (1.4826 x the median absolute\n"
+            "                          deviation) above the baseline from which a sample is\n"
+            "                          a spike (default 3.5)\n"
+            "      --drift-r2 R2       R² from which a rising stretch is a drift (default 0.8)\n"
+            "      --drift-span F      the least share of the run a drift lasts (default 0.2)\n"
+            "      --frag-ratio F      free memory the allocator holds, as a share of its\n"
+            "                          resident memory, that is fragmentation (default 0.3)\n"
+            "      --frag-span F       the least share of the run it lasts (default 0.2)\n"
             "      --gap-ratio G       a gap of this share of the device total counts\n"
             "                          whatever its share of RSS (default 0.01)\n"
             "      --min-bytes SIZE    no finding below these bytes at stake (default 1M)\n"
             "      --min-share S       nor below this share of peak RSS (default 0.02)\n"
             "      --warn-share S      a warning from this share of peak RSS (default 0.1)\n"
             "      --critical-share S  critical from this share of peak RSS (default 0.5)\n"
+            "      --warn-bytes SIZE   a warning also needs these bytes (default 16M)\n"
+            "      --critical-bytes SIZE\n"
+            "                          critical also needs these bytes (default 256M)\n"
             "      --remediation FILE  JSON {\"classification\": [\"text\", ...]} replacing the\n"
             "                          built-in remediation texts\n"
             "  -h, --help              this text\n"
@@ -80,7 +87,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
 {
     enum { OPT_JSON = 256, OPT_NO_REPLAY, OPT_FAIL_ON, OPT_SPIKE, OPT_DRIFT, OPT_FRAG, OPT_GAP,
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
-           OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_ALL, OPT_PID,
+           OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
+           OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
            OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
@@ -96,6 +104,10 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"min-share", required_argument, NULL, OPT_MIN_SHARE},
         {"warn-share", required_argument, NULL, OPT_WARN_SHARE},
         {"critical-share", required_argument, NULL, OPT_CRITICAL_SHARE},
+        {"drift-span", required_argument, NULL, OPT_DRIFT_SPAN},
+        {"frag-span", required_argument, NULL, OPT_FRAG_SPAN},
+        {"warn-bytes", required_argument, NULL, OPT_WARN_BYTES},
+        {"critical-bytes", required_argument, NULL, OPT_CRITICAL_BYTES},
         {"remediation", required_argument, NULL, OPT_REMEDIATION},
         {"sites", required_argument, NULL, OPT_SITES},
         {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
@@ -182,6 +194,22 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         case OPT_CRITICAL_SHARE:
             if (args_real(ANALYZE_CMD, "--critical-share", optarg, 0.0, 1.0,
                           &o->findings.critical_share))
+                return -1;
+            break;
+        case OPT_DRIFT_SPAN:
+            if (args_real(ANALYZE_CMD, "--drift-span", optarg, 0.0, 1.0, &o->findings.drift_span))
+                return -1;
+            break;
+        case OPT_FRAG_SPAN:
+            if (args_real(ANALYZE_CMD, "--frag-span", optarg, 0.0, 1.0, &o->findings.frag_span))
+                return -1;
+            break;
+        case OPT_WARN_BYTES:
+            if (args_size(ANALYZE_CMD, "--warn-bytes", optarg, 0, &o->findings.warn_bytes))
+                return -1;
+            break;
+        case OPT_CRITICAL_BYTES:
+            if (args_size(ANALYZE_CMD, "--critical-bytes", optarg, 0, &o->findings.critical_bytes))
                 return -1;
             break;
         case OPT_REMEDIATION: {

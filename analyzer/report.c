@@ -154,3 +154,51 @@ void report_describe(process_t *pr, symbols_t *store, const finding_t *f, frames
         return;
     }
 }
+
+size_t report_parts(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,
+                    report_part_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->nattribution && i < FINDING_MAX_ATTRIBUTION; i++) {
+        const finding_attribution_t *a = &f->attribution[i];
+        report_part_t p = {.kind = a->kind, .bytes = a->bytes, .share = a->share,
+                           .has_site = a->has_site, .site = a->site, .file = a->file};
+        if (a->has_site)
+            report_site_label(pr, store, a->site, fr, p.label, sizeof p.label);
+        else
+            snprintf(p.label, sizeof p.label, "%s", a->what ? a->what : findings_kind_name(a->kind));
+        size_t k = 0;
+        while (k < n && !(out[k].kind == p.kind && out[k].file == p.file &&
+                          out[k].has_site == p.has_site && !strcmp(out[k].label, p.label)))
+            k++;
+        if (k < n) {
+            out[k].bytes += p.bytes;
+            out[k].share += p.share;
+        } else {
+            out[n++] = p;
+        }
+    }
+    for (size_t i = 1; i < n; i++) /* largest first, stable */
+        for (size_t k = i; k > 0 && out[k].bytes > out[k - 1].bytes; k--) {
+            report_part_t t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    /* beyond the largest REPORT_PARTS_SHOWN, the mapping sites are one part */
+    size_t kept = 0, rest = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        bool fold = out[i].kind == ATTRIBUTION_MAPPING && i >= REPORT_PARTS_SHOWN;
+        if (!fold) {
+            out[kept++] = out[i];
+            continue;
+        }
+        if (rest == SIZE_MAX) {
+            rest = kept++;
+            out[rest] = (report_part_t){.kind = ATTRIBUTION_MAPPING};
+            snprintf(out[rest].label, sizeof out[rest].label, "other mapping sites");
+        }
+        out[rest].bytes += out[i].bytes;
+        out[rest].share += out[i].share;
+    }
+    return kept;
+}

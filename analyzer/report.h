@@ -74,6 +74,29 @@ typedef struct rss_parts_s {
 
 void report_rss_parts(const process_t *pr, rss_parts_t *out);
 
+/* A finding's composition as the reports print it: its attribution with
+ * the parts that read the same (the same kind, file flag and label, such
+ * as two stacks whose innermost frame is one function) made one, largest
+ * first.  label: the mapping site's place (report_site_label), else the
+ * part's words. */
+typedef struct report_part_s {
+    attribution_kind_t kind;
+    uint64_t bytes;
+    double share;
+    bool has_site;
+    uint64_t site; /* the first of the merged sites */
+    bool file;
+    char label[512];
+} report_part_t;
+
+#define REPORT_PARTS_SHOWN 5
+
+/* The parts of f into out (room for FINDING_MAX_ATTRIBUTION); their
+ * number.  Mapping sites beyond the largest REPORT_PARTS_SHOWN parts are
+ * summed into one "other mapping sites". */
+size_t report_parts(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,
+                    report_part_t *out);
+
 /* A finding's description for the reports: the finding's own, and for a
  * gap the mappings explain, where the heaviest of them were made. */
 void report_describe(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,

@@ -196,13 +196,11 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
         fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
                 findings_severity_name(fd->severity), findings_class_words(fd->classification));
         escape_html(f, desc);
-        for (size_t k = 0; k < fd->nattribution; k++) {
-            const finding_attribution_t *at = &fd->attribution[k];
-            char where[512] = "";
-            if (at->has_site)
-                report_site_label(pr, store, at->site, fr, where, sizeof where);
-            fprintf(f, "\n%.0f%% %s ", 100 * at->share, fmt_bytes(at->bytes, a, sizeof a));
-            escape_html(f, at->has_site ? where : at->what ? at->what : findings_kind_name(at->kind));
+        report_part_t parts[FINDING_MAX_ATTRIBUTION];
+        size_t np = report_parts(pr, store, fd, fr, parts);
+        for (size_t k = 0; k < np; k++) {
+            fprintf(f, "\n%.0f%% %s ", 100 * parts[k].share, fmt_bytes(parts[k].bytes, a, sizeof a));
+            escape_html(f, parts[k].label);
         }
         fputs("</title>", f);
         double X0 = PAD_L + (t1 > 0 ? summary_secs(s, fd->t0) / t1 : 0) * (W - PAD_L - PAD_R);
@@ -217,7 +215,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
             double Y1 = PAD_T + (1 - (vmax > 0 ? fd->v1 / vmax : 0)) * (TL_H - PAD_T - PAD_B);
             fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"fit\"/>",
                     X0, X1, Y0, Y1);
-        } else if (fd->classification == FINDING_FRAGMENTATION) { /* the stretch */
+        } else { /* the stretch */
             fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"stretch\"/>",
                     X0, TL_H - PAD_B - 8, X1 - X0 > 2 ? X1 - X0 : 2, 8);
         }
@@ -492,13 +490,28 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         const finding_t *fd = &pr->findings.v[i];
         char desc[1024];
         report_describe(pr, store, fd, fr, desc, sizeof desc);
-        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s in %s</b> (%s, %.0f%% of peak RSS, at "
-                   "%.3f s) <p>", findings_severity_name(fd->severity),
+        fprintf(f, "<div class=\"finding-box %s\"><b>[%s] %s in %s</b> (%s, %.0f%% of peak RSS, from "
+                   "%.3f s to %.3f s, peak at %.3f s) <p>", findings_severity_name(fd->severity),
                 findings_severity_name(fd->severity), findings_class_words(fd->classification),
                 findings_series_words(fd->series), fmt_bytes(fd->bytes, a, sizeof a),
-                100 * fd->share_of_rss, summary_secs(s, fd->t));
+                100 * fd->share_of_rss, summary_secs(s, fd->start), summary_secs(s, fd->end),
+                summary_secs(s, fd->t));
         escape_html(f, desc);
-        fputs("</p><ul>", f);
+        fputs("</p>", f);
+        report_part_t parts[FINDING_MAX_ATTRIBUTION];
+        size_t np = report_parts(pr, store, fd, fr, parts);
+        if (np)
+            fputs("<p>What it is made of at its peak:</p><ul class=\"parts\">", f);
+        for (size_t k = 0; k < np; k++) {
+            fprintf(f, "<li>%.0f%% %s ", 100 * parts[k].share, fmt_bytes(parts[k].bytes, a, sizeof a));
+            if (parts[k].has_site)
+                fprintf(f, "%s mappings made at ", parts[k].file ? "file" : "anonymous");
+            escape_html(f, parts[k].label);
+            fputs("</li>", f);
+        }
+        if (np)
+            fputs("</ul>", f);
+        fputs("<ul>", f);
         for (size_t k = 0; k < fd->nremediation; k++) {
             fputs("<li>", f);
             escape_html(f, fd->remediation[k]);

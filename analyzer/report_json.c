@@ -87,31 +87,31 @@ static json_t *findings_json(process_t *pr, symbols_t *store, frames_t *fr)
         for (size_t k = 0; k < f->nremediation; k++)
             json_array_append_new(rem, json_string(f->remediation[k]));
         json_t *attr = json_array();
-        for (size_t k = 0; k < f->nattribution; k++) {
-            const finding_attribution_t *a = &f->attribution[k];
-            json_t *site = json_null();
-            if (a->has_site) {
-                char where[512];
-                report_site_label(pr, store, a->site, fr, where, sizeof where);
-                site = json_pack("{s:I, s:o, s:b}", "id", (json_int_t)a->site, "label",
-                                 escape_json(where), "file", a->file);
-            }
-            json_array_append_new(attr, json_pack("{s:s, s:I, s:f, s:o, s:s?}", "kind",
+        report_part_t parts[FINDING_MAX_ATTRIBUTION];
+        size_t np = report_parts(pr, store, f, fr, parts);
+        for (size_t k = 0; k < np; k++) {
+            const report_part_t *a = &parts[k];
+            json_t *site = a->has_site ? json_pack("{s:I, s:o, s:b}", "id", (json_int_t)a->site,
+                                                   "label", escape_json(a->label), "file", a->file)
+                                       : json_null();
+            json_array_append_new(attr, json_pack("{s:s, s:I, s:f, s:o, s:o}", "kind",
                                                   findings_kind_name(a->kind), "bytes",
                                                   (json_int_t)a->bytes, "share", a->share, "site",
-                                                  site, "what", a->what));
+                                                  site, "what",
+                                                  a->has_site ? json_null() : escape_json(a->label)));
         }
         char desc[1024];
         report_describe(pr, store, f, fr, desc, sizeof desc);
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:s, s:f, s:I, s:f, s:o, s:o, s:o, s:f, s:I, s:o, s:o}",
+            list, json_pack("{s:s, s:s, s:s, s:f, s:I, s:f, s:o, s:o, s:o, s:f, s:I, s:f, s:f, s:o, s:o}",
                             "classification", findings_class_name(f->classification), "series",
                             findings_series_name(f->series), "severity",
                             findings_severity_name(f->severity), "confidence", f->confidence,
                             "bytes", (json_int_t)f->bytes, "share_of_peak_rss", f->share_of_rss,
                             "evidence", ev, "description", escape_json(desc), "remediation", rem,
                             "evidence_at_s", summary_secs(&pr->s, f->t), "evidence_t_ns",
-                            (json_int_t)f->t, "phase",
+                            (json_int_t)f->t, "start_s", summary_secs(&pr->s, f->start), "end_s",
+                            summary_secs(&pr->s, f->end), "phase",
                             f->phase ? escape_json(f->phase) : json_null(), "attribution", attr));
     }
     return list;

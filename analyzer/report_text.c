@@ -198,31 +198,29 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
     for (size_t i = 0; i < fs->n; i++) {
         const finding_t *f = &fs->v[i];
         char a[32], b[32];
-        escape_line(stdout, "    [%s] %s in %s (%s, %.0f%% of peak RSS, confidence %.2f, at %.3f s%s%s)",
+        escape_line(stdout, "    [%s] %s in %s (%s, %.0f%% of peak RSS, confidence %.2f, from %.3f s "
+                    "to %.3f s, peak at %.3f s%s%s)",
                     findings_severity_name(f->severity), findings_class_words(f->classification),
                     findings_series_words(f->series), units_format_bytes(f->bytes, a, sizeof a),
-                    100 * f->share_of_rss, f->confidence, summary_secs(&pr->s, f->t),
+                    100 * f->share_of_rss, f->confidence, summary_secs(&pr->s, f->start),
+                    summary_secs(&pr->s, f->end), summary_secs(&pr->s, f->t),
                     f->phase ? ", phase " : "", f->phase ? f->phase : "");
         char desc[1024];
         report_describe(pr, store, f, fr, desc, sizeof desc);
         escape_line(stdout, "    %s", desc);
-        if (f->series == SERIES_GAP && f->classification != FINDING_FRAGMENTATION &&
-            f->nattribution) {
-            printf("      what the gap is made of then:\n");
-            for (size_t k = 0; k < f->nattribution; k++) {
-                const finding_attribution_t *at = &f->attribution[k];
-                char where[512];
-                if (at->kind == ATTRIBUTION_MAPPING && at->has_site) {
-                    report_site_label(pr, store, at->site, fr, where, sizeof where);
-                    escape_line(stdout, "        %3.0f%%  %9s  %s mappings made at %s", 100 * at->share,
-                                units_format_bytes(at->bytes, b, sizeof b),
-                                at->file ? "file" : "anonymous", where);
-                } else {
-                    escape_line(stdout, "        %3.0f%%  %9s  %s", 100 * at->share,
-                                units_format_bytes(at->bytes, b, sizeof b),
-                                at->what ? at->what : findings_kind_name(at->kind));
-                }
-            }
+        report_part_t parts[FINDING_MAX_ATTRIBUTION];
+        size_t np = report_parts(pr, store, f, fr, parts);
+        if (np)
+            printf("      what it is made of at its peak:\n");
+        for (size_t k = 0; k < np; k++) {
+            const report_part_t *at = &parts[k];
+            if (at->kind == ATTRIBUTION_MAPPING && at->has_site)
+                escape_line(stdout, "        %3.0f%%  %9s  %s mappings made at %s", 100 * at->share,
+                            units_format_bytes(at->bytes, b, sizeof b),
+                            at->file ? "file" : "anonymous", at->label);
+            else
+                escape_line(stdout, "        %3.0f%%  %9s  %s", 100 * at->share,
+                            units_format_bytes(at->bytes, b, sizeof b), at->label);
         }
         for (size_t k = 0; k < f->nremediation; k++)
             escape_line(stdout, "      - %s", f->remediation[k]);

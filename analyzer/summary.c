@@ -79,6 +79,8 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         }
     }
     s->heap += size;
+    if (s->heap > s->heap_since_max)
+        s->heap_since_max = s->heap;
     if (s->heap > s->peak_heap) {
         s->peak_heap = s->heap;
         s->peak_heap_t = s->last_t;
@@ -205,15 +207,27 @@ void summary_add(summary_t *s, const event_t *e)
             *p = (summary_point_t){
                 .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
                 .allocated = e->malloc_in_use, .total = e->device_total,
-                .heap_live = e->heap_live, .tree_rss = e->tree_rss};
+                .heap_live = e->heap_live, .tree_rss = e->tree_rss,
+                .heap_max = s->heap_since_max > s->heap ? s->heap_since_max : s->heap};
+            if (e->heap_live > p->heap_max) /* the recorder's count, when it saw more */
+                p->heap_max = e->heap_live;
             const json_t *r = json_object_get(o, "rollup");
             const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
             if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&
                 json_integer_value(rr) >= json_integer_value(ra)) {
                 p->rollup_rss = (uint64_t)json_integer_value(rr);
                 p->rollup_anon = (uint64_t)json_integer_value(ra);
+                const json_t *pc = json_object_get(r, "private_clean");
+                const json_t *sc = json_object_get(r, "shared_clean");
+                int64_t clean = (json_is_integer(pc) ? json_integer_value(pc) : 0) +
+                                (json_is_integer(sc) ? json_integer_value(sc) : 0);
+                if (clean > 0)
+                    p->rollup_clean = (uint64_t)clean < p->rollup_rss - p->rollup_anon
+                                          ? (uint64_t)clean
+                                          : p->rollup_rss - p->rollup_anon;
             }
         }
+        s->heap_since_max = s->heap;
         if (e->rss > s->peak_rss)
             s->peak_rss = e->rss;
         if (e->hwm > s->peak_hwm)

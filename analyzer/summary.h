@@ -31,9 +31,12 @@ typedef struct summary_point_s {
     uint64_t allocated; /* allocator in use */
     uint64_t total;     /* device total */
     uint64_t heap_live; /* memsim's live requested bytes */
+    uint64_t heap_max;  /* the most requested bytes live since the sample before, from the
+                           events (the analyzer's own count) */
     uint64_t mapped, mapped_file; /* the program's mappings live (analyzer/mappings.h) */
     uint64_t tree_rss;  /* the process and its descendants */
     uint64_t rollup_rss, rollup_anon; /* smaps_rollup's Rss and Anonymous; 0: none */
+    uint64_t rollup_clean; /* its Private_Clean + Shared_Clean: file pages read, not written */
 } summary_point_t;
 
 /* A phase the program marked. */
@@ -82,6 +85,7 @@ typedef struct summary_s {
     uint64_t allocations, frees, reallocs;
     uint64_t bytes_allocated;
     uint64_t heap, peak_heap, peak_heap_t;
+    uint64_t heap_since_max; /* the most heap live since the last sample */
     uint64_t temporaries;
     uint64_t size_hist[65];  /* allocations by request size: [k] holds sizes in [2^(k-1), 2^k) ([0]: 0) */
     uint64_t peak_rss, peak_hwm, peak_tree_rss;

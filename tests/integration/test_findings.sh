@@ -54,30 +54,39 @@ expect_status "spike" 0 "$A" --json --no-replay "$TMP/spike.jsonl"
 expect_eq "spike: one finding" "$("$J" findings.# <"$TMP/out")" 1
 expect_eq "spike: transient_spike" "$("$J" findings.0.classification <"$TMP/out")" transient_spike
 expect_eq "spike: on the gap" "$("$J" findings.0.series <"$TMP/out")" gap
-expect_eq "spike: one spike" "$("$J" findings.0.evidence.spike_count <"$TMP/out")" 1
-expect_eq "spike: max z of one outlier in 20, (n-1)/sqrt(n)" \
-    "$("$J" findings.0.evidence.max_zscore <"$TMP/out" | awk '{printf "%.3f", $1}')" 4.249
+expect_eq "spike: its baseline, the median gap" "$("$J" findings.0.evidence.baseline_bytes <"$TMP/out")" $((20 * MB)).0
+# The flat baseline has no spread: its floor is 0.5% of its level.
+expect_eq "spike: robust z of 380 MiB over a spread of 0.5% of 20 MiB" \
+    "$("$J" findings.0.evidence.robust_z <"$TMP/out")" 3800.0
 # Severity follows the bytes at stake and their share of the peak RSS:
-# the spike's 400 MiB over a mean gap of 39 MiB is 361 MiB of 500 MiB.
-expect_eq "spike: its bytes, the peak above the mean" "$("$J" findings.0.bytes <"$TMP/out")" $((361 * MB))
-expect_eq "spike: critical (72% of peak RSS)" "$("$J" findings.0.severity <"$TMP/out")" critical
+# the spike's 400 MiB over a baseline gap of 20 MiB is 380 MiB of 500 MiB.
+expect_eq "spike: its bytes, the height above the baseline" "$("$J" findings.0.bytes <"$TMP/out")" $((380 * MB))
+expect_eq "spike: critical (76% of peak RSS)" "$("$J" findings.0.severity <"$TMP/out")" critical
 expect_eq "spike: in the marked phase" "$("$J" findings.0.phase <"$TMP/out")" load
 expect_eq "spike: at its sample (1.0 s)" "$("$J" findings.0.evidence_at_s <"$TMP/out")" 1.0
+expect_eq "spike: from its sample" "$("$J" findings.0.start_s <"$TMP/out")" 1.0
+expect_eq "spike: to its sample" "$("$J" findings.0.end_s <"$TMP/out")" 1.0
 
 expect_status "drift" 0 "$A" --json --no-replay "$TMP/drift.jsonl"
 expect_eq "drift: one finding" "$("$J" findings.# <"$TMP/out")" 1
 expect_eq "drift: persistent_drift" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
 expect_eq "drift: 10 MiB per 0.1 s" "$("$J" findings.0.evidence.slope_bytes_per_sec <"$TMP/out")" 104857600.0
 expect_eq "drift: R² 1" "$("$J" findings.0.evidence.r_squared <"$TMP/out")" 1.0
-expect_eq "drift: critical" "$("$J" findings.0.severity <"$TMP/out")" critical
-expect_grep "drift: human units" "drifting upward at 100 MiB/s" "$TMP/out"
+# Severity is the lower of the share's level and the bytes' own: 190 MiB
+# is 66% of the peak RSS but under --critical-bytes (256 MiB).
+expect_eq "drift: a warning (190 MiB)" "$("$J" findings.0.severity <"$TMP/out")" warning
+expect_status "drift, --critical-bytes 128M" 0 "$A" --json --no-replay --critical-bytes 128M "$TMP/drift.jsonl"
+expect_eq "drift: critical then" "$("$J" findings.0.severity <"$TMP/out")" critical
+expect_grep "drift: human units" "grows at 100 MiB/s from 0.100 s to 2.000 s" "$TMP/out"
 
 expect_status "fragmentation" 0 "$A" --json --no-replay "$TMP/frag.jsonl"
 expect_eq "frag: one finding" "$("$J" findings.# <"$TMP/out")" 1
 expect_eq "frag: fragmentation_like" "$("$J" findings.0.classification <"$TMP/out")" fragmentation_like
 expect_eq "frag: (100 - 30) / 100" \
-    "$("$J" findings.0.evidence.avg_fragmentation_ratio <"$TMP/out" | awk '{printf "%.4f", $1}')" 0.7000
-expect_eq "frag: critical above 0.5" "$("$J" findings.0.severity <"$TMP/out")" critical
+    "$("$J" findings.0.evidence.held_ratio <"$TMP/out" | awk '{printf "%.4f", $1}')" 0.7000
+expect_eq "frag: the allocator's" "$("$J" findings.0.series <"$TMP/out")" heap_live
+expect_eq "frag: 70 MiB held" "$("$J" findings.0.bytes <"$TMP/out")" $((70 * MB))
+expect_eq "frag: a warning (70 MiB of 120 MiB: under 256 MiB)" "$("$J" findings.0.severity <"$TMP/out")" warning
 expect_eq "frag: confidence min(1, 0.7 / 0.6)" "$("$J" findings.0.confidence <"$TMP/out")" 1.0
 
 expect_status "heap growth" 0 "$A" --json --no-replay "$TMP/leak.jsonl"
@@ -89,7 +98,7 @@ expect_eq "leak: a warning (19 MiB of growth, 16% of peak RSS)" "$("$J" findings
 for m in 24g tb; do
     expect_status "drift on a $m machine" 0 "$A" --json --no-replay "$TMP/drift-$m.jsonl"
     expect_eq "$m: the drift counts" "$("$J" findings.0.classification <"$TMP/out")" persistent_drift
-    expect_eq "$m: critical (190 MiB of 290 MiB)" "$("$J" findings.0.severity <"$TMP/out")" critical
+    expect_eq "$m: a warning (190 MiB of 290 MiB)" "$("$J" findings.0.severity <"$TMP/out")" warning
 done
 expect_status "tiny" 0 "$A" --json --no-replay "$TMP/tiny.jsonl"
 expect_eq "a gap spike under 1 MiB is no finding" "$("$J" findings.# <"$TMP/out")" 0
@@ -104,7 +113,7 @@ expect_eq "none then" "$("$J" findings.# <"$TMP/out")" 0
 expect_status "a bad --min-bytes" 2 "$A" --min-bytes lots "$TMP/leak.jsonl"
 expect_one_line "one line for it" "$TMP/err"
 expect_status "--fail-on info on a calm trace" 0 "$A" --no-replay --fail-on info "$TMP/calm.jsonl"
-expect_status "a higher --spike-z hides the spike" 0 "$A" --json --no-replay --spike-z 5 "$TMP/spike.jsonl"
+expect_status "a --spike-z above its robust z hides the spike" 0 "$A" --json --no-replay --spike-z 5000 "$TMP/spike.jsonl"
 expect_eq "no finding then" "$("$J" findings.# <"$TMP/out")" 0
 echo '{"transient_spike": ["look at the batch size"]}' >"$TMP/rem.json"
 expect_status "--remediation" 0 "$A" --json --no-replay --remediation "$TMP/rem.json" "$TMP/spike.jsonl"
@@ -145,9 +154,11 @@ expect_eq "map_drift: one munmap" "$(m summary.munmap_calls)" 1
 expect_eq "map_drift: one mapping site" "$(m mapping_sites.#)" 1
 expect_eq "map_drift: its calls" "$(m mapping_sites.0.calls)" 60
 expect_grep "map_drift: the site is main" '"function": "main"' "$TMP/md.json"
-expect_eq "map_drift: the gap's drift is found" "$(m findings.0.classification)/$(m findings.0.series)" \
-    persistent_drift/gap
-expect_eq "map_drift: critical" "$(m findings.0.severity)" critical
+# The gap drifts as the mappings do: one finding, the mappings'.
+expect_eq "map_drift: one finding" "$(m findings.#)" 1
+expect_eq "map_drift: the mappings' drift is found" "$(m findings.0.classification)/$(m findings.0.series)" \
+    persistent_drift/mapped
+expect_eq "map_drift: a warning (120 MiB: under --critical-bytes)" "$(m findings.0.severity)" warning
 expect_eq "map_drift: explained by a mapping" "$(m findings.0.attribution.0.kind)" mapping
 expect_eq "map_drift: by most of the gap" \
     "$(m findings.0.attribution.0.share | awk '{print ($1 > 0.9) ? "yes" : "no " $1}')" yes
