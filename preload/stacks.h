@@ -1,16 +1,22 @@
 /*
  * stacks: call stacks deduplicated into small ids.
  *
- * Ids start at 1 (0: no stack).  A new stack's record is handed to the
- * caller-supplied function while the table is locked, so no thread can
- * use an id before its record is queued ahead of the use.  Lookups of
- * stacks a thread has seen recently skip the lock (a per-thread cache).
- * Capturing is preload/unwind.h's.
+ * Ids start at 1 (0: no stack) and are never given twice.  A new
+ * stack's record is handed to the caller-supplied function while the
+ * table is locked, so no thread can use an id before its record is
+ * queued ahead of the use.  Lookups of stacks a thread has seen recently
+ * skip the lock (a per-thread cache).  Capturing is preload/unwind.h's.
+ *
+ * The table's memory is bounded (STACKS_MEMORY_MAX, whatever the number
+ * of stacks): a stack not seen for a long while is forgotten, and seen
+ * again it is new, with a new id and record.  The recorder gives the
+ * same frames the same id in the trace (recorder/stackids.h).
  */
 #ifndef MEMSIM_PRELOAD_STACKS_H
 #define MEMSIM_PRELOAD_STACKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef void (*stacks_write_fn)(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx);
@@ -23,8 +29,15 @@ typedef void (*stacks_write_fn)(uint64_t id, const uintptr_t *frames, unsigned n
 uint64_t stacks_intern(const uintptr_t *frames, unsigned n, stacks_write_fn write, void *ctx,
                        bool *is_new);
 
-/* Distinct stacks so far. */
+/* The most memory the table maps, in bytes: two generations of 6 MiB
+ * of stacks and a 1 MiB index each, and 0.5 MiB while an index doubles. */
+#define STACKS_MEMORY_MAX (29u << 19)
+
+/* Ids given so far (the last one). */
 uint64_t stacks_count(void);
+
+/* The memory the table maps now, in bytes. */
+size_t stacks_memory(void);
 
 /* A library was unloaded from [lo, hi): the stacks with a frame there
  * are forgotten.  The next use of the same frames (code loaded at that

@@ -14,8 +14,13 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define ALLOC_STEP (1u << 20)
+/* The file is allocated to what is written and OUT_RESERVE past it,
+ * in blocks, no more: on a small disk the trace takes no room the
+ * program or the other traces of its tree would have had. */
+#define ALLOC_STEP 4096u
 #define ZSTD_LEVEL 1 /* fast, and about 5 times smaller (docs/preload.md) */
+
+static uint64_t room_for(out_t *o, uint64_t more);
 
 int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
                size_t errlen)
@@ -60,6 +65,11 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
     o->limit = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                    ? (uint64_t)rl.rlim_cur
                    : UINT64_MAX;
+    /* The end record's room at once: the disk may fill before the
+     * first flush.  On a disk full already, room_for tries again at
+     * each flush (the line at exit says what was not written). */
+    room_for(o, 0);
+    o->err = 0;
     if (cfg->compress) {
         o->zcap = ZSTD_compressBound(OUT_BUF);
         o->zbuf = malloc(o->zcap);

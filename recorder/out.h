@@ -6,9 +6,10 @@
  * records reach the file.  Compressed (the default), each write is one
  * complete zstd frame: a recorder killed in the middle of one leaves a
  * file whose frames before it all decode.  Room for the end record is always kept: the
- * file is allocated OUT_RESERVE bytes ahead of what is written
- * (fallocate with FALLOC_FL_KEEP_SIZE), and never grows past the file
- * size limit (ulimit -f) less that reserve.  A record that does not fit
+ * file is allocated OUT_RESERVE bytes ahead of what is written, no more
+ * (fallocate with FALLOC_FL_KEEP_SIZE, from its creation, by blocks: a
+ * small disk keeps its room for the program and the other traces), and
+ * never grows past the file size limit (ulimit -f) less that reserve.  A record that does not fit
  * (a full disk, a quota, the limit) is counted as dropped, with the
  * cause; the end record still goes in, so readers reach it.
  */

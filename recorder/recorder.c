@@ -18,6 +18,7 @@
 #include "preload/msg.h"
 #include "preload/ring.h"
 #include "recorder/records.h"
+#include "recorder/stackids.h"
 #include "recorder/state.h"
 
 #define ATTACH_WAIT_NS 30000000000ull /* a forked child that never shows up */
@@ -157,6 +158,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     rc->exec_pending = false;
     rc->stacks = rc->lost = 0;
     rc->have_malloc = false;
+    stackids_reset();
     reorder_init(&rc->ro, take_one, rc);
     intake_init(&rc->in, r);
     if (wait_published(r)) {
@@ -249,7 +251,7 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
                        .after_end = after,
                        .unknown_frees = state_unknown_frees(),
                        .untracked = state_untracked(),
-                       .stackless = atomic_load(&r->stackless),
+                       .stackless = atomic_load(&r->stackless) + stackids_unmapped(),
                        .threadless = records_threadless(),
                        .live_allocations = state_live_blocks(),
                        .live_bytes = state_live_bytes(),
@@ -420,11 +422,14 @@ static void take(rec_t *rc, const ring_slot_t *m)
     uint64_t t = t_of(rc, m->t);
     uint64_t sim;
     size_t n;
+    /* The process's stack id, as the trace's (recorder/stackids.h). */
+    uint32_t stack = m->kind == MSG_STACK || !m->stack ? 0 : stackids_of(m->stack);
+    bool fresh;
     switch (m->kind) {
     case MSG_ALLOC:
         rc->heap_since++;
-        state_alloc(m->a, m->b, m->c, m->stack);
-        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, m->stack);
+        state_alloc(m->a, m->b, m->c, stack);
+        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, stack);
         break;
     case MSG_FREE:
         rc->heap_since++;
@@ -435,10 +440,10 @@ static void take(rec_t *rc, const ring_slot_t *m)
         if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
             heap_free(rc, m, t, m->d);
         } else if (!m->b) {
-            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, m->stack);
+            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
         } else {
-            state_found_t f = state_realloc(m->a, m->b, m->c, m->stack, &sim);
-            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, m->stack,
+            state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, stack,
                             f.inherited);
         }
         break;
@@ -448,11 +453,11 @@ static void take(rec_t *rc, const ring_slot_t *m)
     case MSG_MMAP:
         state_mapped(m->b);
         records_mmap(o, t, m->tid, m->fn, m->a, m->b, (int)(uint32_t)m->c, (int)(m->c >> 32),
-                     (int)(int64_t)m->d, m->stack);
+                     (int)(int64_t)m->d, stack);
         break;
     case MSG_MUNMAP:
         state_unmapped(m->b);
-        records_munmap(o, t, m->tid, m->a, m->b, m->stack);
+        records_munmap(o, t, m->tid, m->a, m->b, stack);
         break;
     case MSG_MREMAP:
         if (m->c != MSG_MAP_FAILED) {
@@ -460,14 +465,17 @@ static void take(rec_t *rc, const ring_slot_t *m)
             state_mapped(m->d);
         }
         records_mremap(o, t, m->tid, m->a, m->b, m->c == MSG_MAP_FAILED ? UINT64_MAX : m->c, m->d,
-                       (int)m->e, m->stack);
+                       (int)m->e, stack);
         break;
     case MSG_STACK:
         n = bytes_of(rc, m) / sizeof(uint64_t);
         if (m->b < n)
             n = m->b;
-        records_stack(o, t, m->tid, m->a, (const uint64_t *)(void *)rc->bytes, (unsigned)n);
-        rc->stacks++;
+        stack = stackids_post(m->a, (const uint64_t *)(void *)rc->bytes, (unsigned)n, &fresh);
+        if (fresh) { /* else a stack the process forgot and posted again */
+            records_stack(o, t, m->tid, stack, (const uint64_t *)(void *)rc->bytes, (unsigned)n);
+            rc->stacks++;
+        }
         break;
     case MSG_MODULE_LOAD:
         n = bytes_of(rc, m);
@@ -476,6 +484,7 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_MODULE_UNLOAD:
         module_remove(rc, m->a, m->b);
+        stackids_forget_range(m->a, m->a + m->b);
         records_module_unload(o, t, m->tid, m->a, m->b);
         break;
     case MSG_PHASE:

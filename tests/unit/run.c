@@ -19,6 +19,7 @@ int main(void)
         livemap_suite,
         reorder_suite,
         stacks_suite,
+        stackids_suite,
         walk_suite,
         recorder_suite,
         ring_suite,

@@ -20,6 +20,7 @@ Suite *childenv_suite(void);
 Suite *livemap_suite(void);
 Suite *reorder_suite(void);
 Suite *stacks_suite(void);
+Suite *stackids_suite(void);
 Suite *walk_suite(void);
 Suite *recorder_suite(void);
 Suite *ring_suite(void);

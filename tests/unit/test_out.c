@@ -123,6 +123,36 @@ START_TEST(records_reach_the_file_whole)
 }
 END_TEST
 
+/* The disk's blocks of a file, in bytes. */
+static long long blocks_of(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (long long)st.st_blocks * 512;
+}
+
+/* The file takes the end record's room from its creation, and no more
+ * than that past what is written (a mebibyte at a time took a small
+ * disk's room from the program and the other traces of its tree). */
+START_TEST(the_file_takes_its_reserve_and_no_more)
+{
+    make_dir();
+    config_t c = cfg_for(dir);
+    out_t o;
+    char err[600];
+    ck_assert_int_eq(out_create(&o, &c, "p", 1, err, sizeof err), 0);
+    long long at_start = blocks_of(o.path);
+    ck_assert(at_start == 0 || at_start == OUT_RESERVE); /* 0: no fallocate here */
+    for (int i = 0; i < 1000; i++)
+        put(&o, "{\"ev\":\"x\"}\n");
+    out_flush(&o);
+    ck_assert_int_eq(size_of(o.path), 1000 * 11);
+    ck_assert_int_le(blocks_of(o.path), (1000 * 11 + OUT_RESERVE + 4095) / 4096 * 4096);
+    out_close(&o);
+    remove_dir();
+}
+END_TEST
+
 /* ulimit -f: the file stops short of the limit, keeping room for the end
  * record; the rest is counted, with EFBIG as the cause. */
 START_TEST(the_file_size_limit_keeps_room_for_the_end)
@@ -251,6 +281,7 @@ Suite *out_suite(void)
     TCase *tc = tcase_create("out");
     tcase_add_test(tc, names_are_never_reused);
     tcase_add_test(tc, records_reach_the_file_whole);
+    tcase_add_test(tc, the_file_takes_its_reserve_and_no_more);
     tcase_add_test(tc, the_file_size_limit_keeps_room_for_the_end);
     tcase_add_test(tc, compressed_records_decode_whole);
     tcase_add_test(tc, compressed_file_size_limit);

@@ -607,6 +607,45 @@ START_TEST(stacks_modules_mappings_phases)
 }
 END_TEST
 
+/* The process forgot a stack and posted it again under a new id: the
+ * trace has one record of it, and the events of both ids name it; after
+ * its library's unload, the same frames are a new stack. */
+START_TEST(a_stack_posted_again_keeps_its_trace_id)
+{
+    start();
+    uint64_t a[2] = {0x7f0000001000, 0x401000}, b[2] = {0x402000, 0x401000};
+    post_bytes(MSG_STACK, 1, 2, a, sizeof a);
+    post_bytes(MSG_STACK, 2, 2, b, sizeof b);
+    post(MSG_ALLOC, FN_MALLOC, 0x1000, 10, 16, 1);
+    post_bytes(MSG_STACK, 3, 2, a, sizeof a); /* forgotten, posted again */
+    post(MSG_ALLOC, FN_MALLOC, 0x2000, 20, 16, 3);
+    post(MSG_ALLOC, FN_MALLOC, 0x3000, 30, 16, 2);
+    post(MSG_MODULE_UNLOAD, 0, 0x7f0000000000, 0x4000, 0, 0);
+    post_bytes(MSG_STACK, 4, 2, a, sizeof a); /* new code at the same address */
+    post(MSG_ALLOC, FN_MALLOC, 0x4000, 40, 16, 4);
+    post(MSG_ALLOC, FN_MALLOC, 0x5000, 50, 16, 9); /* never posted */
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    size_t at = 0;
+    ck_assert_int_eq(ival(next_of(all, "stack", &at), "id"), 1);
+    ck_assert_int_eq(ival(next_of(all, "stack", &at), "id"), 2);
+    json_int_t want[] = {1, 1, 2};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ival(next_of(all, "alloc", &at), "stack"), want[i]);
+    json_t *s = next_of(all, "stack", &at);
+    ck_assert_int_eq(ival(s, "id"), 3);
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(s, "frames"), 0)),
+                     0x7f0000001000);
+    ck_assert_int_eq(ival(next_of(all, "alloc", &at), "stack"), 3);
+    ck_assert_int_eq(ival(next_of(all, "alloc", &at), "stack"), 0);
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "stacks"), 3);
+    ck_assert_int_eq(ival(end, "stackless"), 1);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 /* exec, then exec_failed: the trace goes on, and ends as it will. */
 START_TEST(a_failed_exec_continues_the_trace)
 {
@@ -681,6 +720,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, blocks_the_live_map_has_no_memory_for_are_counted);
     tcase_add_test(tc, threads_the_thread_table_has_no_memory_for_are_counted);
     tcase_add_test(tc, stacks_modules_mappings_phases);
+    tcase_add_test(tc, a_stack_posted_again_keeps_its_trace_id);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);

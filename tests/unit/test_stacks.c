@@ -89,22 +89,24 @@ START_TEST(stacks_through_an_unloaded_library_start_again)
 }
 END_TEST
 
+/* 50,000 stacks: more than a generation holds (the young one rotates
+ * once), fewer than two; every one keeps its id. */
 START_TEST(many_stacks_grow_the_table)
 {
     static written_t w;
     memset(&w, 0, sizeof w);
     stacks_reset();
     bool fresh;
-    for (uintptr_t i = 1; i <= 100000; i++) {
+    for (uintptr_t i = 1; i <= 50000; i++) {
         uintptr_t f[4] = {i, i * 3, 7, i ^ 0x55};
         REQUIRE(stacks_intern(f, 4, record, &w, &fresh) == i, "stack %lu", (unsigned long)i);
     }
-    for (uintptr_t i = 1; i <= 100000; i += 7) {
+    for (uintptr_t i = 1; i <= 50000; i += 7) {
         uintptr_t f[4] = {i, i * 3, 7, i ^ 0x55};
         REQUIRE(stacks_intern(f, 4, record, &w, &fresh) == i && !fresh, "again %lu",
                 (unsigned long)i);
     }
-    ck_assert_int_eq(w.calls, 100000);
+    ck_assert_int_eq(w.calls, 50000);
 }
 END_TEST
 
@@ -139,6 +141,100 @@ START_TEST(threads_write_each_stack_once)
     ck_assert_uint_eq(stacks_count(), 2000);
     for (int id = 1; id <= 2000; id++)
         REQUIRE(shared.per_id[id] == 1, "stack %d written %d times", id, shared.per_id[id]);
+}
+END_TEST
+
+/* A million distinct stacks: the table's memory stays bounded; every
+ * stack gets a new id, written once. */
+START_TEST(a_million_stacks_in_bounded_memory)
+{
+    static written_t w;
+    memset(&w, 0, sizeof w);
+    stacks_reset();
+    bool fresh;
+    for (uintptr_t i = 1; i <= 1000000; i++) {
+        uintptr_t f[20];
+        for (unsigned k = 0; k < 20; k++)
+            f[k] = 0x400000 + (i >> k & 1) * 0x100 + k;
+        f[19] = i;
+        REQUIRE(stacks_intern(f, 20, record, &w, &fresh) == i && fresh, "stack %lu",
+                (unsigned long)i);
+    }
+    ck_assert_int_eq(w.calls, 1000000);
+    ck_assert_uint_le(stacks_memory(), STACKS_MEMORY_MAX);
+    ck_assert_uint_ge(stacks_memory(), 12u << 20); /* both generations were filled */
+}
+END_TEST
+
+/* A stack in use stays, with its id, however many others come; one not
+ * seen for long is forgotten, and comes back new, with an id of its own. */
+START_TEST(stacks_in_use_stay_and_old_ones_come_back_new)
+{
+    static written_t w;
+    memset(&w, 0, sizeof w);
+    stacks_reset();
+    bool fresh;
+    uintptr_t hot[3] = {0x1111, 0x2222, 0x3333}, cold[3] = {0x4444, 0x5555, 0x6666};
+    ck_assert_uint_eq(stacks_intern(hot, 3, record, &w, &fresh), 1);
+    ck_assert_uint_eq(stacks_intern(cold, 3, record, &w, &fresh), 2);
+    for (uintptr_t i = 1; i <= 400000; i++) {
+        uintptr_t f[4] = {i, 7, 8, 9};
+        REQUIRE(stacks_intern(f, 4, record, &w, &fresh) == i + 2 && fresh, "stack %lu",
+                (unsigned long)i);
+        if (i % 1000 == 0) {
+            REQUIRE(stacks_intern(hot, 3, record, &w, &fresh) == 1 && !fresh, "hot at %lu",
+                    (unsigned long)i);
+        }
+    }
+    ck_assert_uint_eq(stacks_intern(cold, 3, record, &w, &fresh), 400003);
+    ck_assert(fresh);
+    ck_assert_uint_eq(w.last_id, 400003);
+    ck_assert_uint_eq(w.last[0], 0x4444);
+    ck_assert_uint_eq(stacks_intern(cold, 3, record, &w, &fresh), 400003);
+    ck_assert(!fresh);
+    ck_assert_int_eq(w.calls, 400003);
+}
+END_TEST
+
+/* Threads interning across generations: an id always names the frames it
+ * was written with, and is written before any thread gets it. */
+#define RACE_IDS (1u << 22)
+static _Atomic uintptr_t race_frame[RACE_IDS]; /* id -> its stack's first frame */
+static _Atomic int race_bad;
+
+static void race_record(uint64_t id, const uintptr_t *frames, unsigned n, void *ctx)
+{
+    (void)n, (void)ctx;
+    if (id >= RACE_IDS || atomic_exchange(&race_frame[id], frames[0]))
+        race_bad++;
+}
+
+static void *race_intern(void *arg)
+{
+    uintptr_t seed = (uintptr_t)arg;
+    bool fresh;
+    for (uintptr_t k = 0; k < 300000; k++) {
+        uintptr_t i = (k * 2654435761u + seed) % 150000 + 1;
+        uintptr_t f[6] = {i, 0xa, 0xb, 0xc, 0xd, i * 3};
+        uint64_t id = stacks_intern(f, 6, race_record, NULL, &fresh);
+        if (!id || id >= RACE_IDS || atomic_load(&race_frame[id]) != i)
+            race_bad++;
+    }
+    return NULL;
+}
+
+START_TEST(threads_across_generations_see_their_own_stacks)
+{
+    memset(race_frame, 0, sizeof race_frame);
+    race_bad = 0;
+    stacks_reset();
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, race_intern, (void *)(i * 40503));
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(race_bad, 0);
+    ck_assert_uint_gt(stacks_count(), 150000); /* some came back new */
 }
 END_TEST
 
@@ -191,6 +287,9 @@ Suite *stacks_suite(void)
     tcase_add_test(tc, stacks_through_an_unloaded_library_start_again);
     tcase_add_test(tc, many_stacks_grow_the_table);
     tcase_add_test(tc, threads_write_each_stack_once);
+    tcase_add_test(tc, a_million_stacks_in_bounded_memory);
+    tcase_add_test(tc, stacks_in_use_stay_and_old_ones_come_back_new);
+    tcase_add_test(tc, threads_across_generations_see_their_own_stacks);
     tcase_add_test(tc, capture_uses_libunwind_and_no_descriptor);
     suite_add_tcase(s, tc);
     return s;
