@@ -39,6 +39,7 @@ int main(void)
         layout_suite,
         untraced_suite,
         run_report_suite,
+        report_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -42,5 +42,6 @@ Suite *timeline_suite(void);
 Suite *layout_suite(void);
 Suite *untraced_suite(void);
 Suite *run_report_suite(void);
+Suite *report_suite(void);
 
 #endif
