@@ -117,8 +117,11 @@ mkdir -p "$TMP/k"
 K=$(cd "$TMP/k" && pwd)
 (trace "$K" "$PROG/alloc_heavy" 2 3000000 >"$TMP/k.out" 2>"$TMP/k.err"; echo "status $?" >>"$TMP/k.out") &
 waiter=$!
+# Until 100 KiB are written (the trace ends some 60 MB long): however long
+# start-up takes on a loaded machine (a fixed 5 s was not always enough:
+# the recorder was killed before its first frame, or not found at all).
 i=0
-while [ $i -lt 100 ] && [ -z "$(find "$K" -name '*.zst' -size +100k)" ]; do
+while [ $i -lt 1200 ] && [ -z "$(find "$K" -name '*.zst' -size +100k)" ]; do
     sleep 0.05
     i=$((i + 1))
 done
