@@ -35,7 +35,7 @@ for p in fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflo
         exit
     fi
 done
-LIMIT=20 # seconds for any one run; then SIGKILL 2 s later (a hung process may block SIGTERM)
+LIMIT=60 # seconds for any one run; then SIGKILL 2 s later (a hung process may block SIGTERM)
 TAG=4096:777
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
