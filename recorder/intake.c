@@ -382,8 +382,17 @@ ring_slot_t *intake_next(intake_t *in)
 void intake_consume(intake_t *in, const ring_slot_t *m)
 {
     uint64_t p = in->cur;
-    for (unsigned i = 0; i < m->nslots; i++)
+    /* The length is read once, before a slot is freed: a freed slot is
+     * the next lap's, and its producer may write it at once (a one-slot
+     * post sets nslots to 1).  Read after the head was freed, it cut the
+     * message short: its continuation slots stayed unfreed, scan stopped
+     * inside it, and they were taken for holes that never fill, holding
+     * the tail and, a lap later, every producer.  The head goes last, so
+     * m is the message until the end. */
+    unsigned n = m->nslots;
+    for (unsigned i = n; i-- > 1;)
         free_slot(in, p + i);
+    free_slot(in, p);
     if (in->nready && in->ready[in->pick].pos == p) {
         if (in->pick == in->r0) {
             in->r0++;
@@ -394,7 +403,7 @@ void intake_consume(intake_t *in, const ring_slot_t *m)
         if (!--in->nready)
             in->r0 = 0;
     } else if (p == in->scan) {
-        in->scan = p + m->nslots;
+        in->scan = p + n;
     }
     advance_tail(in);
 }

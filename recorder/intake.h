@@ -109,7 +109,9 @@ void intake_init(intake_t *in, region_t *r);
  * not pass a hole yet (held says so). */
 ring_slot_t *intake_next(intake_t *in);
 
-/* The message intake_next returned is taken: its slots are free. */
+/* The message intake_next returned is taken: its slots are free.  m is
+ * not read once its head slot is (the next lap's producer may be
+ * writing it): the caller copies what it needs after (its kind) first. */
 void intake_consume(intake_t *in, const ring_slot_t *m);
 
 /* The published head slot `ahead` positions past the last one
