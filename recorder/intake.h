@@ -55,7 +55,10 @@
  *
  * Invariants: tail <= every hole and ready entry < scan <= head; holes
  * and ready are sorted and disjoint; every position in [tail, scan) is
- * a hole, inside a ready message, or consumed.
+ * a hole, inside a ready message, or consumed; an unpublished claim's
+ * slots are holes from its head on (so a continuation slot found as a
+ * hole with no hole right before it, inside no ready message, is left
+ * from a message taken already: it is freed, not waited for).
  */
 #ifndef MEMSIM_RECORDER_INTAKE_H
 #define MEMSIM_RECORDER_INTAKE_H

@@ -6,7 +6,8 @@
  * waits, a hole is passed by what may pass it and by nothing else, a
  * slot a hole holds moves the claim of the lap after, a claim given up
  * is skipped, a post interrupted by the end is settled, and a message
- * is freed whole though the next lap writes its head meanwhile.
+ * is freed whole though the next lap writes its head meanwhile (and
+ * continuation slots left from a taken one are freed).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -229,6 +230,29 @@ static void next_lap_writes(int sig, siginfo_t *si, void *uc)
     overwritten->nslots = 1;
 }
 
+/* The 5-slot message at 0 was taken: its slots are the next lap's, the
+ * tail is past it, and a lap and more on its slots take posts (none
+ * waits: a slot never freed drops them). */
+static void taken_whole(region_t *r)
+{
+    ring_slot_t *slots = region_slots(r);
+    ck_assert_ptr_null(next());
+    for (uint64_t p = 0; p < 5; p++)
+        ck_assert_uint_eq(atomic_load(&slots[p].word), ring_word(p + RING_SLOTS, r->ring.shift, RING_FREE));
+    ck_assert_uint_eq(intake_backlog(&in), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.tail), 5);
+    for (unsigned i = 0; i < RING_SLOTS + 8; i++) {
+        ring_slot_t m = {.kind = MSG_ALLOC, .a = i};
+        ck_assert_uint_ne(ring_post(r, &m, NULL, 0, RING_NOWAIT), 0);
+        ring_slot_t *t = next();
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->a, i);
+        consume(t);
+    }
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.tail), atomic_load(&r->ring.head));
+}
+
 START_TEST(a_message_s_length_is_read_before_its_slots_are_freed)
 {
     region_t *r = fresh_region();
@@ -253,25 +277,28 @@ START_TEST(a_message_s_length_is_read_before_its_slots_are_freed)
     sigaction(SIGSEGV, &old, NULL);
     mprotect(ro_page, ro_len, PROT_READ | PROT_WRITE);
     ck_assert_int_eq(faults, 1);
+    taken_whole(r);
+}
+END_TEST
 
-    ring_slot_t *slots = region_slots(r);
-    for (uint64_t p = 0; p < 5; p++)
-        ck_assert_uint_eq(atomic_load(&slots[p].word), ring_word(p + RING_SLOTS, r->ring.shift, RING_FREE));
-    ck_assert_ptr_null(next());
-    ck_assert_uint_eq(intake_backlog(&in), 0);
-    ck_assert_uint_eq(atomic_load(&r->ring.tail), 5);
-    /* A lap and more on, the slots it held take posts (none waits: a
-     * slot never freed drops them). */
-    for (unsigned i = 0; i < RING_SLOTS + 8; i++) {
-        ring_slot_t m = {.kind = MSG_ALLOC, .a = i};
-        ck_assert_uint_ne(ring_post(r, &m, NULL, 0, RING_NOWAIT), 0);
-        ring_slot_t *t = next();
-        ck_assert_ptr_nonnull(t);
-        ck_assert_uint_eq(t->a, i);
-        consume(t);
-    }
-    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 0);
-    ck_assert_uint_eq(atomic_load(&r->ring.tail), atomic_load(&r->ring.head));
+/* A slip that left a taken message's continuation slots unfreed, and
+ * scan inside it (what reading its length after freeing its head did):
+ * the next look finds continuation slots with no claim before them, and
+ * frees them, instead of waiting for them as holes for good. */
+START_TEST(a_continuation_left_from_a_taken_message_is_freed)
+{
+    region_t *r = fresh_region();
+    char frames[208];
+    memset(frames, 0x5a, sizeof frames);
+    ring_slot_t s = {.kind = MSG_STACK, .a = 1};
+    ck_assert_uint_ne(ring_post(r, &s, frames, sizeof frames, 0), 0);
+    ring_slot_t *h = next();
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(h->nslots, 5);
+    atomic_store(&region_slots(r)[0].word, ring_word(RING_SLOTS, r->ring.shift, RING_FREE));
+    in.scan = in.tail = 1;
+    atomic_store(&r->ring.tail, 1);
+    taken_whole(r);
 }
 END_TEST
 
@@ -762,6 +789,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, threads_lose_nothing_and_keep_their_order);
     tcase_add_test(tc, bytes_cross_the_wrap);
     tcase_add_test(tc, a_message_s_length_is_read_before_its_slots_are_freed);
+    tcase_add_test(tc, a_continuation_left_from_a_taken_message_is_freed);
     tcase_add_test(tc, nowait_drops_when_full);
     tcase_add_test(tc, a_hole_is_passed_and_taken_when_filled);
     tcase_add_test(tc, an_open_realloc_holds_back_what_names_its_old_block);
