@@ -55,7 +55,10 @@
  *
  * Invariants: tail <= every hole and ready entry < scan <= head; holes
  * and ready are sorted and disjoint; every position in [tail, scan) is
- * a hole, inside a ready message, or consumed.
+ * a hole, inside a ready message, or consumed; an unpublished claim's
+ * slots are holes from its head on (so a continuation slot found as a
+ * hole with no hole right before it, inside no ready message, is left
+ * from a message taken already: it is freed, not waited for).
  */
 #ifndef MEMSIM_RECORDER_INTAKE_H
 #define MEMSIM_RECORDER_INTAKE_H
@@ -109,7 +112,9 @@ void intake_init(intake_t *in, region_t *r);
  * not pass a hole yet (held says so). */
 ring_slot_t *intake_next(intake_t *in);
 
-/* The message intake_next returned is taken: its slots are free. */
+/* The message intake_next returned is taken: its slots are free.  m is
+ * not read once its head slot is (the next lap's producer may be
+ * writing it): the caller copies what it needs after (its kind) first. */
 void intake_consume(intake_t *in, const ring_slot_t *m);
 
 /* The published head slot `ahead` positions past the last one

@@ -587,9 +587,10 @@ unsigned rec_step(rec_t *rc, unsigned max)
         reorder_input(&rc->ro, m);
         if (rc->r != before)
             return done + 1; /* a forked recorder, now the child's */
+        uint8_t kind = m->kind; /* m is the next lap's once consumed */
         intake_consume(in, m);
         done++;
-        if (m->kind == MSG_EXEC || m->kind == MSG_FORK || (done & 255) == 0) {
+        if (kind == MSG_EXEC || kind == MSG_FORK || (done & 255) == 0) {
             intake_wake_producers(in, false);
             ack(rc, intake_tail(in));
         }
