@@ -440,8 +440,13 @@ static void on_quick_exit(void) { process_end(END_QUICK_EXIT, quick_status, 0); 
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
-static proc_t forking;           /* the parent's page as it was at the fork */
-static region_t *fork_region;    /* the child's, reserved before the fork */
+/* Per thread: glibc runs the fork handlers of several threads' forks at
+ * once (it drops its lock around each handler), and the child is a copy
+ * of the thread that forked, whose values it reads. */
+static __thread proc_t forking __attribute__((tls_model("initial-exec"))); /* the parent's page
+                                                                             as it was */
+static __thread region_t *fork_region __attribute__((tls_model("initial-exec"))); /* the child's,
+                                                                      reserved before the fork */
 
 /* Before fork (any fork: glibc's own for daemon() and forkpty too; maybe
  * in a signal handler: nothing here locks). */
