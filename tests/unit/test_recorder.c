@@ -38,7 +38,7 @@ static void start_in(const char *out_dir)
     arena = mmap(NULL, ARENA_SIZE(2, RING_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                        -1, 0);
     ck_assert_ptr_ne(arena, MAP_FAILED);
-    arena_format(arena, 2, RING_SLOTS);
+    arena_format(arena, 2, RING_SLOTS, 0);
     r = arena_region(arena, 0);
     config_defaults(&r->cfg);
     snprintf(r->cfg.output, sizeof r->cfg.output, "%s", out_dir);
@@ -632,6 +632,75 @@ START_TEST(a_failed_exec_continues_the_trace)
 }
 END_TEST
 
+/* A fork: the child's trace starts from the parent's blocks as of the
+ * fork message, and the two go their own ways after, while the recorder
+ * takes both rings in turns (each trace's state swapped in). */
+static rec_t child;
+
+static void fork_child(rec_t *parent, unsigned k, void *ctx)
+{
+    (void)ctx;
+    rec_fork(parent, &child, k);
+}
+
+START_TEST(a_fork_child_starts_from_its_parent_s_blocks)
+{
+    start();
+    rc.on_fork = fork_child;
+    post(MSG_ALLOC, FN_MALLOC, 0x1000, 10, 16, 0);
+    post(MSG_ALLOC, FN_MALLOC, 0x2000, 20, 16, 0);
+    region_t *cr = arena_reserve(arena);
+    ck_assert_ptr_nonnull(cr);
+    post(MSG_FORK, 0, cr->index, 0, 0, 0);
+    post(MSG_ALLOC, FN_MALLOC, 0x3000, 30, 16, 0); /* the parent's, after the fork */
+    while (rec_step(&rc, 100000))
+        ;
+    ck_assert_ptr_eq(child.r, cr);
+    cr->cfg = r->cfg;
+    memcpy(cr->exe, r->exe, sizeof cr->exe);
+    cr->t0 = r->t0;
+    cr->parent_pid = getpid();
+    cr->flags = REGION_INHERITED;
+    atomic_store(&cr->pid, getpid() + 1); /* the child: another pid */
+    atomic_store(&cr->state, REGION_LIVE);
+    ck_assert_int_eq(rec_open(&child, arena, cr, -1), 0);
+    region_t *parent_r = r;
+    r = cr; /* the child's ring: it frees an inherited block and ends */
+    post(MSG_FREE, FN_FREE, 0x1000, 0, 0, 0);
+    r = parent_r; /* the parent frees the other, in between */
+    post(MSG_FREE, FN_FREE, 0x2000, 0, 0, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    r = cr;
+    while (rec_step(&child, 100000))
+        ;
+    post(MSG_END, 0, END__EXIT, 0, 0, 0);
+    while (rec_step(&child, 100000))
+        ;
+    ck_assert(child.done);
+    json_t *all = records();
+    size_t at = 0;
+    json_t *meta = next_of(all, "meta", &at);
+    ck_assert_str_eq(sval(meta, "parent_trace"), parent_r->trace_path);
+    json_t *f = next_of(all, "free", &at);
+    ck_assert_int_eq(ival(f, "flags"), 1); /* inherited */
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "live_allocations"), 1); /* 0x2000: still the child's */
+    ck_assert_int_eq(ival(end, "live_bytes"), 20);
+    ck_assert_int_eq(ival(end, "unknown_frees"), 0);
+    json_decref(all);
+    r = parent_r;
+    finish(END_EXIT, 0);
+    all = records();
+    at = 0;
+    end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "live_allocations"), 2); /* 0x1000 and 0x3000 */
+    ck_assert_int_eq(ival(end, "live_bytes"), 40);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 /* The process vanished (SIGKILL): what it had published is written,
  * holes count as dropped, and the end says so. */
 START_TEST(a_vanished_process_leaves_a_complete_trace)
@@ -702,6 +771,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, threads_the_thread_table_has_no_memory_for_are_counted);
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
+    tcase_add_test(tc, a_fork_child_starts_from_its_parent_s_blocks);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
     tcase_add_test(tc, a_claim_cut_by_a_fatal_signal_is_not_dropped);
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
