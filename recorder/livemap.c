@@ -21,9 +21,6 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-livemap_t livemap_program = LIVEMAP_INITIALIZER;
-livemap_t livemap_quiet = LIVEMAP_INITIALIZER;
-
 /* ---- the tables' memory ----------------------------------------------------------- */
 
 /* A table of LIVEMAP_MAPPED bytes or more is mapped on its own, on
@@ -388,4 +385,35 @@ int livemap_check(const livemap_t *m, const char **why)
         return -1;
     }
     return 0;
+}
+
+bool livemap_copy(livemap_t *to, livemap_t *from, void (*fix)(livemap_entry_t *e, void *ctx),
+                  void *ctx, uint64_t *left_out)
+{
+    *left_out = 0;
+    livemap_clear(to);
+    hashtab_t t = tab_of(from);
+    if (from->old) { /* the move ended first: one table to copy */
+        move_some(from, &t, from->old_mask + 1);
+        tab_store(from, &t);
+    }
+    if (!from->slots)
+        return true;
+    uint64_t cap = from->mask + 1;
+    hashtab_t copy;
+    if (hashtab_table_alloc(&copy, &livemap_type, cap)) {
+        *left_out = from->used;
+        return false;
+    }
+    /* The same capacity: every entry at the same slot. */
+    memcpy(copy.slots, from->slots, cap * sizeof(livemap_entry_t));
+    to->slots = copy.slots;
+    to->mask = from->mask;
+    to->used = from->used;
+    to->bytes = from->bytes;
+    to->crowded = from->crowded;
+    for (uint64_t i = 0; fix && i < cap; i++)
+        if (to->slots[i].addr)
+            fix(&to->slots[i], ctx);
+    return true;
 }
