@@ -23,6 +23,8 @@
  * ahead (livemap.c says why: page faults and TLB misses are what a large
  * table costs on a VM); the next one is mapped at 7/16 load and made
  * present a piece at a time, so that no operation waits for all of it.
+ * The table of a map cleared (livemap_clear) is kept, one at most, for
+ * the next copy of its size (livemap_copy writes over it whole).
  *
  * Invariants (livemap_check): every entry of the new table sits in the
  * probe run from its home slot with no empty slot before it; count is

@@ -282,6 +282,7 @@ static void look_for_vanished(procs_t *t, uint64_t now)
         trace_t *tr = t->traces[k];
         if (tr && tr->phase == RUNNING && rec_gone(&tr->rc)) {
             tr->phase = ENDED;
+            rec_ended(&tr->rc);
             tr->rc.gone_look = now - GONE_LOOK_NS; /* gone: released at once */
         }
     }
@@ -327,6 +328,7 @@ int procs_run(void *arena, int memfd, unsigned first)
             sum.hole |= turn.hole;
             if (x->rc.done) {
                 x->phase = ENDED;
+                rec_ended(&x->rc);
                 x->rc.gone_look = now;
                 sum.taken++; /* the end of a trace is progress: look again at once */
             }

@@ -295,6 +295,13 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
     region_wake(&r->rec_futex);
 }
 
+void rec_ended(rec_t *rc)
+{
+    rec_use(rc);
+    state_init(NULL, 0, 0);
+    stackids_reset();
+}
+
 /* The region is nobody's once its process can no longer write to it. */
 void rec_release(rec_t *rc)
 {

@@ -120,6 +120,13 @@ rec_turn_t rec_turn(rec_t *rc, uint64_t now);
  * lost, and the end written (for a trace not ended yet). */
 bool rec_gone(rec_t *rc);
 
+/* rc's trace is finished: its state (the live map, the shadow device,
+ * the stack ids) is freed at once, though the region stays its process's
+ * until rec_release.  The live map's table is then there for the next
+ * fork's copy (recorder/livemap.h): a child that exits or execs soon
+ * after its fork gives it back before its parent forks again. */
+void rec_ended(rec_t *rc);
+
 /* The region is nobody's: give it back, and free what rc holds. */
 void rec_release(rec_t *rc);
 

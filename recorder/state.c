@@ -71,7 +71,10 @@ void state_fork(state_t *child, const char *strategy, uint64_t total)
             child->sim = NULL;
     }
     uint64_t left = 0, quiet_left = 0;
-    livemap_copy(&child->program, &S.program, place_inherited, child->sim, &left);
+    /* Without a device on either side every block's sim_block is NULL
+     * already: the copy is the table as it is. */
+    livemap_copy(&child->program, &S.program, S.sim || child->sim ? place_inherited : NULL,
+                 child->sim, &left);
     livemap_copy(&child->quiet, &S.quiet, NULL, NULL, &quiet_left);
     child->untracked += left + quiet_left;
 }
