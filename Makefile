@@ -280,6 +280,7 @@ bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/procs.sh $(BUILD)
 	$(Q)sh bench/timing.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
@@ -289,6 +290,7 @@ bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECH
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)BENCH_QUICK=1 sh bench/threads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
+	$(Q)sh bench/procs.sh $(BUILD) 50 1
 	$(Q)BENCH_QUICK=1 sh bench/timing.sh $(BUILD)
 
 # The strategy study (issue 14): real programs traced, replayed through

@@ -508,35 +508,52 @@ static uint64_t ahead(const intake_t *in)
     return atomic_load(&in->r->ring.head) - in->scan;
 }
 
-void intake_sleep(intake_t *in, uint64_t max_ns)
+bool intake_batch(const intake_t *in)
+{
+    return in->nready || ahead(in) >= in->r->ring.slots / RING_WAKE_DIV;
+}
+
+uint32_t intake_sleep_arm(intake_t *in)
 {
     ring_ctl_t *c = &in->r->ring;
     uint32_t w = atomic_load(&c->work);
     atomic_store(&c->scan, in->scan);
     atomic_store(&c->sleeping, 1);
+    return w;
+}
+
+bool intake_sleep_may(const intake_t *in, bool nap)
+{
+    if (nap) /* producers wake us a wake's worth ahead */
+        return ahead(in) < in->r->ring.slots / RING_WAKE_DIV;
+    return !in->nready && !ahead(in);
+}
+
+void intake_sleep_disarm(intake_t *in) { atomic_store(&in->r->ring.sleeping, 0); }
+
+void intake_sleep(intake_t *in, uint64_t max_ns)
+{
+    uint32_t w = intake_sleep_arm(in);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!in->nready && !ahead(in))
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
+    if (intake_sleep_may(in, false))
+        region_wait(&in->r->ring.work, w, max_ns);
+    intake_sleep_disarm(in);
 }
 
 bool intake_nap(intake_t *in, uint64_t max_ns)
 {
-    ring_ctl_t *c = &in->r->ring;
     /* A batch is there: no nap, and sleeping is left alone (producers
      * that saw it set would make wake calls). */
-    if (in->nready || ahead(in) >= c->slots / RING_WAKE_DIV)
+    if (intake_batch(in))
         return false;
-    uint32_t w = atomic_load(&c->work);
-    atomic_store(&c->scan, in->scan);
-    atomic_store(&c->sleeping, 1);
+    uint32_t w = intake_sleep_arm(in);
     atomic_thread_fence(memory_order_seq_cst);
     /* Producers that looked at sleeping before it was set look again at
      * each post while they are a wake's worth ahead: past this check, a
      * wake is not missed, only delayed to their next post (or max_ns). */
-    bool nap = ahead(in) < c->slots / RING_WAKE_DIV;
+    bool nap = intake_sleep_may(in, true);
     if (nap)
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
+        region_wait(&in->r->ring.work, w, max_ns);
+    intake_sleep_disarm(in);
     return nap;
 }

@@ -165,4 +165,20 @@ void intake_sleep(intake_t *in, uint64_t max_ns);
  * once, when the producers are a wake's worth ahead already. */
 bool intake_nap(intake_t *in, uint64_t max_ns);
 
+/* intake_sleep and intake_nap in steps, for a recorder that sleeps on
+ * several rings at once (recorder/procs.h):
+ *   - intake_batch: a batch is there already (a nap would not be taken);
+ *   - intake_sleep_arm: the producers are told the recorder is going to
+ *     sleep (the ring's sleeping and scan); returns the futex word's
+ *     value (ring.work) to wait on;
+ *   - then, after a full fence (atomic_thread_fence, seq_cst) made once
+ *     for every ring armed, intake_sleep_may: nothing was published that
+ *     a sleep would miss (for a nap, the producers are less than a
+ *     wake's worth ahead; else nothing at all is there to look at);
+ *   - intake_sleep_disarm once awake. */
+bool intake_batch(const intake_t *in);
+uint32_t intake_sleep_arm(intake_t *in);
+bool intake_sleep_may(const intake_t *in, bool nap);
+void intake_sleep_disarm(intake_t *in);
+
 #endif

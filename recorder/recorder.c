@@ -21,13 +21,8 @@
 #include "recorder/stackids.h"
 #include "recorder/state.h"
 
-#define ATTACH_WAIT_NS 30000000000ull /* a forked child that never shows up */
-#define HOLE_SPINS 64
-#define HOLE_PAUSE_NS 20000ull /* a pause at a hole, once spinning did not see it filled */
+#define ATTACH_WAIT_NS 30000000000ull /* a process that never publishes its region */
 #define REC_STEP_MAX 4096u   /* messages a turn of the loop takes at most */
-#define REC_NAP_NS 1000000ull /* a nap while caught up, at most */
-#define IDLE_SPINS 64
-#define EXIT_POLL_NS 50000000ull
 #define MALLINFO_WAIT_NS 5000000ull
 #define MALLINFO_ASK_NS 10000000ull /* glibc's figures asked for this often, while busy */
 /* ...but no sooner after the last call returned than this many times what
@@ -149,8 +144,39 @@ static int wait_published(region_t *r)
 
 static void take_one(void *rc, const ring_slot_t *m);
 
+/* The trace the state and records modules work on now; every other
+ * keeps its own in its rec_t (st, rs), and the current one's are empty
+ * there. */
+static rec_t *current;
+
+void rec_use(rec_t *rc)
+{
+    if (current == rc)
+        return;
+    if (current) {
+        state_swap(&current->st);
+        records_swap(&current->rs);
+        stackids_swap(&current->ids);
+    }
+    state_swap(&rc->st);
+    records_swap(&rc->rs);
+    stackids_swap(&rc->ids);
+    current = rc;
+}
+
 int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
 {
+    if (wait_published(r)) {
+        fail(r, "memsim: the traced process never started its trace; tracing is off");
+        return -1;
+    }
+    return rec_open(rc, arena, r, memfd);
+}
+
+int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
+{
+    static int clock_tsc = -1; /* the clock's mode, once set: one machine, one calibration */
+    rec_use(rc);
     rc->arena = arena;
     rc->memfd = memfd;
     rc->r = r;
@@ -161,16 +187,15 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     stackids_reset();
     reorder_init(&rc->ro, take_one, rc);
     intake_init(&rc->in, r);
-    if (wait_published(r)) {
-        fail(r, "memsim: the traced process never started its trace; tracing is off");
-        return -1;
-    }
     bool inherited = r->flags & REGION_INHERITED;
     rc->pid = atomic_load(&r->pid);
     rc->ppid = r->parent_pid;
     const char *slash = strrchr(r->exe, '/');
     snprintf(rc->exe_base, sizeof rc->exe_base, "%.255s", slash ? slash + 1 : r->exe);
-    clock_init(r->flags & REGION_TSC);
+    if (clock_tsc != !!(r->flags & REGION_TSC)) {
+        clock_tsc = !!(r->flags & REGION_TSC);
+        clock_init(clock_tsc);
+    }
     records_reset();
     atomic_store(&r->rec_pid, getpid());
     atomic_store(&r->heartbeat, clock_ns());
@@ -215,8 +240,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     uint64_t now = clock_ns();
     rc->next_sample = now;
     sample_tick(rc, now);
-    out_flush(&rc->out);
-    rc->last_flush = now;
+    rc->last_flush = now; /* written within REC_FLUSH_NS, or with the end */
     return 0;
 }
 
@@ -271,17 +295,46 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
     region_wake(&r->rec_futex);
 }
 
+void rec_ended(rec_t *rc)
+{
+    rec_use(rc);
+    state_init(NULL, 0, 0);
+    stackids_reset();
+}
+
 /* The region is nobody's once its process can no longer write to it. */
-static void release(rec_t *rc)
+void rec_release(rec_t *rc)
 {
     region_t *r = rc->r;
     bool zeroed = false;
-    if (rc->memfd >= 0) {
+    /* The next user's ring starts at claim 0 and must find zeros.  A
+     * short process wrote a few slots: zeroed by hand; a ring gone round
+     * once is punched out of the memfd, its memory given back. */
+    uint64_t used = atomic_load(&r->ring.head);
+    if (used < r->ring.slots / 8) {
+        memset(region_slots(r), 0, (size_t)used * sizeof(ring_slot_t));
+        zeroed = true;
+    } else if (rc->memfd >= 0) {
         off_t at = (off_t)((char *)region_slots(r) - (char *)rc->arena);
         zeroed = fallocate(rc->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
                            (off_t)((size_t)r->ring.slots * sizeof(ring_slot_t))) == 0;
     }
     arena_release(rc->arena, r, zeroed);
+    rec_use(rc);
+    state_init(NULL, 0, 0); /* its state freed */
+    records_reset();
+    stackids_reset();
+    current = NULL;
+    if (rc->smp.pid > 0)
+        sampler_fini(&rc->smp);
+    out_close(&rc->out);
+    for (size_t i = 0; i < rc->nmods; i++)
+        free(rc->mods[i].path);
+    free(rc->mods);
+    free(rc->bytes);
+    rc->mods = NULL;
+    rc->bytes = NULL;
+    rc->nmods = rc->capmods = rc->bytes_cap = 0;
 }
 
 /* Every published message.  The claims left unpublished (holes) are
@@ -339,28 +392,30 @@ static void check_exec(rec_t *rc)
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
-/* The process forked with region k for its child: this recorder forks
- * too, and the copy becomes the child's, with the state as of now. */
-static void fork_recorder(rec_t *rc, unsigned k)
+/* The process forked with region k for its child: the child's trace
+ * starts from this one's state as of now (the tree makes it). */
+static void fork_trace(rec_t *rc, unsigned k)
 {
-    region_t *child = arena_region(rc->arena, k);
-    out_flush(&rc->out);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fail(child, "memsim: the recorder could not fork for the child; it is not traced");
-        return;
-    }
-    if (pid > 0)
-        return;
-    /* The child's recorder. */
-    snprintf(rc->parent_trace, sizeof rc->parent_trace, "%s", rc->out.path);
-    out_forget(&rc->out);
-    if (rc->watch)
-        sampler_fini(&rc->smp);
-    if (rec_attach(rc, rc->arena, child, rc->memfd)) {
-        arena_release(rc->arena, child, false);
-        _exit(0);
-    }
+    if (rc->on_fork)
+        rc->on_fork(rc, k, rc->on_fork_ctx);
+}
+
+void rec_fork(rec_t *parent, rec_t *child, unsigned k)
+{
+    rec_use(parent);
+    out_flush(&parent->out);
+    child->arena = parent->arena;
+    child->memfd = parent->memfd;
+    child->r = arena_region(parent->arena, k);
+    child->watch = parent->watch;
+    child->on_fork = parent->on_fork;
+    child->on_fork_ctx = parent->on_fork_ctx;
+    snprintf(child->parent_trace, sizeof child->parent_trace, "%s", parent->out.path);
+    for (size_t i = 0; i < parent->nmods; i++)
+        module_add(child, parent->mods[i].base, parent->mods[i].size, parent->mods[i].path,
+                   strlen(parent->mods[i].path));
+    const config_t *c = &parent->r->cfg;
+    state_fork(&child->st, c->strategy, c->device_size);
 }
 
 /* The child's pid, for the fork record: the message has it (fork() told
@@ -371,15 +426,7 @@ static pid_t fork_child_pid(rec_t *rc, const ring_slot_t *m)
         return (pid_t)m->b;
     if (m->a >= ((arena_t *)rc->arena)->nregions)
         return 0;
-    region_t *child = arena_region(rc->arena, (unsigned)m->a);
-    for (int i = 0; i < 100; i++) {
-        pid_t pid = atomic_load(&child->pid);
-        if (pid > 0 || atomic_load(&child->state) == REGION_FORK_FAILED)
-            return pid;
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return 0;
+    return atomic_load(&arena_region(rc->arena, (unsigned)m->a)->pid);
 }
 
 /* ---- the messages ------------------------------------------------------------------------ */
@@ -510,7 +557,7 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_FORK:
         if (m->a < ((arena_t *)rc->arena)->nregions)
-            fork_recorder(rc, (unsigned)m->a);
+            fork_trace(rc, (unsigned)m->a);
         break;
     case MSG_FORK_DONE: {
         pid_t child = fork_child_pid(rc, m);
@@ -576,6 +623,7 @@ static void prefetch_ahead(const intake_t *in)
 
 unsigned rec_step(rec_t *rc, unsigned max)
 {
+    rec_use(rc);
     intake_t *in = &rc->in;
     unsigned done = 0;
     while (done < max && !rc->done) {
@@ -583,10 +631,7 @@ unsigned rec_step(rec_t *rc, unsigned max)
         if (!m)
             break;
         prefetch_ahead(in);
-        region_t *before = rc->r;
         reorder_input(&rc->ro, m);
-        if (rc->r != before)
-            return done + 1; /* a forked recorder, now the child's */
         uint8_t kind = m->kind; /* m is the next lap's once consumed */
         intake_consume(in, m);
         done++;
@@ -605,14 +650,12 @@ unsigned rec_step(rec_t *rc, unsigned max)
 /* ---- samples and the loop -------------------------------------------------------------- */
 
 /* Takes what was published up to upto (the ring's head when asked);
- * false when the recorder is done or became a forked child's meanwhile. */
-static bool drain_to(rec_t *rc, region_t *r, uint64_t upto)
+ * false when the trace is done meanwhile. */
+static bool drain_to(rec_t *rc, uint64_t upto)
 {
     for (int spins = 0; !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
         if (!rec_step(rc, 4096))
             spins++, sched_yield();
-        if (rc->r != r)
-            return false;
     }
     return !rc->done;
 }
@@ -645,13 +688,13 @@ static void sample(rec_t *rc, bool drain)
 void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx)
 {
     region_t *r = rc->r;
-    if (drain && !drain_to(rc, r, atomic_load(&r->ring.head)))
+    if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
         return;
     uint64_t reserved_before = reserved_now(rc);
     records_sample_t s = {0};
     if (!read(ctx, &s))
         return;
-    if (drain && !drain_to(rc, r, atomic_load(&r->ring.head)))
+    if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
         return;
     device_metrics_t dm;
     state_metrics(&dm);
@@ -734,27 +777,6 @@ static void sample_tick(rec_t *rc, uint64_t now)
     }
 }
 
-/* Idle with an exec under way: wait on its lock (the kernel wakes us as
- * the exec goes through), a millisecond at a time. */
-static void wait_exec(rec_t *rc)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    int rc_ = pthread_mutex_timedlock(&rc->r->exec_lock, &until);
-    if (rc_ == EOWNERDEAD) {
-        pthread_mutex_consistent(&rc->r->exec_lock);
-        pthread_mutex_unlock(&rc->r->exec_lock);
-        exec_done(rc);
-    } else if (rc_ == 0) {
-        pthread_mutex_unlock(&rc->r->exec_lock); /* it failed: exec_failed follows */
-    }
-}
-
 /* No hole at the tail.  Stored only when it changes: producers read the
  * ring's flags in the same cache line at every event (closed, sleeping),
  * and a store at every turn of the loop would take the line from them. */
@@ -764,105 +786,43 @@ static void hole_none(region_t *r)
         atomic_store(&r->ring.hole_since, 0);
 }
 
-/* Whether the process is gone (a recorder that watches it): then what
- * is left is taken, the holes as lost, and the end written. */
-static bool vanished(rec_t *rc)
+bool rec_gone(rec_t *rc)
 {
     if (!rc->watch || !sampler_gone(&rc->smp))
         return false;
-    rec_vanished(rc);
+    rec_use(rc);
+    if (!rc->done)
+        rec_vanished(rc);
     return true;
 }
 
-/* At a hole with a batch behind it, spinning has not seen it filled:
- * its producer was preempted, or is waiting for a core after room came
- * (the ring was full), which a spinning recorder holds.  Give the core
- * up a moment: nobody wakes the recorder early (a wake at each post
- * while the hole lasts would cost the producers a call each).  With 4
- * threads of alloc_heavy on 2 cores, spinning and yielding took 30
- * million turns of this loop for 35 million messages. */
-static void hole_pause(void)
+rec_turn_t rec_turn(rec_t *rc, uint64_t now)
 {
-    struct timespec ts = {0, (long)HOLE_PAUSE_NS};
-    nanosleep(&ts, NULL);
-}
-
-/* How long a nap may last: REC_NAP_NS, less if a sample is due sooner. */
-static uint64_t nap_ns(const rec_t *rc, uint64_t now)
-{
-    uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
-    uint64_t until = next > now ? next - now : 0;
-    return until < REC_NAP_NS ? until : REC_NAP_NS;
-}
-
-void rec_run(rec_t *rc)
-{
-    unsigned idle = 0, holes = 0;
-    for (;;) {
-        region_t *r = rc->r;
-        unsigned n = rec_step(rc, REC_STEP_MAX);
-        uint64_t now = clock_ns();
-        atomic_store(&rc->r->heartbeat, now);
-        if (rc->done)
-            break;
-        if (rc->r != r)
-            continue; /* forked: the child's region now */
-        sample_tick(rc, now);
-        if (now - rc->last_flush >= REC_FLUSH_NS) {
-            out_flush(&rc->out);
-            rc->last_flush = now;
-        }
-        if (rc->exec_pending)
-            check_exec(rc);
-        if (rc->done)
-            break;
-        if (n) {
-            idle = holes = 0;
-            hole_none(r);
-            if (n < REC_STEP_MAX && !rc->exec_pending)
-                intake_nap(&rc->in, nap_ns(rc, now)); /* caught up: let a batch gather */
-            continue;
-        }
-        if (rc->in.held) { /* a message may not pass a claim still being filled */
-            if (!atomic_load(&r->ring.hole_since))
-                atomic_store(&r->ring.hole_since, now);
-            /* Its producer is inside a call (realloc's claim is taken
-             * before the real call) or was preempted: spin a little,
-             * then pause. */
-            if (++holes < HOLE_SPINS) {
-                __builtin_ia32_pause();
-                continue;
-            }
-            holes = 0;
-            if (vanished(rc))
-                break;
-            hole_pause();
-            continue;
-        }
+    rec_turn_t t = {0};
+    region_t *r = rc->r;
+    t.taken = rec_step(rc, REC_STEP_MAX);
+    atomic_store(&r->heartbeat, now);
+    if (rc->done)
+        return t;
+    sample_tick(rc, now);
+    if (now - rc->last_flush >= REC_FLUSH_NS) {
+        out_flush(&rc->out);
+        rc->last_flush = now;
+    }
+    if (rc->exec_pending)
+        check_exec(rc);
+    if (rc->done)
+        return t;
+    t.full = t.taken == REC_STEP_MAX;
+    if (t.taken || !rc->in.held) {
         hole_none(r);
-        if (++idle < IDLE_SPINS) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        if (vanished(rc))
-            break;
-        if (rc->exec_pending) {
-            wait_exec(rc);
-            continue;
-        }
-        uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
-        uint64_t until = next > now ? next - now : 0;
-        intake_sleep(&rc->in, until < REC_FLUSH_NS ? until : REC_FLUSH_NS);
+        return t;
     }
-    /* The end is written; the region stays the process's until it is gone
-     * (it may post still, while it exits) or has exec'd. */
-    while (rc->watch && !sampler_gone(&rc->smp)) {
-        if (!rc->exec_pending) {
-            struct timespec ts = {0, (long)EXIT_POLL_NS};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        break; /* exec'd: the new image maps no arena */
-    }
-    release(rc);
+    /* A message may not pass a claim still being filled: its producer
+     * is inside a call (realloc's claim is taken before the real call)
+     * or was preempted. */
+    if (!atomic_load(&r->ring.hole_since))
+        atomic_store(&r->ring.hole_since, now);
+    t.hole = true;
+    return t;
 }

@@ -132,10 +132,18 @@ only_trace() {
 end_field() { trace_text "${2:-/dev/null}" 2>/dev/null | tail -n 1 | "$JSONQ" "$1" 2>/dev/null; }
 
 # trace_of_exe EXE: the trace in $OUT of the first process named EXE (a
-# pattern), the one that was not forked (its parent_trace is null).
+# pattern), the one that was not forked (its parent_trace is null).  The
+# recorder writes a trace's first records within its flush interval: a
+# process that ended unseen (a signal) may leave a trace with nothing in
+# it yet, waited for (5 s at most).
 trace_of_exe() {
     for f in "$OUT"/memsim.$1.*.jsonl.zst; do
         [ -e "$f" ] || continue
+        i=0
+        while [ $i -lt 100 ] && [ -z "$(trace_text "$f" 2>/dev/null | head -n 1)" ]; do
+            sleep 0.05
+            i=$((i + 1))
+        done
         [ "$(trace_text "$f" | head -n 1 | "$JSONQ" parent_trace 2>/dev/null)" = null ] &&
             echo "$f" && return
     done

@@ -39,7 +39,7 @@ static region_t *fresh_region(void)
     void *mem = mmap(NULL, ARENA_SIZE(1, RING_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                      -1, 0);
     ck_assert_ptr_ne(mem, MAP_FAILED);
-    arena_format(mem, 1, RING_SLOTS);
+    arena_format(mem, 1, RING_SLOTS, 0);
     region_t *r = arena_region(mem, 0);
     atomic_store(&r->rec_state, REC_RUNNING);
     atomic_store(&r->heartbeat, UINT64_MAX / 2); /* a recorder that is always "alive" */
