@@ -77,7 +77,7 @@ ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
 # The real allocators' catalog, shared by memsim and memsim-analyze
-# (allocators/replay.c is a program of its own, below).
+# (allocators/replay.c and meter.c are programs of their own, below).
 ALLOC_OBJ = $(BUILD)/allocators/catalog.o
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -105,9 +105,11 @@ ANALYZE   = $(BUILD)/memsim-analyze
 LIBMEMSIM = $(BUILD)/libmemsim.so
 RECORDER  = $(BUILD)/memsim-recorder
 # memsim-replay: a trace's operations through the allocator preloaded
-# into it (memsim-analyze --allocators).  Never sanitized: it runs with
-# another allocator preloaded, which a sanitizer runtime refuses.
+# into it (memsim-analyze --allocators); libmemsim-meter.so: the heap's
+# RSS of a real run (memsim run --allocator).  Never sanitized: they run
+# with another allocator preloaded, which a sanitizer runtime refuses.
 REPLAY    = $(BUILD)/memsim-replay
+METER     = $(BUILD)/libmemsim-meter.so
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 # The workloads of the benchmarks that are built here (bench/programs/*.c).
@@ -148,7 +150,7 @@ EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard exa
 ifeq ($(SANITIZE),1)
 all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(REPLAY)
 else
-all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER) $(REPLAY)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) $(METER)
 endif
 
 deps: $(DEPS_OK)
@@ -184,6 +186,11 @@ $(REPLAY): allocators/replay.c allocators/oplog.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< -ldl -lpthread
+
+$(METER): allocators/meter.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< -ldl -lpthread
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)

@@ -120,4 +120,58 @@ expect_status "the HTML report" 0 "$A" --sites 0 --allocators "$ALL" --html "$TM
 expect_grep "HTML: the allocators beside the strategies" 'id="allocators"' "$TMP/r.html"
 expect_grep "HTML: RSS over the operations" 'id="allocator-rss"' "$TMP/r.html"
 
+# memsim run --allocator: the program runs traced with the allocator
+# preloaded and its heap's RSS measured; the same output and status.
+if [ ! -x "$PROG/frag_heap" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
+    fail "setup" "frag_heap or libmemsim-meter.so is missing (make integration builds them)"
+    summary
+    exit
+fi
+"$PROG/frag_heap" 20000 >"$TMP/native.out"
+native=$?
+LAST=${ALL##*,}
+expect_status "memsim run --allocator $LAST" "$native" "$MEMSIM" run -o "$TMP/one" --no-children \
+    --allocator "$LAST" "$PROG/frag_heap" 20000
+expect_eq "the program's output as run natively" "$(cat "$TMP/out")" "$(cat "$TMP/native.out")"
+expect_grep "one line: the measured peak heap" "allocator $LAST: peak heap RSS .* MiB in .*frag_heap" "$TMP/err"
+expect_eq "resources.json names the allocator" "$("$J" allocator.name <"$TMP/one/resources.json")" "$LAST"
+expect_eq "the meter's figures of the process" "$("$J" allocator.processes.# <"$TMP/one/resources.json")" 1
+peak=$("$J" allocator.peak_heap_rss_bytes <"$TMP/one/resources.json")
+# frag_heap keeps 300,000 blocks of 48..208 bytes: about 40 MiB live
+if [ "$peak" -ge 33554432 ] && [ "$peak" -le 201326592 ]; then pass "a plausible peak heap ($peak)"; else
+    fail "a plausible peak heap" "$peak, want 32 to 192 MiB"
+fi
+case $LAST in
+glibc) ;;
+*) expect_grep "the trace names the allocator's library" "lib${LAST%%malloc}" "$TMP/one/$(ls "$TMP/one" | grep '^memsim\.' | head -n 1)" ;;
+esac
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "--allocator of one not installed: exit 2" 2 \
+    "$MEMSIM" run -o "$TMP/none" --allocator jemalloc true
+expect_one_line "--allocator of one not installed: one line" "$TMP/err"
+expect_grep "the line that installs it" "jemalloc is not installed (its library libjemalloc.so.2): apt-get install libjemalloc2" "$TMP/err"
+expect_status "--allocator hoard: exit 2" 2 "$MEMSIM" run -o "$TMP/none" --allocator hoard true
+expect_one_line "--allocator hoard: one line" "$TMP/err"
+
+# The prediction against reality on one program: frag_heap run once per
+# allocator; the glibc run's trace replayed through each.  Every
+# predicted peak heap RSS within 5% of the measured one, the same order.
+expect_status "memsim run --compare-allocators=$ALL" 0 "$MEMSIM" run -o "$TMP/cmp" --no-children \
+    --compare-allocators="$ALL" "$PROG/frag_heap" 20000
+C=$TMP/cmp/allocators.json
+expect_eq "a comparison per allocator" "$("$J" allocators.# <"$C")" "$NALL"
+i=0
+while [ "$i" -lt "$NALL" ]; do
+    name=$("$J" allocators.$i.name <"$C")
+    pr=$("$J" allocators.$i.predicted_peak_heap_rss_bytes <"$C")
+    me=$("$J" allocators.$i.measured_peak_heap_rss_bytes <"$C")
+    if awk -v p="$pr" -v m="$me" 'BEGIN { e = (p - m) / m; exit !(m > 0 && e <= 0.05 && e >= -0.05) }'; then
+        pass "$name: predicted $pr within 5% of measured $me"
+    else
+        fail "$name: prediction within 5%" "predicted $pr, measured $me"
+    fi
+    i=$((i + 1))
+done
+expect_eq "the allocators in the same order" "$("$J" pairs_in_order <"$C")" "$("$J" pairs <"$C")"
+expect_grep "the table on stderr" "predicted (the replay of the glibc run's trace) against measured" "$TMP/err"
+
 summary
