@@ -292,12 +292,13 @@ endif
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(MEMSIM) $(REPLAY) $(METER)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/allocators.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
