@@ -286,27 +286,30 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(AS_SQUEEZE) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(MEMSIM) $(REPLAY) $(METER)
+BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/timing.sh $(BUILD)
 	$(Q)sh bench/allocators.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
-bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)BENCH_QUICK=1 sh bench/threads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
+	$(Q)BENCH_QUICK=1 sh bench/timing.sh $(BUILD)
 
 # The strategy study (issue 14): real programs traced, replayed through
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
@@ -328,7 +331,7 @@ $(BENCHWATCH): bench/tools/watch.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
 
-# libmallinfo-meter.so: the share of a process's time mallinfo2 takes (test_transparency.sh).
+# libmallinfo-meter.so: the share of a process's time mallinfo2 takes (bench/timing.sh).
 $(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)

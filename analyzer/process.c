@@ -18,7 +18,8 @@ uint64_t process_peak_rss(const process_t *pr)
 }
 
 /* The first record must be the meta record on the first line: anything
- * else is not a memsim trace, said in one line (the reader is quiet
+ * else is not a memsim trace (or a compressed one cut or damaged before
+ * it: said as such), said in one line (the reader is quiet
  * until then, so that a file of random bytes gets one line, not one per
  * line). */
 static bool first_record(process_t *pr, event_t *e)
@@ -33,7 +34,15 @@ static bool first_record(process_t *pr, event_t *e)
                         pr->r.version, READER_FORMAT_VERSION);
         return true;
     }
-    if (!got && !pr->r.lineno)
+    const char *err = pr->r.in ? tracein_error(pr->r.in) : NULL;
+    bool cut = pr->r.in && tracein_cut(pr->r.in);
+    if (!got && !pr->r.lineno && err) /* zstd's data, damaged within its first frame */
+        escape_line(stderr, "%s: %s: damaged: its compressed data cannot be decoded (%s) before "
+                    "the first record", ANALYZE_CMD, pr->path, err);
+    else if (!got && !pr->r.lineno && cut) /* zstd's magic, then the data stops */
+        escape_line(stderr, "%s: %s: truncated or damaged: its compressed data stops inside "
+                    "the first frame, before the first record", ANALYZE_CMD, pr->path);
+    else if (!got && !pr->r.lineno)
         escape_line(stderr, "%s: %s: empty trace: not a memsim trace", ANALYZE_CMD, pr->path);
     else
         escape_line(stderr, "%s: %s: not a memsim trace (its first line is not a meta record)",

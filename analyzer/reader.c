@@ -779,9 +779,11 @@ static void end_of_input(reader_t *r)
     if (!r->lineno) {
         r->truncated = true;
         if (err)
-            say(r, "%s: not a trace: %s before its first record", r->path, err);
+            say(r, "%s: damaged: its compressed data cannot be decoded (%s) before the first "
+                   "record", r->path, err);
         else if (cut)
-            say(r, "%s: not a trace: compressed data cut off before its first record", r->path);
+            say(r, "%s: truncated or damaged: its compressed data stops inside the first frame, "
+                   "before the first record", r->path);
         else
             say(r, "%s: empty trace", r->path);
     } else if (err) {

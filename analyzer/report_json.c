@@ -219,11 +219,12 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     if (parts.known)
         json_object_set_new(
             summary, "rss_at_top",
-            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:o, s:I}", "at_s", summary_secs(s, parts.t),
-                      "rss_bytes", (json_int_t)parts.rss, "allocator_bytes",
-                      (json_int_t)parts.allocator, "allocator_is_heap", parts.allocator_is_heap,
-                      "mapped_bytes", (json_int_t)parts.mapped, "mapped_file_bytes",
-                      (json_int_t)parts.mapped_file, "file_pages_bytes",
+            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:I, s:o, s:I}", "at_s",
+                      summary_secs(s, parts.t), "rss_bytes", (json_int_t)parts.rss,
+                      "allocator_bytes", (json_int_t)parts.allocator, "allocator_is_heap",
+                      parts.allocator_is_heap, "mapped_bytes", (json_int_t)parts.mapped,
+                      "mapped_file_bytes", (json_int_t)parts.mapped_file, "mapped_span_bytes",
+                      (json_int_t)parts.mapped_span, "file_pages_bytes",
                       parts.have_rollup ? json_integer((json_int_t)parts.file_pages) : json_null(),
                       "other_bytes", (json_int_t)parts.other));
     json_t *out = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o}", "summary", summary, "findings",

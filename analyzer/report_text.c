@@ -304,6 +304,8 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                units_format_bytes(parts.allocator, b, sizeof b),
                parts.allocator_is_heap ? "heap" : "held by the allocator",
                units_format_bytes(parts.mapped, c, sizeof c));
+        if (parts.mapped_span > parts.mapped) /* mapped, not all of it resident */
+            printf(" (of %s mapped)", units_format_bytes(parts.mapped_span, e, sizeof e));
         if (parts.have_rollup)
             printf(", %s file pages (code, libraries, files read)",
                    units_format_bytes(parts.file_pages, e, sizeof e));

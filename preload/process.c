@@ -37,6 +37,7 @@
 #define END_STALL_NS 5000000000ull     /* exit waits while the recorder makes progress */
 #define END_UNSURE_NS 100000000ull     /* ...less when it may be stuck at our own claim */
 #define EXEC_STALL_NS 2000000000ull
+#define ENV_AHEAD "MEMSIM_AHEAD"       /* the allocator ahead of memsim, said in this tree */
 
 static proc_t off; /* all zeros: nothing is traced */
 proc_t *memsim_proc = &off;
@@ -49,6 +50,8 @@ static char exe[PATH_MAX];      /* /proc/self/exe */
 static char env_output[PATH_MAX + 32]; /* MEMSIM_OUTPUT=<absolute>, for children */
 static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILDREN=0 */
 static char note[512];          /* a remark for the meta record and stderr, or "" */
+static char env_ahead[PATH_MAX + 16]; /* MEMSIM_AHEAD=<library>: the note said in the tree */
+static bool note_said;          /* an ancestor said the same note: not again */
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -112,6 +115,13 @@ static void check_interposed(void)
              "memsim: malloc is %s's, found ahead of libmemsim.so: the heap events it serves "
              "are not recorded (put libmemsim.so first in LD_PRELOAD)",
              who);
+    /* Said once for a tree: the traced children of this process (and the
+     * program an exec replaces it with) get MEMSIM_AHEAD naming the
+     * library, and one that finds the same library ahead keeps quiet
+     * (its meta record still has the note). */
+    const char *said = getenv(ENV_AHEAD);
+    note_said = said && strcmp(said, who) == 0;
+    snprintf(env_ahead, sizeof env_ahead, "%s=%s", ENV_AHEAD, who);
 }
 
 /* Whether the allocator the hooks reach is glibc's (mallinfo2 then
@@ -274,7 +284,7 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     at_quick_exit(on_quick_exit);
     pthread_atfork(atfork_prepare, NULL, atfork_child);
     signals_install();
-    if (note[0])
+    if (note[0] && !note_said)
         say(note);
 }
 
@@ -593,12 +603,12 @@ static char *const *child_env(char *const *envp, void **mem, size_t *len)
     *len = 0;
     if (!env_output[0] || !childenv_preloads_memsim(envp))
         return envp;
-    char *set[] = {env_output, env_root[0] ? env_root : NULL};
-    *len = (childenv_count(envp) + 3) * sizeof(char *);
+    char *set[] = {env_output, env_root[0] ? env_root : NULL, env_ahead[0] ? env_ahead : NULL};
+    *len = (childenv_count(envp) + 4) * sizeof(char *);
     *mem = sysmem_alloc(*len);
     if (!*mem)
         return envp;
-    return childenv_merge(envp, NULL, 0, set, 2, *mem);
+    return childenv_merge(envp, NULL, 0, set, 3, *mem);
 }
 
 /* path NUL arg0 NUL arg1 NUL ... into a sysmem block: *len bytes of it

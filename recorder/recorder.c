@@ -603,20 +603,54 @@ unsigned rec_step(rec_t *rc, unsigned max)
 
 /* ---- samples and the loop -------------------------------------------------------------- */
 
-/* A sample: the live figures as of now (everything published before is
- * taken first), and what /proc says. */
-static void sample(rec_t *rc, bool drain)
+/* Takes what was published up to upto (the ring's head when asked);
+ * false when the recorder is done or became a forked child's meanwhile. */
+static bool drain_to(rec_t *rc, region_t *r, uint64_t upto)
 {
-    region_t *r = rc->r;
-    uint64_t upto = atomic_load(&r->ring.head);
-    for (int spins = 0; drain && !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
+    for (int spins = 0; !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
         if (!rec_step(rc, 4096))
             spins++, sched_yield();
+        if (rc->r != r)
+            return false;
     }
-    if (rc->done || !rc->watch)
+    return !rc->done;
+}
+
+/* glibc's reserved bytes as of the heap event that reported them, or
+ * more: the most in use since (glibc keeps what it took, bar trims). */
+static uint64_t reserved_now(const rec_t *rc)
+{
+    uint64_t peak = rc->malloc_in_use + (state_chunk_peak() - rc->chunks_then);
+    return rc->malloc_reserved > peak ? rc->malloc_reserved : peak;
+}
+
+static bool read_proc(void *ctx, records_sample_t *s) { return sampler_read(ctx, s); }
+
+static void sample(rec_t *rc, bool drain)
+{
+    if (!rc->done && rc->watch)
+        rec_sample(rc, drain, read_proc, &rc->smp);
+}
+
+/* A sample: what /proc says, and the live figures as of then.  The
+ * program runs on while /proc is read, so the events are taken on both
+ * sides of the read: everything published before it first, then what
+ * was published by its end.  The heap and the mappings are those after
+ * the read (the RSS read holds nothing they lack), and glibc's reserved
+ * bytes the larger of the two: RSS − reserved, the gap, is then never
+ * memory the heap took during the read (a program touching its heap fast
+ * on a loaded machine, where the read can take milliseconds, showed it
+ * as a spike of the gap), nor memory a trim just after it gave back. */
+void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx)
+{
+    region_t *r = rc->r;
+    if (drain && !drain_to(rc, r, atomic_load(&r->ring.head)))
         return;
+    uint64_t reserved_before = reserved_now(rc);
     records_sample_t s = {0};
-    if (!sampler_read(&rc->smp, &s))
+    if (!read(ctx, &s))
+        return;
+    if (drain && !drain_to(rc, r, atomic_load(&r->ring.head)))
         return;
     device_metrics_t dm;
     state_metrics(&dm);
@@ -627,9 +661,8 @@ static void sample(rec_t *rc, bool drain)
     s.have_malloc = rc->have_malloc;
     int64_t moved = (int64_t)(state_chunk_bytes() - rc->chunks_then);
     s.malloc_in_use = (int64_t)rc->malloc_in_use + moved > 0 ? rc->malloc_in_use + (uint64_t)moved : 0;
-    /* glibc keeps what it took for the most in use since (bar trims). */
-    uint64_t peak = rc->malloc_in_use + (state_chunk_peak() - rc->chunks_then);
-    s.malloc_reserved = rc->malloc_reserved > peak ? rc->malloc_reserved : peak;
+    uint64_t reserved_after = reserved_now(rc);
+    s.malloc_reserved = reserved_before > reserved_after ? reserved_before : reserved_after;
     s.heap_live = state_live_bytes();
     s.heap_blocks = state_live_blocks();
     s.mmap_live = state_mmap_live();

@@ -101,4 +101,11 @@ bool rec_mallinfo_may_ask(const rec_t *rc, uint64_t now);
 /* The process vanished: write what was published, and the end record. */
 void rec_vanished(rec_t *rc);
 
+/* A sample now: the OS's figures from read(ctx, s) (/proc through the
+ * sampler in the recorder; tests give their own), the live figures from
+ * the events taken around it (all published before, when drain).  Not
+ * written when read fails (the process is gone). */
+typedef bool (*rec_read_fn)(void *ctx, records_sample_t *s);
+void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx);
+
 #endif

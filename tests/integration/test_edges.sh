@@ -26,7 +26,7 @@ for need in "$LIB" "$TRACECHECK" "$JSONQ"; do
         exit
     fi
 done
-LIMIT=30 # seconds for any one run; then SIGKILL 2 s later
+LIMIT=60 # seconds for any one run; then SIGKILL 2 s later
 unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
     MEMSIM_SAMPLE_MS MEMSIM_TRACE_CHILDREN MEMSIM_MMAP MEMSIM_ROOT_PID MEMSIM_COMPRESS
 ulimit -c 0 2>/dev/null

@@ -62,14 +62,16 @@ pair() {
     same_status "$name" "$STATUS" "$PLAIN"
 }
 
-# limited NAME KIB PATTERN CMD...: CMD plainly, then traced under
-# `ulimit -v KIB` into a fresh $OUT: the same stdout, status 0, and one
-# line on stderr that matches PATTERN (left in $TMP/lim.err).
+# limited NAME KIB PATTERN CMD...: CMD plainly, then traced, each under
+# `ulimit -v KIB` (the traced one into a fresh $OUT): the same stdout,
+# status 0, and one line on stderr that matches PATTERN (left in
+# $TMP/lim.err).  (Without the limit, a program that allocates until
+# malloc fails maps 64 GiB: half a minute on a loaded machine.)
 limited() {
     name=$1 kib=$2 pattern=$3
     shift 3
     fresh_out
-    untraced "$@" >"$TMP/lim.p.out" 2>/dev/null
+    (ulimit -v "$kib"; untraced "$@") >"$TMP/lim.p.out" 2>/dev/null
     (ulimit -v "$kib"; traced "$@") >"$TMP/lim.t.out" 2>"$TMP/lim.err"
     st=$?
     expect_same "$name: same stdout" "$TMP/lim.p.out" "$TMP/lim.t.out"

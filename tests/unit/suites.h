@@ -44,6 +44,7 @@ Suite *layout_suite(void);
 Suite *untraced_suite(void);
 Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
+Suite *report_suite(void);
 Suite *catalog_suite(void);
 
 #endif

@@ -284,6 +284,68 @@ START_TEST(a_burst_of_frees_holds_back_the_next_mallinfo)
 }
 END_TEST
 
+/* A sample's /proc read, during which the program goes on: it posts
+ * what the test gave it (blocks of 64 KiB allocated, or all of them freed
+ * and a trim reported), and /proc says 8 MiB. */
+typedef enum { DURING_GROWTH, DURING_TRIM } during_t;
+#define DURING_BLOCKS 100
+
+static bool read_during(void *ctx, records_sample_t *s)
+{
+    during_t what = *(const during_t *)ctx;
+    for (uint64_t i = 0; i < DURING_BLOCKS; i++)
+        if (what == DURING_GROWTH)
+            post(MSG_ALLOC, FN_MALLOC, 0x1000000 + 0x10000 * i, 0x10000, 16, 0);
+        else
+            post(MSG_FREE, FN_FREE, 0x1000000 + 0x10000 * i, 0, 0, 0);
+    if (what == DURING_TRIM)
+        post(MSG_MALLINFO, 0, 128 << 10, 0, 0, 0);
+    s->st.rss = s->st.hwm = 8 << 20;
+    return true;
+}
+
+static json_t *sample_during(during_t what)
+{
+    rec_sample(&rc, true, read_during, &what);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    size_t from = 0;
+    json_t *smp = json_incref(next_of(all, "sample", &from));
+    json_decref(all);
+    return smp;
+}
+
+/* The heap the program takes while /proc is read is in the sample's
+ * figures: RSS − reserved (the gap) never counts it as other memory. */
+START_TEST(a_sample_counts_the_heap_taken_during_its_read)
+{
+    start();
+    post(MSG_MALLINFO, 0, 1 << 20, 0, 0, 0);
+    json_t *smp = sample_during(DURING_GROWTH);
+    ck_assert_int_eq(ival(smp, "rss"), 8 << 20);
+    ck_assert_int_eq(ival(smp, "heap_live"), DURING_BLOCKS * 0x10000);
+    ck_assert_int_ge(ival(smp, "malloc_reserved"), DURING_BLOCKS * 0x10000);
+    json_decref(smp);
+    cleanup();
+}
+END_TEST
+
+/* A trim reported after the read does not lower the reserved bytes the
+ * read's RSS is set against. */
+START_TEST(a_sample_keeps_the_reserved_bytes_of_before_a_trim_during_its_read)
+{
+    start();
+    for (uint64_t i = 0; i < DURING_BLOCKS; i++)
+        post(MSG_ALLOC, FN_MALLOC, 0x1000000 + 0x10000 * i, 0x10000, 16, 0);
+    post(MSG_MALLINFO, 0, 7 << 20, DURING_BLOCKS * 0x10000, 0, 0);
+    json_t *smp = sample_during(DURING_TRIM);
+    ck_assert_int_eq(ival(smp, "heap_live"), 0);
+    ck_assert_int_eq(ival(smp, "malloc_reserved"), 7 << 20);
+    json_decref(smp);
+    cleanup();
+}
+END_TEST
+
 /* The recorder acks as it goes; it calls the kernel to wake only when a
  * thread waits for an ack (ring_wait_acked), which the futex word shows:
  * each wake bumps it. */
@@ -716,6 +778,8 @@ Suite *recorder_suite(void)
     TCase *tc = tcase_create("recorder");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, heap_events_become_records);
+    tcase_add_test(tc, a_sample_counts_the_heap_taken_during_its_read);
+    tcase_add_test(tc, a_sample_keeps_the_reserved_bytes_of_before_a_trim_during_its_read);
     tcase_add_test(tc, a_realloc_of_an_unknown_block_is_flagged);
     tcase_add_test(tc, blocks_the_live_map_has_no_memory_for_are_counted);
     tcase_add_test(tc, threads_the_thread_table_has_no_memory_for_are_counted);
