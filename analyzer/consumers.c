@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "analyzer/allocators.h"
 #include "analyzer/escape.h"
 #include "core/grow.h"
 
@@ -301,5 +302,5 @@ static const consumer_t replay_consumer = {"replay", replay_on_init, replay_on_e
                                            replay_on_finish, replay_on_fini};
 
 const consumer_t *const consumers[] = {&summary_consumer, &sites_consumer, &mappings_consumer,
-                                       &timeline_consumer, &replay_consumer};
+                                       &timeline_consumer, &replay_consumer, &allocators_consumer};
 const size_t nconsumers = sizeof consumers / sizeof consumers[0];

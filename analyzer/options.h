@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocators/catalog.h"
 #include "analyzer/findings.h"
 #include "analyzer/progress.h"
 #include "analyzer/replay.h"
@@ -46,6 +47,8 @@ typedef struct analyze_opts_s {
     const char *html;        /* --html FILE, or NULL */
     const char *flamegraph;  /* --flamegraph FILE, or NULL */
     const char *flame_key;   /* --flamegraph-weight: peak, calls, leaked or mapped */
+    catalog_spec_t allocators[CATALOG_MAX_SPECS]; /* --allocators: the real allocators */
+    size_t nallocators;
 } analyze_opts_t;
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one

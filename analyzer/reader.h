@@ -69,6 +69,7 @@ typedef struct event_s {
     /* heap and mappings */
     uint64_t addr, size, align, stack;
     uint64_t old_addr, old_size; /* realloc, mremap */
+    uint8_t fn;          /* alloc: the function (tracefmt_fn_t: malloc, calloc, ...) */
     bool has_old_size;
     bool inherited;      /* a free of a block allocated before a fork */
     /* samples */

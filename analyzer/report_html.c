@@ -18,6 +18,7 @@
 #include "analyzer/flame.h"
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
+#include "analyzer/report_allocators.h"
 #include "analyzer/timeline.h"
 #include "core/units.h"
 
@@ -521,6 +522,7 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
     }
     fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
     strategies(f, pr);
+    report_allocators_html(f, pr);
     maps(f, pr);
     fputs("<h3>Flame graph</h3>\n<p class=\"controls\">weight: "
           "<label><input type=\"radio\" name=\"w", f);

@@ -8,6 +8,7 @@
 
 #include "analyzer/escape.h"
 #include "analyzer/report.h"
+#include "analyzer/report_allocators.h"
 
 /* Names read from a module's file may be any bytes: escape_json. */
 static json_t *frame_json(const symbols_frame_t *f)
@@ -231,6 +232,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
                             "replay_skipped", pr->replay_skipped, "sites",
                             sites_json(pr, store, o, fr), "mapping_sites",
                             mapping_sites_json(pr, store, o, fr), "timeline", timeline_json(pr));
+    json_object_set_new(out, "allocators", report_allocators_json(pr));
     return out;
 }
 

@@ -9,6 +9,7 @@
 #include "analyzer/escape.h"
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
+#include "analyzer/report_allocators.h"
 #include "core/units.h"
 
 #define SHOWN_FRAMES 8 /* frames of a site in the text report; the rest are counted */
@@ -317,6 +318,7 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
            s->lost_blocks ? " (incomplete: see above)" : "");
     print_findings(pr, store, fr);
     print_strategies(pr);
+    report_allocators_text(pr);
     print_sites(pr, store, o, fr);
     print_mapping_sites(pr, store, o, fr);
 }

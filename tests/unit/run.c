@@ -48,6 +48,7 @@ int main(void)
         run_report_suite,
         seccomp_suite,
         report_suite,
+        catalog_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

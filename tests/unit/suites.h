@@ -45,5 +45,6 @@ Suite *untraced_suite(void);
 Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
 Suite *report_suite(void);
+Suite *catalog_suite(void);
 
 #endif
