@@ -43,10 +43,10 @@
 #include "preload/config.h"
 #include "preload/ring.h"
 
-/* "memsnra4": the last byte is the layout's version (the Makefile builds
+/* "memsnra5": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
 #ifndef ARENA_MAGIC
-#define ARENA_MAGIC 0x3461726e6d73656dull
+#define ARENA_MAGIC 0x3561726e6d73656dull
 #endif
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u

@@ -3,11 +3,13 @@
  */
 #include "recorder/state.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "core/sampling.h"
 #include "recorder/livemap.h"
 
 static struct {
@@ -18,7 +20,19 @@ static struct {
     uint64_t untracked; /* blocks the live maps had no memory for (state_untracked) */
     uint64_t chunks; /* glibc's chunk bytes of the live blocks (state_chunk_bytes) */
     uint64_t chunks_peak; /* their most since state_chunk_mark */
+    uint64_t interval; /* a sampled trace's mean interval, or 0 */
+    double est_bytes, est_var, est_blocks; /* the sampled live blocks' weights (core/sampling.h) */
 } S;
+
+/* A sampled block in (sign 1) or out (-1) of the live estimates. */
+static void estimate(uint64_t size, double sign)
+{
+    if (!S.interval)
+        return;
+    S.est_bytes += sign * sampling_weight(size, S.interval);
+    S.est_var += sign * sampling_var(size, S.interval);
+    S.est_blocks += sign * sampling_count(size, S.interval);
+}
 
 /* The bytes glibc's malloc takes for a request of n: n and its size
  * word rounded up to 16, at least 32; a page-rounded mapping from 128
@@ -34,6 +48,7 @@ static uint64_t chunk_of(uint64_t n)
 int state_init(const char *strategy, uint64_t total, pid_t pid)
 {
     S.pid = pid;
+    S.est_bytes = S.est_var = S.est_blocks = 0;
     livemap_clear(&livemap_program);
     livemap_clear(&livemap_quiet);
     if (!strategy || strcmp(strategy, "none") == 0)
@@ -49,6 +64,7 @@ int state_init(const char *strategy, uint64_t total, pid_t pid)
 }
 
 void state_set_pid(pid_t pid) { S.pid = pid; }
+void state_set_sampled(uint64_t interval) { S.interval = interval; }
 bool state_has_device(void) { return S.sim != NULL; }
 
 /* The simulated address (STATE_NO_SIM when the device could not serve
@@ -86,6 +102,7 @@ static void track(uint64_t addr, uint64_t size, uint32_t stack, void *block)
         return;
     }
     S.chunks += chunk_of(size);
+    estimate(size, 1);
     if (S.chunks > S.chunks_peak)
         S.chunks_peak = S.chunks;
 }
@@ -94,6 +111,8 @@ static void track(uint64_t addr, uint64_t size, uint32_t stack, void *block)
  * blocks not tracked. */
 static void not_found(state_found_t *f)
 {
+    if (S.interval)
+        return; /* a block not sampled */
     if (S.untracked)
         f->unsure = true;
     else
@@ -127,6 +146,7 @@ state_found_t state_free(uint64_t addr)
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
+        estimate(e.size, -1);
     } else if (livemap_take(&livemap_quiet, addr, &e)) {
         f.quiet = true;
     } else {
@@ -145,6 +165,7 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
+        estimate(e.size, -1);
     } else {
         not_found(&f);
     }
@@ -170,8 +191,20 @@ bool state_map_is_large(void) { return livemap_count(&livemap_program) >= 65536;
 void state_mapped(uint64_t len) { S.mmap_live += len; }
 void state_unmapped(uint64_t len) { S.mmap_live = S.mmap_live > len ? S.mmap_live - len : 0; }
 
-uint64_t state_live_bytes(void) { return livemap_bytes(&livemap_program); }
-uint64_t state_live_blocks(void) { return livemap_count(&livemap_program); }
+/* An estimate as a count: rounded, never below 0 (sums of doubles). */
+static uint64_t whole(double x) { return x > 0.5 ? (uint64_t)llround(x) : 0; }
+
+uint64_t state_live_bytes(void)
+{
+    return S.interval ? whole(S.est_bytes) : livemap_bytes(&livemap_program);
+}
+
+uint64_t state_live_blocks(void)
+{
+    return S.interval ? whole(S.est_blocks) : livemap_count(&livemap_program);
+}
+
+uint64_t state_live_bytes_se(void) { return S.interval ? whole(sqrt(S.est_var)) : 0; }
 uint64_t state_mmap_live(void) { return S.mmap_live; }
 uint64_t state_unknown_frees(void) { return S.unknown_frees; }
 uint64_t state_untracked(void) { return S.untracked; }

@@ -33,6 +33,11 @@ int state_init(const char *strategy, uint64_t total, pid_t pid);
 /* A forked recorder's child trace: the process is pid now. */
 void state_set_pid(pid_t pid);
 bool state_has_device(void);
+/* A sampled trace of mean interval bytes (core/sampling.h): the live
+ * figures are estimates (each block weighs what it stands for), and a
+ * free or realloc of a block the recorder does not hold is one of the
+ * blocks not sampled, no unknown free. */
+void state_set_sampled(uint64_t interval);
 
 /* The simulated address of the new block. */
 uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack);
@@ -50,8 +55,11 @@ bool state_map_is_large(void);
 void state_mapped(uint64_t len);
 void state_unmapped(uint64_t len);
 
+/* The live bytes and blocks (a sampled trace: their estimates, and the
+ * standard error of the bytes'; 0 otherwise). */
 uint64_t state_live_bytes(void);
 uint64_t state_live_blocks(void);
+uint64_t state_live_bytes_se(void);
 uint64_t state_mmap_live(void);
 uint64_t state_unknown_frees(void);
 /* Blocks the live maps had no memory for (the recorder shares the

@@ -41,6 +41,7 @@ int main(void)
         untraced_suite,
         run_report_suite,
         seccomp_suite,
+        sample_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -44,5 +44,6 @@ Suite *layout_suite(void);
 Suite *untraced_suite(void);
 Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
+Suite *sample_suite(void);
 
 #endif
