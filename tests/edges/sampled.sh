@@ -30,4 +30,6 @@ if need_program sampled; then
     expect_eq "sampled: the leak at the end, exactly" \
         "$(end_field live_allocations "$f"):$(end_field live_bytes "$f"):$(end_field unknown_frees "$f")" \
         "3:16777216:0"
+    expect_status "sampled: the analysis runs" 0 "$BUILD/memsim-analyze" --sites 0 "$f"
+    expect_grep "sampled: and says the leak is exact" "^  leaked: *16.0 MiB ± 0 B$" "$TMP/out"
 fi
