@@ -279,6 +279,7 @@ bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/sampling.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
