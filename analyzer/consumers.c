@@ -198,7 +198,7 @@ static void replay_start(process_t *pr)
 {
     const analyze_opts_t *o = pr->o;
     pr->replay_started = true;
-    if (!o->replay || !o->nstrategies)
+    if (!o->replay || !o->nstrategies || pr->s.sample_bytes) /* a sampled trace: not every request */
         return;
     uint64_t dev = o->device_size ? o->device_size
                    : pr->s.device_size ? pr->s.device_size : ANALYZE_DEFAULT_DEVICE;

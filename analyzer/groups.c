@@ -99,6 +99,9 @@ int groups_build(groups_t *g, const sites_t *sites, symbols_t *store, sites_key_
         gr->peak += sites_peak_bytes(sites, ids[i]);
         gr->leaked += st->live;
         gr->leaked_blocks += st->live_blocks;
+        gr->var_allocated += st->var_allocated;
+        gr->var_peak += sites_key_var(sites, ids[i], SITES_BY_PEAK);
+        gr->var_leaked += st->var_live;
     }
     free(ids);
     qsort(g->v, g->n, sizeof *g->v, by_key);

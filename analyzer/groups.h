@@ -25,6 +25,7 @@ typedef struct group_s {
     char name[256];     /* "main (prog.c)", "f in libx.so", an address */
     uint64_t key;       /* the sum of the stacks' key */
     uint64_t calls, allocated, peak, leaked, leaked_blocks;
+    double var_allocated, var_peak, var_leaked; /* a sampled trace's (sites.h) */
     uint64_t *ids;      /* its stacks, heaviest first */
     size_t nids;
 } group_t;

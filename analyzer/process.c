@@ -4,6 +4,7 @@
 #include "analyzer/process.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "analyzer/consumers.h"
 #include "analyzer/escape.h"
 #include "analyzer/progress.h"
+#include "core/sampling.h"
 
 uint64_t process_peak_rss(const process_t *pr)
 {
@@ -50,6 +52,17 @@ static bool first_record(process_t *pr, event_t *e)
     return false;
 }
 
+/* An allocation of a sampled trace as the consumers take it: the bytes
+ * it stands for, and their variance (core/sampling.h). */
+static __attribute__((noinline)) void weigh(const process_t *pr, const event_t *e, event_t *w)
+{
+    uint64_t interval = pr->s.sample_bytes;
+    *w = *e;
+    w->request = e->size;
+    w->size = (uint64_t)llround(sampling_weight(e->size, interval));
+    w->var = sampling_var(e->size, interval);
+}
+
 /* Record e through every consumer (and the progress line now and then). */
 static inline void take(process_t *pr, const event_t *e, uint64_t *records, progress_t *prog,
                         FILE *under)
@@ -57,6 +70,12 @@ static inline void take(process_t *pr, const event_t *e, uint64_t *records, prog
     if ((++*records & 0xffff) == 0) {
         off_t at = under ? ftello(under) : 0;
         progress_update(prog, at > 0 ? (uint64_t)at : 0, *records);
+    }
+    event_t w;
+    if (__builtin_expect(pr->s.sample_bytes != 0, 0) &&
+        (e->type == EV_ALLOC || e->type == EV_REALLOC)) {
+        weigh(pr, e, &w);
+        e = &w;
     }
     for (size_t i = 0; i < nconsumers; i++)
         consumers[i]->event(pr, e);

@@ -77,6 +77,12 @@ typedef struct event_s {
     uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;
     const json_t *json;  /* the whole record, valid until the next read */
     long line;           /* the record's line in the trace */
+    /* A sampled trace's alloc and realloc (core/sampling.h), as the
+     * analysis takes them (analyzer/process.c; the reader leaves these):
+     * size is the weight, the bytes the sampled allocation stands for,
+     * rounded; request its own size; var the weight's variance. */
+    uint64_t request;
+    double var;
 } event_t;
 
 /* Bytes read at a time: lines are parsed where they lie in the buffer.

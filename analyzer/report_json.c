@@ -3,10 +3,12 @@
  * report.h.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analyzer/escape.h"
+#include "analyzer/groups.h"
 #include "analyzer/report.h"
 #include "analyzer/report_allocators.h"
 
@@ -29,6 +31,16 @@ static json_t *frames_json(process_t *pr, symbols_t *store, uint64_t id, frames_
     return frames;
 }
 
+/* A sampled trace's standard errors of a site's or function's bytes. */
+static void estimate_errors(json_t *o, double var_peak, double var_allocated, double var_leaked)
+{
+    json_object_set_new(o, "peak_bytes_se", json_integer((json_int_t)llround(summary_se(var_peak))));
+    json_object_set_new(o, "allocated_bytes_se",
+                        json_integer((json_int_t)llround(summary_se(var_allocated))));
+    json_object_set_new(o, "leaked_bytes_se",
+                        json_integer((json_int_t)llround(summary_se(var_leaked))));
+}
+
 /* The top sites by peak. */
 static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
 {
@@ -39,16 +51,52 @@ static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t 
     size_t n = sites_top(&pr->sites, SITES_BY_PEAK, o->sites, &ids);
     for (size_t i = 0; i < n; i++) {
         const site_t *st = sites_get(&pr->sites, ids[i]);
-        json_array_append_new(
-            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
-                           "calls", (json_int_t)st->calls, "allocated_bytes",
-                           (json_int_t)st->allocated, "peak_bytes",
-                           (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
-                           (json_int_t)st->live, "leaked_allocations",
-                           (json_int_t)st->live_blocks, "frames",
-                           frames_json(pr, store, ids[i], fr)));
+        json_t *site = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
+                                 "calls", (json_int_t)sites_calls(st), "allocated_bytes",
+                                 (json_int_t)st->allocated, "peak_bytes",
+                                 (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
+                                 (json_int_t)st->live, "leaked_allocations",
+                                 (json_int_t)st->live_blocks, "frames",
+                                 frames_json(pr, store, ids[i], fr));
+        if (pr->s.sample_bytes)
+            estimate_errors(site, sites_key_var(&pr->sites, ids[i], SITES_BY_PEAK),
+                            st->var_allocated, st->var_live);
+        json_array_append_new(out, site);
     }
     free(ids);
+    return out;
+}
+
+/* The top allocating functions (analyzer/groups.h) by peak, allocated
+ * and leaked bytes. */
+static json_t *functions_json(process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                              frames_t *fr)
+{
+    static const struct {
+        const char *name;
+        sites_key_t key;
+    } lists[] = {{"by_peak", SITES_BY_PEAK},
+                 {"by_allocated", SITES_BY_ALLOCATED},
+                 {"by_leaked", SITES_BY_LEAKED}};
+    json_t *out = json_object();
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        json_t *list = json_array();
+        groups_t g = {0};
+        if (pr->have_sites && groups_build(&g, &pr->sites, store, lists[l].key, fr) == 0) {
+            for (size_t i = 0; i < g.n && i < o->sites; i++) {
+                const group_t *gr = &g.v[i];
+                json_t *f = json_pack("{s:o, s:I, s:I, s:I}", "function", escape_json(gr->name),
+                                      "peak_bytes", (json_int_t)gr->peak, "allocated_bytes",
+                                      (json_int_t)gr->allocated, "leaked_bytes",
+                                      (json_int_t)gr->leaked);
+                if (pr->s.sample_bytes)
+                    estimate_errors(f, gr->var_peak, gr->var_allocated, gr->var_leaked);
+                json_array_append_new(list, f);
+            }
+        }
+        groups_free(&g);
+        json_object_set_new(out, lists[l].name, list);
+    }
     return out;
 }
 
@@ -192,6 +240,21 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
         "temporary_allocations", (json_int_t)s->temporaries,
         "unknown_frees", (json_int_t)s->unknown_frees, "bad_lines", (json_int_t)pr->r.bad_lines);
     json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
+    if (s->sample_bytes) /* a sampled trace does not see them */
+        json_object_set_new(summary, "temporary_allocations", json_null());
+    /* A sampled trace: the byte figures are estimates; their standard
+     * errors, and what it does not count. */
+    json_object_set_new(
+        summary, "sampled",
+        !s->sample_bytes
+            ? json_null()
+            : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "interval_bytes",
+                        (json_int_t)s->sample_bytes, "estimated_allocations",
+                        (json_int_t)llround(s->est_allocations), "bytes_allocated_se",
+                        (json_int_t)llround(summary_se(s->var_allocated)), "peak_heap_bytes_se",
+                        (json_int_t)llround(summary_se(s->var_peak_heap)), "leaked_bytes_se",
+                        (json_int_t)llround(summary_se(s->var_heap)), "recorded_allocations",
+                        (json_int_t)s->allocations));
     json_object_set_new(summary, "untracked_blocks", json_integer((json_int_t)s->untracked));
     json_object_set_new(summary, "stackless_events", json_integer((json_int_t)s->stackless));
     json_object_set_new(summary, "threadless_events", json_integer((json_int_t)s->threadless));
@@ -233,6 +296,7 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
                             sites_json(pr, store, o, fr), "mapping_sites",
                             mapping_sites_json(pr, store, o, fr), "timeline", timeline_json(pr));
     json_object_set_new(out, "allocators", report_allocators_json(pr));
+    json_object_set_new(out, "functions", functions_json(pr, store, o, fr));
     return out;
 }
 

@@ -2,6 +2,7 @@
  * report_text: the report for people.  See report.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,34 @@ typedef struct shown_s {
     size_t rank;
 } shown_t;
 
-static const char *const list_names[] = {"peak", "calls", "leaked bytes"};
+static const char *const list_names[] = {"peak", "calls", "leaked bytes", "allocated bytes"};
+
+/* "1.5 MiB", or in a sampled trace "1.5 MiB ± 80.0 KiB" (one standard
+ * error); returns buf. */
+static const char *estimate(const summary_t *s, uint64_t bytes, double var, char *buf, size_t len)
+{
+    char v[32], e[32];
+    units_format_bytes(bytes, v, sizeof v);
+    if (!s->sample_bytes)
+        snprintf(buf, len, "%s", v);
+    else
+        snprintf(buf, len, "%s ± %s", v,
+                 units_format_bytes((uint64_t)llround(summary_se(var)), e, sizeof e));
+    return buf;
+}
+
+static void sampled_figures(char *buf, size_t len, const summary_t *s, uint64_t peak,
+                            double var_peak, uint64_t allocated, double var_allocated,
+                            uint64_t leaked, double var_leaked)
+{
+    char a[80], b[80], c[80];
+    char leak[96] = "nothing leaked";
+    if (leaked)
+        snprintf(leak, sizeof leak, "leaked %s", estimate(s, leaked, var_leaked, c, sizeof c));
+    snprintf(buf, len, "%s live at peak, %s allocated, %s",
+             estimate(s, peak, var_peak, a, sizeof a),
+             estimate(s, allocated, var_allocated, b, sizeof b), leak);
+}
 
 #define SHOWN_STACKS 3 /* stacks under a function in the text report */
 
@@ -76,7 +104,12 @@ static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o
         return;
     size_t cap = 3 * o->sites * SHOWN_STACKS + 1, nshown = 0;
     shown_t *shown = calloc(cap, sizeof *shown);
-    for (int key = SITES_BY_PEAK; key <= SITES_BY_LEAKED; key++) {
+    const summary_t *s = &pr->s;
+    /* A sampled trace counts no calls: its lists are by bytes. */
+    static const sites_key_t full[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_LEAKED};
+    static const sites_key_t sampled[] = {SITES_BY_PEAK, SITES_BY_ALLOCATED, SITES_BY_LEAKED};
+    for (int list = 0; list < 3; list++) {
+        sites_key_t key = s->sample_bytes ? sampled[list] : full[list];
         groups_t g;
         if (groups_build(&g, &pr->sites, store, (sites_key_t)key, fr)) {
             fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
@@ -86,16 +119,25 @@ static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o
         printf("  top allocating functions by %s:%s\n", list_names[key], n ? "" : " none");
         for (size_t i = 0; i < n; i++) {
             const group_t *gr = &g.v[i];
-            char figures[256];
-            site_figures(figures, sizeof figures, gr->peak, gr->calls, gr->allocated, gr->leaked,
-                         gr->leaked_blocks);
+            char figures[320];
+            if (s->sample_bytes)
+                sampled_figures(figures, sizeof figures, s, gr->peak, gr->var_peak, gr->allocated,
+                                gr->var_allocated, gr->leaked, gr->var_leaked);
+            else
+                site_figures(figures, sizeof figures, gr->peak, gr->calls, gr->allocated,
+                             gr->leaked, gr->leaked_blocks);
             escape_line(stdout, "    #%zu  %s: %s", i + 1, gr->name, figures);
             for (size_t k = 0; k < gr->nids && k < SHOWN_STACKS; k++) {
                 uint64_t id = gr->ids[k];
                 const site_t *st = sites_get(&pr->sites, id);
                 if (gr->nids > 1) {
-                    site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id),
-                                 st->calls, st->allocated, st->live, st->live_blocks);
+                    if (s->sample_bytes)
+                        sampled_figures(figures, sizeof figures, s, sites_peak_bytes(&pr->sites, id),
+                                        sites_key_var(&pr->sites, id, SITES_BY_PEAK),
+                                        st->allocated, st->var_allocated, st->live, st->var_live);
+                    else
+                        site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id),
+                                     st->calls, st->allocated, st->live, st->live_blocks);
                     printf("      stack %zu of %zu: %s\n", k + 1, gr->nids, figures);
                 }
                 const shown_t *seen = NULL;
@@ -148,6 +190,10 @@ static void print_mapping_sites(process_t *pr, symbols_t *store, const analyze_o
 static void print_strategies(const process_t *pr)
 {
     char a[32], b[32], c[32];
+    if (pr->s.sample_bytes && pr->o->replay) {
+        printf("  strategies:     not replayed: a sampled trace does not hold every request\n");
+        return;
+    }
     if (pr->replay_skipped) {
         printf("  strategies:     not replayed: the peak heap is under %s (-s replays anyway)\n",
                units_format_bytes(ANALYZE_REPLAY_MIN_HEAP, a, sizeof a));
@@ -273,12 +319,24 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                "recorder's thread table)\n",
                s->threadless, plural(s->threadless, "event", "events"));
     printf("  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
-    printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
-           " temporary\n",
-           s->allocations, s->reallocs, plural(s->reallocs, "realloc", "reallocs"),
-           units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
-           plural(s->frees, "free", "frees"), s->temporaries);
-    printf("  peak heap:      %s at %.3f s\n", units_format_bytes(s->peak_heap, a, sizeof a),
+    char est[80];
+    if (s->sample_bytes) {
+        printf("  sampled:        an allocation in about every %s (%" PRIu64 " recorded): the "
+               "bytes below are estimates ± one standard error\n",
+               units_format_bytes(s->sample_bytes, a, sizeof a), s->allocations);
+        printf("  allocations:    %s in all\n",
+               estimate(s, s->bytes_allocated, s->var_allocated, est, sizeof est));
+        printf("  calls:          not counted: a sampled trace has no exact call counts\n");
+        printf("  temporaries:    not counted: a sampled trace does not see them\n");
+    } else {
+        printf("  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
+               " temporary\n",
+               s->allocations, s->reallocs, plural(s->reallocs, "realloc", "reallocs"),
+               units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+               plural(s->frees, "free", "frees"), s->temporaries);
+    }
+    printf("  peak heap:      %s at %.3f s\n",
+           estimate(s, s->peak_heap, s->var_peak_heap, est, sizeof est),
            summary_secs(s, s->peak_heap_t));
     if (m->calls)
         printf("  mapped:         %" PRIu64 " mmap %s; peak %s at %.3f s (%s anonymous, %s "
@@ -312,10 +370,14 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
         printf(", %s other%s\n", units_format_bytes(parts.other, f, sizeof f),
                parts.have_rollup ? " (stacks, the allocator's own mappings)" : "");
     }
-    printf("  leaked:         %s in %" PRIu64 " %s%s\n",
-           units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
-           plural(s->leaked_allocations, "block", "blocks"),
-           s->lost_blocks ? " (incomplete: see above)" : "");
+    if (s->sample_bytes)
+        printf("  leaked:         %s%s\n", estimate(s, s->leaked_bytes, s->var_heap, est, sizeof est),
+               s->lost_blocks ? " (incomplete: see above)" : "");
+    else
+        printf("  leaked:         %s in %" PRIu64 " %s%s\n",
+               units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
+               plural(s->leaked_allocations, "block", "blocks"),
+               s->lost_blocks ? " (incomplete: see above)" : "");
     print_findings(pr, store, fr);
     print_strategies(pr);
     report_allocators_text(pr);

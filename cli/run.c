@@ -46,6 +46,7 @@
 #include "cli/run_report.h"
 #include "cli/untraced.h"
 #include "core/procfs.h"
+#include "core/sampling.h"
 #include "core/tracefmt.h"
 #include "core/strategy.h"
 #include "preload/childenv.h"
@@ -84,6 +85,7 @@ typedef struct run_opts_s {
     const char *strategy; /* --strategy (a known name or "none"), or NULL */
     uint64_t device_size; /* --device-size in bytes; 0: not given */
     uint64_t sample_ms;   /* --sample-ms; 0: not given */
+    uint64_t sample_bytes; /* --sample-bytes or --sample; 0: every allocation traced */
     double wall_s;        /* --wall-s; 0: no budget */
     double rss_mb;        /* --rss-mb in MiB; 0: no budget */
     bool no_children;     /* --no-children */
@@ -143,6 +145,11 @@ void run_usage(FILE *f)
             "  -d, --device-size SIZE shadow device size, 4K to 1P, e.g. 512M (default:\n"
             "                         physical memory)\n"
             "      --sample-ms N      the preload's sampling period, 1 to %u ms (default 100)\n"
+            "      --sample-bytes N   a sampled trace: allocations sampled by bytes, one in\n"
+            "                         about every N bytes allocated (1 to 1G, e.g. 512K,\n"
+            "                         4M): the heap's figures are estimates, cheap enough to\n"
+            "                         leave on (MEMSIM_SAMPLE_BYTES)\n"
+            "      --sample           the same at 512K\n"
             "      --wall-s S         wall-time budget, %g to %.0f s (365 days)\n"
             "      --rss-mb M         process tree RSS budget, %g to %.0f MiB (16 TiB)\n"
             "      --no-children      trace only CMD itself (RSS still counts the whole tree)\n"
@@ -181,6 +188,7 @@ void run_usage(FILE *f)
             "  memsim run ./my-program --input data.bin\n"
             "  memsim run --out results --rss-mb 2048 --wall-s 600 -- make -j4\n"
             "  memsim run -s buddy -d 1G --no-children python3 train.py\n"
+            "  memsim run --sample --analyze ./my-service   # sampled: cheap, estimates\n"
             "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n"
             "  memsim run --analyze-opts '--sites 20 --fail-on warning' ./my-program\n"
             "  memsim run --allocator jemalloc:dirty_decay_ms=0 ./my-program\n"
@@ -231,12 +239,14 @@ static int parse_strategy(const char *s, run_opts_t *o)
 static int parse(int argc, char **argv, run_opts_t *o)
 {
     enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_NO_COMPRESS, OPT_ANALYZE,
-           OPT_ANALYZE_OPTS, OPT_ALLOCATOR, OPT_COMPARE };
+           OPT_ANALYZE_OPTS, OPT_ALLOCATOR, OPT_COMPARE, OPT_SAMPLE_BYTES, OPT_SAMPLED };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, 'o'},
         {"strategy", required_argument, NULL, 's'},
         {"device-size", required_argument, NULL, 'd'},
         {"sample-ms", required_argument, NULL, OPT_SAMPLE},
+        {"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
+        {"sample", no_argument, NULL, OPT_SAMPLED},
         {"wall-s", required_argument, NULL, OPT_WALL},
         {"rss-mb", required_argument, NULL, OPT_RSS},
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -292,6 +302,15 @@ static int parse(int argc, char **argv, run_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_SAMPLE_BYTES:
+            if (args_size(CMD, "--sample-bytes", optarg, 1, &o->sample_bytes))
+                return -1;
+            if (o->sample_bytes > SAMPLING_BYTES_MAX) {
+                fprintf(stderr, "%s: --sample-bytes: %s is above the maximum 1G\n", CMD, optarg);
+                return -1;
+            }
+            break;
+        case OPT_SAMPLED: o->sample_bytes = SAMPLING_BYTES_DEFAULT; break;
         case OPT_WALL:
             o->pass[o->npass++] = "--wall-s";
             o->pass[o->npass++] = optarg;
@@ -602,11 +621,11 @@ static char *env_output(const char *dir)
 
 /* The variables memsim run sets, "NAME=value" each on the heap, into
  * mine; how many, or 0 when out of memory (nothing left allocated). */
-#define OWN_VARS (9 + CATALOG_MAX_ENV)
+#define OWN_VARS (10 + CATALOG_MAX_ENV)
 static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[OWN_VARS])
 {
     const char *old = getenv("LD_PRELOAD");
-    char num[2][32];
+    char num[3][32];
     size_t m = 0;
     if (o->alloc.on) {
         mine[m++] = run_alloc_preload(&o->alloc, p->preload, old);
@@ -635,6 +654,10 @@ static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[OWN
         snprintf(num[1], sizeof num[1], "%" PRIu64, o->sample_ms);
         mine[m++] = env_entry("MEMSIM_SAMPLE_MS", num[1]);
     }
+    if (o->sample_bytes) {
+        snprintf(num[2], sizeof num[2], "%" PRIu64, o->sample_bytes);
+        mine[m++] = env_entry("MEMSIM_SAMPLE_BYTES", num[2]);
+    }
     if (o->no_children)
         mine[m++] = env_entry("MEMSIM_TRACE_CHILDREN", "0");
     if (o->no_compress)
@@ -659,6 +682,7 @@ static char **child_env(const run_opts_t *o, const run_paths_t *p, size_t *own)
                           o->strategy ? "MEMSIM_STRATEGY" : NULL,
                           o->device_size ? "MEMSIM_DEVICE_SIZE" : NULL,
                           o->sample_ms ? "MEMSIM_SAMPLE_MS" : NULL,
+                          o->sample_bytes ? "MEMSIM_SAMPLE_BYTES" : NULL,
                           o->no_children ? "MEMSIM_TRACE_CHILDREN" : NULL,
                           o->no_compress ? "MEMSIM_COMPRESS" : NULL};
     char *mine[OWN_VARS];

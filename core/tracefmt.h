@@ -62,8 +62,8 @@ extern const char *const tracefmt_names[TRACEFMT_RECORD_COUNT];
 #define TRACEFMT_NAME(id) (tracefmt_names[TRACEFMT_##id])
 
 #define TRACEFMT_FORMAT "memsim-trace"
-#define TRACEFMT_VERSION 3         /* what memsim-recorder writes */
-#define TRACEFMT_VERSION_MAX 3     /* the newest a reader of this build reads */
+#define TRACEFMT_VERSION 4         /* what memsim-recorder writes */
+#define TRACEFMT_VERSION_MAX 4     /* the newest a reader of this build reads */
 
 #define TRACEFMT_DEFAULT_ALIGN 16  /* an alloc that does not say its alignment */
 #define TRACEFMT_DEFAULT_ALLOC "malloc"

@@ -207,6 +207,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
         state_set_pid(rc->pid);
     else
         state_init(r->cfg.strategy, r->cfg.device_size, rc->pid);
+    state_set_sampled(r->cfg.sample_bytes);
     char err[PATH_MAX + 256];
     if (out_create(&rc->out, &r->cfg, rc->exe_base, rc->pid, err, sizeof err)) {
         fail(r, err);
@@ -224,6 +225,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
                            .device_size = r->cfg.device_size,
                            .stack_depth = r->cfg.stack_depth,
                            .mmap = r->cfg.mmap,
+                           .sample_bytes = r->cfg.sample_bytes,
                            .parent_trace = inherited && rc->parent_trace[0] ? rc->parent_trace
                                                                              : NULL,
                            .note = r->note};
@@ -450,7 +452,9 @@ static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
     return n;
 }
 
-/* A free (of a, by the code at caller). */
+/* A free (of a, by the code at caller).  In a sampled trace one of a
+ * block the recorder does not hold is of a block not sampled (the set in
+ * the process errs on the side of posting): nothing to write. */
 static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller)
 {
     state_found_t f = state_free(m->a);
@@ -458,8 +462,30 @@ static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t call
         return;
     if (f.known || f.unsure)
         records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
-    else
+    else if (!rc->r->cfg.sample_bytes)
         records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);
+}
+
+/* A realloc of a sampled trace (msg.h: which of its blocks are sampled):
+ * the old block's free when the new one is not sampled, the new block's
+ * allocation when the old one was not (or is not held), a realloc when
+ * both are. */
+static void realloc_sampled(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stack)
+{
+    out_t *o = &rc->out;
+    uint64_t sim;
+    if ((!m->b && !m->c) || (m->b && (m->e & MSG_REALLOC_NEW_UNSAMPLED))) {
+        heap_free(rc, m, t, m->d);
+    } else if (!m->b) {
+        if (!(m->e & MSG_REALLOC_OLD_UNSAMPLED))
+            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
+    } else {
+        state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
+        if (f.known)
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, true, m->c, stack, f.inherited);
+        else
+            records_alloc(o, t, m->tid, m->fn, m->b, m->c, 16, stack);
+    }
 }
 
 /* One message. */
@@ -484,7 +510,9 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_REALLOC:
         rc->heap_since++;
-        if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
+        if (rc->r->cfg.sample_bytes) {
+            realloc_sampled(rc, m, t, stack);
+        } else if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
             heap_free(rc, m, t, m->d);
         } else if (!m->b) {
             records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
@@ -709,6 +737,8 @@ void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx)
     s.malloc_reserved = reserved_before > reserved_after ? reserved_before : reserved_after;
     s.heap_live = state_live_bytes();
     s.heap_blocks = state_live_blocks();
+    s.sampled = r->cfg.sample_bytes != 0;
+    s.heap_live_se = state_live_bytes_se();
     s.mmap_live = state_mmap_live();
     s.have_sim = state_has_device();
     s.sim_live = dm.live_allocated;

@@ -173,6 +173,8 @@ void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
     jsonw_key_u64(&w, "device_size", m->device_size);
     jsonw_key_u64(&w, "stack_depth", m->stack_depth);
     jsonw_key_bool(&w, "mmap", m->mmap);
+    if (m->sample_bytes)
+        jsonw_key_u64(&w, "sample_bytes", m->sample_bytes);
     jsonw_key_str(&w, "memsim_version", MEMSIM_VERSION);
     if (m->parent_trace)
         jsonw_key_str(&w, "parent_trace", m->parent_trace);
@@ -396,6 +398,8 @@ void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s)
     jsonw_key_u64(&w, "maxrss_children", s->maxrss_children);
     jsonw_key_u64(&w, "heap_live", s->heap_live);
     jsonw_key_u64(&w, "heap_blocks", s->heap_blocks);
+    if (s->sampled)
+        jsonw_key_u64(&w, "heap_live_se", s->heap_live_se);
     if (s->have_malloc) {
         jsonw_key_u64(&w, "malloc_reserved", s->malloc_reserved);
         jsonw_key_u64(&w, "malloc_in_use", s->malloc_in_use);

@@ -34,6 +34,7 @@ typedef struct records_meta_s {
     uint64_t device_size;
     unsigned stack_depth;
     bool mmap;
+    uint64_t sample_bytes;    /* a sampled trace's mean interval; 0: every allocation */
     const char *parent_trace; /* NULL: none */
     const char *note;         /* "" or NULL: none */
 } records_meta_t;
@@ -116,6 +117,8 @@ typedef struct records_sample_s {
     bool have_malloc;
     uint64_t malloc_reserved, malloc_in_use;
     uint64_t heap_live, heap_blocks, mmap_live;
+    bool sampled;                  /* heap_live and heap_blocks are estimates: ... */
+    uint64_t heap_live_se;         /* ...and heap_live's standard error */
     bool have_sim;
     uint64_t sim_live, sim_reserved, sim_largest_free;
     uint64_t device_total, tree_rss;

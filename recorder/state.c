@@ -3,14 +3,26 @@
  */
 #include "recorder/state.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "core/sampling.h"
 #include "recorder/livemap.h"
 
 static state_t S; /* the current trace's */
+
+/* A sampled block in (sign 1) or out (-1) of the live estimates. */
+static void estimate(uint64_t size, double sign)
+{
+    if (!S.interval)
+        return;
+    S.est_bytes += sign * sampling_weight(size, S.interval);
+    S.est_var += sign * sampling_var(size, S.interval);
+    S.est_blocks += sign * sampling_count(size, S.interval);
+}
 
 /* The bytes glibc's malloc takes for a request of n: n and its size
  * word rounded up to 16, at least 32; a page-rounded mapping from 128
@@ -62,7 +74,11 @@ void state_fork(state_t *child, const char *strategy, uint64_t total)
                        .mmap_live = S.mmap_live,
                        .untracked = S.untracked,
                        .chunks = S.chunks,
-                       .chunks_peak = S.chunks};
+                       .chunks_peak = S.chunks,
+                       .interval = S.interval,
+                       .est_bytes = S.est_bytes,
+                       .est_var = S.est_var,
+                       .est_blocks = S.est_blocks};
     if (S.sim && strategy && strcmp(strategy, "none") != 0) {
         device_config_t dc = {
             .total = total, .strategy = strategy, .no_timing = true, .handles_only = true};
@@ -87,6 +103,8 @@ void state_fini(state_t *st)
         device_destroy(st->sim);
     memset(st, 0, sizeof *st);
 }
+
+void state_set_sampled(uint64_t interval) { S.interval = interval; }
 bool state_has_device(void) { return S.sim != NULL; }
 
 /* The simulated address (STATE_NO_SIM when the device could not serve
@@ -124,6 +142,7 @@ static void track(uint64_t addr, uint64_t size, uint32_t stack, void *block)
         return;
     }
     S.chunks += chunk_of(size);
+    estimate(size, 1);
     if (S.chunks > S.chunks_peak)
         S.chunks_peak = S.chunks;
 }
@@ -132,6 +151,8 @@ static void track(uint64_t addr, uint64_t size, uint32_t stack, void *block)
  * blocks not tracked. */
 static void not_found(state_found_t *f)
 {
+    if (S.interval)
+        return; /* a block not sampled */
     if (S.untracked)
         f->unsure = true;
     else
@@ -165,6 +186,7 @@ state_found_t state_free(uint64_t addr)
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
+        estimate(e.size, -1);
     } else if (livemap_take(&S.quiet, addr, &e)) {
         f.quiet = true;
     } else {
@@ -183,6 +205,7 @@ state_found_t state_realloc(uint64_t old, uint64_t addr, uint64_t size, uint32_t
         f = found(&e);
         sim_free(e.sim_block);
         S.chunks -= chunk_of(e.size);
+        estimate(e.size, -1);
     } else {
         not_found(&f);
     }
@@ -208,8 +231,20 @@ bool state_map_is_large(void) { return livemap_count(&S.program) >= 65536; }
 void state_mapped(uint64_t len) { S.mmap_live += len; }
 void state_unmapped(uint64_t len) { S.mmap_live = S.mmap_live > len ? S.mmap_live - len : 0; }
 
-uint64_t state_live_bytes(void) { return livemap_bytes(&S.program); }
-uint64_t state_live_blocks(void) { return livemap_count(&S.program); }
+/* An estimate as a count: rounded, never below 0 (sums of doubles). */
+static uint64_t whole(double x) { return x > 0.5 ? (uint64_t)llround(x) : 0; }
+
+uint64_t state_live_bytes(void)
+{
+    return S.interval ? whole(S.est_bytes) : livemap_bytes(&S.program);
+}
+
+uint64_t state_live_blocks(void)
+{
+    return S.interval ? whole(S.est_blocks) : livemap_count(&S.program);
+}
+
+uint64_t state_live_bytes_se(void) { return S.interval ? whole(sqrt(S.est_var)) : 0; }
 uint64_t state_mmap_live(void) { return S.mmap_live; }
 uint64_t state_unknown_frees(void) { return S.unknown_frees; }
 uint64_t state_untracked(void) { return S.untracked; }

@@ -31,6 +31,8 @@ typedef struct state_s {
     uint64_t untracked;     /* blocks the live maps had no memory for (state_untracked) */
     uint64_t chunks;        /* glibc's chunk bytes of the live blocks (state_chunk_bytes) */
     uint64_t chunks_peak;   /* their most since state_chunk_mark */
+    uint64_t interval;      /* a sampled trace's mean interval, or 0 */
+    double est_bytes, est_var, est_blocks; /* the sampled live blocks' weights (core/sampling.h) */
     livemap_t program;      /* the process's live blocks */
     livemap_t quiet;        /* blocks memsim's own work got from the allocator in it (a
                                free of one, made later on the program's behalf, is no error) */
@@ -64,6 +66,11 @@ void state_fork(state_t *child, const char *strategy, uint64_t total);
 /* Free a state that is not the current one. */
 void state_fini(state_t *st);
 bool state_has_device(void);
+/* A sampled trace of mean interval bytes (core/sampling.h): the live
+ * figures are estimates (each block weighs what it stands for), and a
+ * free or realloc of a block the recorder does not hold is one of the
+ * blocks not sampled, no unknown free. */
+void state_set_sampled(uint64_t interval);
 
 /* The simulated address of the new block. */
 uint64_t state_alloc(uint64_t addr, uint64_t size, uint64_t align, uint32_t stack);
@@ -81,8 +88,11 @@ bool state_map_is_large(void);
 void state_mapped(uint64_t len);
 void state_unmapped(uint64_t len);
 
+/* The live bytes and blocks (a sampled trace: their estimates, and the
+ * standard error of the bytes'; 0 otherwise). */
 uint64_t state_live_bytes(void);
 uint64_t state_live_blocks(void);
+uint64_t state_live_bytes_se(void);
 uint64_t state_mmap_live(void);
 uint64_t state_unknown_frees(void);
 /* Blocks the live maps had no memory for (the recorder shares the

@@ -511,6 +511,18 @@ bad "--wall-s 0.001" '^memsim run: --wall-s: 0.001 is below the minimum 0.01 s$'
 bad "--device-size 2P" '^memsim run: --device-size: 2P is above the maximum 1P$' --device-size 2P sh -c "$MARK"
 bad "--sample-ms 3600001" '^memsim run: --sample-ms: 3600001 is above the maximum 3600000$' \
     --sample-ms 3600001 sh -c "$MARK"
+# --sample and --sample-bytes: the command's traces are sampled at that
+# interval (MEMSIM_SAMPLE_BYTES, which they replace).
+for opt in "--sample:524288" "--sample-bytes 4M:4194304"; do
+    rm -rf "$TMP/sampled"
+    MEMSIM_SAMPLE_BYTES=1K run --out "$TMP/sampled" ${opt%:*} sh -c 'echo hi' >"$TMP/out" 2>"$TMP/err"
+    expect_eq "$opt: the command runs" "$?:$(cat "$TMP/out")" "0:hi"
+    expect_eq "$opt: its trace names the interval" \
+        "$(trace_text "$(ls "$TMP"/sampled/memsim.*.zst | head -n 1)" | head -n 1 | "$JSONQ" sample_bytes)" "${opt#*:}"
+done
+bad "--sample-bytes 0" '^memsim run: --sample-bytes: 0 is below the minimum 1 bytes$' --sample-bytes 0 sh -c "$MARK"
+bad "--sample-bytes 2G" '^memsim run: --sample-bytes: 2G is above the maximum 1G$' --sample-bytes 2G sh -c "$MARK"
+bad "--sample-bytes 5X" '^memsim run: --sample-bytes: "5X" is not a size' --sample-bytes 5X sh -c "$MARK"
 bad "--force without --out" '^memsim run: --force needs --out (the default directory is always new)$' \
     --force sh -c "$MARK"
 bad "no command" 'no command to run' --wall-s 1

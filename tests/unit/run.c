@@ -49,6 +49,7 @@ int main(void)
         seccomp_suite,
         report_suite,
         catalog_suite,
+        sample_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

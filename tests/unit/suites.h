@@ -46,5 +46,6 @@ Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
 Suite *report_suite(void);
 Suite *catalog_suite(void);
+Suite *sample_suite(void);
 
 #endif
