@@ -1000,6 +1000,46 @@ static bool resident(const summary_t *s, const finding_t *f)
     return inside < 2 || (double)top - (double)before >= (double)f->bytes / 2;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A spike of the gap is memory the process gained: the RSS at its top
+ * stands above the median RSS of the gap's samples outside it (the ones
+ * its baseline comes from).  Where the allocator holds memory nobody
+ * touched, RSS − reserved is only a lower bound of the memory outside
+ * it, the lower the more untouched memory it holds: a stretch with less
+ * of it (a heap still being built, before big blocks it never touches)
+ * then looks like a spike of the gap while the RSS is lower than around
+ * it.  True also when there is nothing to compare or no memory to. */
+static bool gap_spike_resident(const summary_t *s, const series_t *gap, const finding_t *f)
+{
+    if (f->classification != FINDING_SPIKE || !gap->n)
+        return true;
+    uint64_t *out = malloc(gap->n * sizeof *out), top = 0;
+    if (!out)
+        return true;
+    size_t n = 0;
+    for (size_t i = 0; i < gap->n; i++) {
+        uint64_t used = s->points[gap->at[i]].used;
+        if (gap->t[i] >= f->start && gap->t[i] <= f->end) {
+            if (used > top)
+                top = used;
+        } else {
+            out[n++] = used;
+        }
+    }
+    bool above = true;
+    if (n && top) {
+        qsort(out, n, sizeof *out, cmp_u64);
+        above = top > out[n / 2];
+    }
+    free(out);
+    return above;
+}
+
 /* The series of the samples into x (values malloc'd); false when out of
  * memory.  instant: the heap live at the sample itself, not the most
  * since the sample before (a drift's fit wants where the heap is; a spike
@@ -1105,7 +1145,7 @@ void findings_analyze(const summary_t *s, const mappings_t *m, const findings_co
                 drop_m[j] = true;
         }
         for (size_t i = 0; i < ng; i++)
-            if (!drop_g[i])
+            if (!drop_g[i] && gap_spike_resident(s, &gap, &g[i]))
                 keep(out, &g[i], s, m, c, max_total);
         for (size_t j = 0; j < nm; j++)
             if (!drop_m[j])
