@@ -11,6 +11,7 @@
 
 #include "analyzer/sites.h"
 #include "core/args.h"
+#include "include/memsim.h"
 
 static void usage(FILE *f)
 {
@@ -70,6 +71,7 @@ static void usage(FILE *f)
             "                          critical also needs these bytes (default 256M)\n"
             "      --remediation FILE  JSON {\"classification\": [\"text\", ...]} replacing the\n"
             "                          built-in remediation texts\n"
+            "      --version           the version\n"
             "  -h, --help              this text\n"
             "\n"
             "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
@@ -89,7 +91,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT };
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_VERSION };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -119,6 +121,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -295,6 +298,9 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_VERSION:
+            printf("%s %s\n", ANALYZE_CMD, MEMSIM_VERSION);
+            exit(0);
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: %s needs a value\n", ANALYZE_CMD, argv[optind - 1]);
