@@ -25,9 +25,11 @@ static void usage(FILE *f)
             "under every allocation strategy.\n"
             "\n"
             "      --json              one JSON object for tools (docs/analysis-format.md)\n"
-            "      --html FILE         write one self-contained HTML report with plots to\n"
+            "      --html FILE         write one self-contained interactive HTML report to\n"
             "                          FILE instead (-: standard output; it opens offline\n"
             "                          in any browser)\n"
+            "  -o, --output FORM=FILE  write the report as FORM (text, json, html) to FILE;\n"
+            "                          several of them come from one pass\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
             "      --sites N           top N allocation sites by peak, by calls and by\n"
@@ -81,7 +83,8 @@ static void usage(FILE *f)
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
-            "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n",
+            "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n"
+            "  memsim-analyze -o text=report.txt -o json=report.json DIR\n",
             strategy_names(names, sizeof names));
 }
 
@@ -121,15 +124,16 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"output", required_argument, NULL, 'o'},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = ANALYZE_DEFAULT_SITES,
-                          .collapsed = ANALYZE_NO_COLLAPSED};
+                          .collapsed = ANALYZE_NO_COLLAPSED, .run_command = ""};
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:d:ho:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: o->json = true; break;
         case OPT_NO_REPLAY: o->replay = false; break;
@@ -298,6 +302,30 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
                 return -1;
             }
             break;
+        case 'o': {
+            size_t len = strcspn(optarg, "=");
+            if (!optarg[len]) {
+                fprintf(stderr, "%s: --output: \"%s\" is not FORM=FILE (text, json, html)\n",
+                        ANALYZE_CMD, optarg);
+                return -1;
+            }
+            const char *form = optarg, *file = optarg + len + 1;
+            const char **to = !strncmp(form, "text", len) && len == 4   ? &o->out_text
+                              : !strncmp(form, "json", len) && len == 4 ? &o->out_json
+                              : !strncmp(form, "html", len) && len == 4 ? &o->html
+                                                                        : NULL;
+            if (!to) {
+                fprintf(stderr, "%s: --output: \"%.*s\" is not a form (text, json, html)\n",
+                        ANALYZE_CMD, (int)len, form);
+                return -1;
+            }
+            if (!*file) {
+                fprintf(stderr, "%s: --output: an empty file name\n", ANALYZE_CMD);
+                return -1;
+            }
+            *to = file;
+            break;
+        }
         case OPT_VERSION:
             printf("%s %s\n", ANALYZE_CMD, MEMSIM_VERSION);
             exit(0);
@@ -313,6 +341,12 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     }
     if (optind >= argc) {
         fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
+        return -1;
+    }
+    if ((o->out_text || o->out_json) &&
+        (o->flamegraph || o->collapsed != ANALYZE_NO_COLLAPSED || o->json)) {
+        fprintf(stderr, "%s: --output excludes --json, --collapsed and --flamegraph\n",
+                ANALYZE_CMD);
         return -1;
     }
     if (o->flamegraph && (o->json || o->html || o->collapsed != ANALYZE_NO_COLLAPSED)) {
@@ -341,6 +375,11 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         for (size_t i = 0; i < strategy_count() && i < REPLAY_MAX_STRATEGIES; i++)
             o->strategies[o->nstrategies++] = strategy_at(i);
     return 0;
+}
+
+bool options_stdout_report(const analyze_opts_t *o)
+{
+    return !o->out_text && !o->out_json && !o->html;
 }
 
 void options_fini(analyze_opts_t *o)

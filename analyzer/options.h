@@ -46,7 +46,16 @@ typedef struct analyze_opts_s {
     const char *html;        /* --html FILE, or NULL */
     const char *flamegraph;  /* --flamegraph FILE, or NULL */
     const char *flame_key;   /* --flamegraph-weight: peak, calls, leaked or mapped */
+    /* --output FORM=FILE (and --html FILE): each form written to its
+     * file, all from one pass; NULL when not asked. */
+    const char *out_text, *out_json;
+    /* Not options: what main learned of the inputs, for the reports. */
+    const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;
+
+/* Whether the report goes to standard output: no --output nor --html
+ * asked for a file instead. */
+bool options_stdout_report(const analyze_opts_t *o);
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one
  * line on stderr.  --help prints the usage and exits 0. */

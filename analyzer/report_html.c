@@ -430,7 +430,8 @@ static void sites_table(FILE *f, process_t *pr, symbols_t *store, const analyze_
     if (groups_build(&g, &pr->sites, store, key, fr))
         return;
     char a[32], b[32], c[32];
-    if (!g.n) {
+    size_t ranked = groups_ranked(&g);
+    if (!ranked) {
         fprintf(f, "<h3>Top allocating functions by %s</h3>\n<p class=\"none\">None.</p>\n", what);
         groups_free(&g);
         return;
@@ -438,7 +439,7 @@ static void sites_table(FILE *f, process_t *pr, symbols_t *store, const analyze_
     fprintf(f, "<h3>Top allocating functions by %s</h3>\n<table class=\"sites\"><tr><th>#</th>"
                "<th>function</th><th>live at peak</th><th>calls</th><th>allocated</th>"
                "<th>leaked</th><th>stacks</th></tr>\n", what);
-    size_t n = g.n < (o->sites ? o->sites : 10) ? g.n : (o->sites ? o->sites : 10);
+    size_t n = ranked < (o->sites ? o->sites : 10) ? ranked : (o->sites ? o->sites : 10);
     for (size_t i = 0; i < n; i++) {
         const group_t *gr = &g.v[i];
         fprintf(f, "<tr><td>%zu</td><td>", i + 1);

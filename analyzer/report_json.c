@@ -39,13 +39,14 @@ static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t 
     for (size_t i = 0; i < n; i++) {
         const site_t *st = sites_get(&pr->sites, ids[i]);
         json_array_append_new(
-            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
+            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
                            "calls", (json_int_t)st->calls, "allocated_bytes",
                            (json_int_t)st->allocated, "peak_bytes",
                            (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
                            (json_int_t)st->live, "leaked_allocations",
-                           (json_int_t)st->live_blocks, "frames",
-                           frames_json(pr, store, ids[i], fr)));
+                           (json_int_t)st->live_blocks, "temporary_allocations",
+                           (json_int_t)st->temporaries,
+                           "frames", frames_json(pr, store, ids[i], fr)));
     }
     free(ids);
     return out;
@@ -254,7 +255,7 @@ static json_t *tree_json(const process_t *procs, const ptree_t *t, uint64_t run_
                      (json_int_t)report_tree_peak(procs, t->n, run_peak), "nodes", nodes);
 }
 
-int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+int report_json(FILE *to, process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak)
 {
     frames_t fr = {0};
@@ -279,8 +280,8 @@ int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts
         out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t, run_peak));
         ptree_free(&t);
     }
-    json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    putchar('\n');
+    json_dumpf(out, to, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', to);
     json_decref(out);
     free(fr.v);
     return 0;

@@ -9,10 +9,13 @@
  *   leaked      bytes and blocks still live at the end, each block
  *               counted on the stack of the allocation that created it; a
  *               realloc moves its block to the realloc's stack
- *   peak        the site's live bytes at the moment of the global peak
- *               heap (the most requested bytes live at once, as
- *               analyzer/summary.h defines it: the first time it is
+ *   peak        the site's live bytes (and blocks) at the moment of the
+ *               global peak heap (the most requested bytes live at once,
+ *               as analyzer/summary.h defines it: the first time it is
  *               reached); the sites' peaks add up to the peak heap
+ *   temporaries the summary's temporary allocations (heaptrack's rule,
+ *               analyzer/summary.h) made on this stack; they add up to
+ *               the summary's count
  *
  * The peak is kept with a lazy epoch snapshot: peak_epoch counts the
  * times a new global peak was reached; before a site's live bytes
@@ -59,7 +62,9 @@ typedef struct site_s {
     uint64_t live;        /* bytes live now: at the end, the leaked bytes */
     uint64_t live_blocks; /* blocks live now: at the end, the leaked blocks */
     uint64_t snap;        /* live at the peak number snap_epoch */
+    uint64_t snap_blocks; /* live_blocks then */
     uint64_t snap_epoch;
+    uint64_t temporaries; /* temporary allocations made here */
     uint64_t *frames;     /* return addresses, innermost first; NULL without a record */
     int32_t *modules;     /* each frame's module (symbols.h), once resolved */
     uint32_t nframes;
@@ -78,6 +83,7 @@ typedef struct sites_s {
     uint64_t peak_epoch;      /* new peaks reached so far */
     symbols_space_t *space;   /* the trace's modules; NULL: frames stay without one */
     uint64_t problem_id;      /* the stack id of the last problem returned */
+    uint64_t temporaries;     /* the summary's count when sites last looked */
 } sites_t;
 
 /* 0, or -1 when the host is out of memory.  space may be NULL. */
@@ -105,16 +111,19 @@ static inline const site_t *sites_get(const sites_t *s, uint64_t id)
     return id < s->cap ? &s->v[id] : NULL;
 }
 
-/* The site's live bytes at the global peak. */
+/* The site's live bytes, and blocks, at the global peak. */
 uint64_t sites_peak_bytes(const sites_t *s, uint64_t id);
+uint64_t sites_peak_blocks(const sites_t *s, uint64_t id);
 
 typedef enum sites_key_e {
     SITES_BY_PEAK,
     SITES_BY_CALLS,
     SITES_BY_LEAKED,
+    SITES_BY_TEMPORARIES,
 } sites_key_t;
 
-/* The site's figure for key (peak bytes, calls, leaked bytes). */
+/* The site's figure for key (peak bytes, calls, leaked bytes,
+ * temporary allocations). */
 uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key);
 
 /* The ids of the (at most) max sites with the largest key, key > 0,

@@ -240,6 +240,23 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_eq "a's site: 100 calls" "$(d sites.1.calls)" 100
     expect_eq "a's site: in plug_a" "$(d sites.1.frames.0.function)" plug_a
     expect_eq "a's site: from libplug_a.so" "$(d sites.1.frames.0.module)" "$DL/libplug_a.so"
+
+    # A function's totals are the sums over all its stacks, the same in
+    # every list: step() is reached by 512 stacks of one call each
+    # (256 leaked, 256 temporary), other() by one of 1000 calls.
+    MS=$TMP/many
+    expect_status "many_stacks under memsim run" 0 "$BUILD/memsim" run --out "$MS" -- "$BUILD/programs/many_stacks"
+    expect_status "its report" 0 "$A" --no-replay --sites 2 "$MS"
+    cp "$TMP/out" "$TMP/many.txt"
+    step='step (many_stacks.c): 4.02 KiB live at peak, 512 calls, 256 temporary, 8.00 KiB allocated, leaked 4.00 KiB in 256 blocks'
+    expect_eq "step: its totals over its 512 stacks, in the four lists" \
+        "$(grep '^    #[0-9]  step ' "$TMP/many.txt" | sed 's/^    #[0-9]  //' | sort | uniq -c | sed 's/^ *//')" "4 $step"
+    expect_eq "the lists: step first by peak and leaked bytes, second by calls and temporaries" \
+        "$(grep '^  top allocating\|^    #[0-9]  ' "$TMP/many.txt" | sed 's/ (many_stacks.c).*//; s/^  top allocating functions by //; s/^    #//' | tr '\n' '/')" \
+        "peak:/1  step/calls:/1  other/2  step/temporary allocations:/1  other/2  step/leaked bytes:/1  step/"
+    expect_grep "the temporaries per function add up to the summary's" "^  allocations: .* 1256 temporary\$" "$TMP/many.txt"
+    expect_eq "step's stacks: 512 of them by calls" \
+        "$(grep -A1 '^    #2  step' "$TMP/many.txt" | sed -n 's/^      stack 1 of \([0-9]*\):.*/\1/p' | head -n 1)" 512
 fi
 
 summary
