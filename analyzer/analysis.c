@@ -26,7 +26,7 @@ static void find_command(analysis_t *a)
 }
 
 int analysis_run(analysis_t *a, char *const *args, size_t nargs, const analyze_opts_t *o,
-                 symbols_t *store)
+                 symbols_t *store, suppress_t *sup)
 {
     memset(a, 0, sizeof *a);
     a->store = store;
@@ -47,8 +47,30 @@ int analysis_run(analysis_t *a, char *const *args, size_t nargs, const analyze_o
     /* A run of one process: memsim run's polls are its tree's. */
     if (a->n == 1 && a->procs[0].ok && a->run_peak > a->procs[0].s.peak_tree_rss)
         a->procs[0].s.peak_tree_rss = a->run_peak;
+    frames_t fr = {0};
+    for (size_t i = 0; sup && store && i < a->n; i++) {
+        process_t *pr = &a->procs[i];
+        if (!pr->ok || !pr->have_sites)
+            continue;
+        suppress_apply(sup, &pr->sites, store, &fr, &pr->suppressed_bytes, &pr->suppressed_blocks);
+        summary_t *s = &pr->s;
+        s->leaked_bytes -= pr->suppressed_bytes < s->leaked_bytes ? pr->suppressed_bytes : s->leaked_bytes;
+        s->leaked_allocations -= pr->suppressed_blocks < s->leaked_allocations
+                                     ? pr->suppressed_blocks : s->leaked_allocations;
+    }
+    free(fr.v);
     find_command(a);
     return rc;
+}
+
+void analysis_suppressed(const analysis_t *a, uint64_t *bytes, uint64_t *blocks)
+{
+    *bytes = *blocks = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->procs[i].ok) {
+            *bytes += a->procs[i].suppressed_bytes;
+            *blocks += a->procs[i].suppressed_blocks;
+        }
 }
 
 void analysis_fini(analysis_t *a)

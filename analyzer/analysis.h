@@ -1,6 +1,7 @@
 /*
  * analysis: one run's traces read: the inputs given (traces, run
- * directories), every trace through its pass (analyzer/process.h).
+ * directories), every trace through its pass (analyzer/process.h), the
+ * leak suppressions applied.
  */
 #ifndef MEMSIM_ANALYZER_ANALYSIS_H
 #define MEMSIM_ANALYZER_ANALYSIS_H
@@ -11,6 +12,7 @@
 #include "analyzer/inputs.h"
 #include "analyzer/options.h"
 #include "analyzer/process.h"
+#include "analyzer/suppress.h"
 #include "analyzer/symbols.h"
 
 typedef struct analysis_s {
@@ -23,12 +25,15 @@ typedef struct analysis_s {
                              process's argv, else its exe; "" when unknown */
 } analysis_t;
 
-/* Read the inputs args[0..nargs-1] into *a, each trace through its
- * pass.  0; 2 when an input could not
+/* Read the inputs args[0..nargs-1] into *a, each trace through its pass,
+ * then the suppressions sup (may be NULL).  0; 2 when an input could not
  * be read (after one line each; the others are read); -1 on a usage or
  * memory error (nothing to report). */
 int analysis_run(analysis_t *a, char *const *args, size_t nargs, const analyze_opts_t *o,
-                 symbols_t *store);
+                 symbols_t *store, suppress_t *sup);
 void analysis_fini(analysis_t *a);
+
+/* The suppressed leaks of every process, summed. */
+void analysis_suppressed(const analysis_t *a, uint64_t *bytes, uint64_t *blocks);
 
 #endif

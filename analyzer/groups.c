@@ -208,8 +208,10 @@ int groups_build(groups_t *g, const sites_t *sites, symbols_t *store, sites_key_
         gr->allocated += st->allocated;
         gr->peak += sites_peak_bytes(sites, id);
         gr->peak_blocks += sites_peak_blocks(sites, id);
-        gr->leaked += st->live;
-        gr->leaked_blocks += st->live_blocks;
+        if (!st->suppressed) {
+            gr->leaked += st->live;
+            gr->leaked_blocks += st->live_blocks;
+        }
         gr->temporaries += st->temporaries;
     }
     for (size_t i = 0; i < n; i++)

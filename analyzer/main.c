@@ -87,16 +87,25 @@ int main(int argc, char **argv)
     analyze_opts_t o;
     if (options_parse(argc, argv, &o))
         return 2;
+    suppress_t sup;
+    if (suppress_init(&sup, o.default_suppressions, o.suppressions, o.nsuppressions)) {
+        options_fini(&o);
+        return 2;
+    }
     /* One symbol store for every trace: processes of a tree share modules. */
     symbols_t store;
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph;
+    /* The leak suppressions match the leaked stacks' frames: with sites
+     * (a file of them asks for sites; the built-in list alone does not:
+     * --sites 0 leaves the symbols, and their memory, out). */
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph ||
+                      o.nsuppressions;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return 2;
     }
     symbols_t *sym = want_sites ? &store : NULL;
     analysis_t a;
-    int rc = analysis_run(&a, argv + optind, (size_t)(argc - optind), &o, sym);
+    int rc = analysis_run(&a, argv + optind, (size_t)(argc - optind), &o, sym, &sup);
     if (rc >= 0) {
         o.run_command = a.command;
         if (write_reports(&a, &o))
@@ -111,6 +120,7 @@ int main(int argc, char **argv)
     analysis_fini(&a);
     if (sym)
         symbols_fini(sym);
+    suppress_fini(&sup);
     options_fini(&o);
     return rc;
 }

@@ -30,6 +30,13 @@ static void usage(FILE *f)
             "                          in any browser)\n"
             "  -o, --output FORM=FILE  write the report as FORM (text, json, html) to FILE;\n"
             "                          several of them come from one pass\n"
+            "      --suppressions FILE leaks to leave out of the leak figures: one pattern a\n"
+            "                          line (leak:PATTERN or PATTERN; * any text; # comments)\n"
+            "                          matched against any frame's function, library or\n"
+            "                          source file\n"
+            "      --no-default-suppressions\n"
+            "                          count the C runtime's and the loader's one-time\n"
+            "                          allocations as leaks too\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
             "      --sites N           top N allocation sites by peak, by calls and by\n"
@@ -94,7 +101,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_VERSION };
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT,
+           OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -125,12 +133,15 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"output", required_argument, NULL, 'o'},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPP},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = ANALYZE_DEFAULT_SITES,
-                          .collapsed = ANALYZE_NO_COLLAPSED, .run_command = ""};
+                          .collapsed = ANALYZE_NO_COLLAPSED, .default_suppressions = true,
+                          .run_command = ""};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":s:d:ho:", longopts, NULL)) != -1) {
@@ -326,6 +337,17 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             *to = file;
             break;
         }
+        case OPT_SUPPRESSIONS:
+            if (o->nsuppressions == ANALYZE_MAX_SUPPRESSIONS) {
+                fprintf(stderr, "%s: --suppressions: more than %d files\n", ANALYZE_CMD,
+                        ANALYZE_MAX_SUPPRESSIONS);
+                return -1;
+            }
+            o->suppressions[o->nsuppressions++] = optarg;
+            break;
+        case OPT_NO_DEFAULT_SUPP:
+            o->default_suppressions = false;
+            break;
         case OPT_VERSION:
             printf("%s %s\n", ANALYZE_CMD, MEMSIM_VERSION);
             exit(0);

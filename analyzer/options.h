@@ -24,6 +24,7 @@
  * tree's peak (unless --all, --pid or --exe). */
 #define ANALYZE_SHOWN_SHARE 0.01
 #define ANALYZE_MAX_PIDS 64
+#define ANALYZE_MAX_SUPPRESSIONS 16
 
 typedef struct analyze_opts_s {
     bool json, replay;
@@ -49,6 +50,10 @@ typedef struct analyze_opts_s {
     /* --output FORM=FILE (and --html FILE): each form written to its
      * file, all from one pass; NULL when not asked. */
     const char *out_text, *out_json;
+    /* Leak suppressions (analyzer/suppress.h). */
+    bool default_suppressions;                     /* not --no-default-suppressions */
+    const char *suppressions[ANALYZE_MAX_SUPPRESSIONS]; /* --suppressions FILE, in order */
+    size_t nsuppressions;
     /* Not options: what main learned of the inputs, for the reports. */
     const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;

@@ -41,6 +41,9 @@ typedef struct process_s {
                                 strategies' footprints (results[].series) */
     size_t nmarks, cap_marks;
     findings_t findings;
+    /* Leaks the suppressions left out (analyzer/suppress.h): the summary's
+     * leaked_bytes and leaked_allocations are what remains. */
+    uint64_t suppressed_bytes, suppressed_blocks;
     bool ok;                 /* read: the reports may use it */
 } process_t;
 

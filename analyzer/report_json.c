@@ -39,13 +39,13 @@ static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t 
     for (size_t i = 0; i < n; i++) {
         const site_t *st = sites_get(&pr->sites, ids[i]);
         json_array_append_new(
-            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
+            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "id", (json_int_t)ids[i],
                            "calls", (json_int_t)st->calls, "allocated_bytes",
                            (json_int_t)st->allocated, "peak_bytes",
                            (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
                            (json_int_t)st->live, "leaked_allocations",
                            (json_int_t)st->live_blocks, "temporary_allocations",
-                           (json_int_t)st->temporaries,
+                           (json_int_t)st->temporaries, "leak_suppressed", st->suppressed,
                            "frames", frames_json(pr, store, ids[i], fr)));
     }
     free(ids);
@@ -191,6 +191,10 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
         "leaked_allocations", (json_int_t)s->leaked_allocations,
         "temporary_allocations", (json_int_t)s->temporaries,
         "unknown_frees", (json_int_t)s->unknown_frees, "bad_lines", (json_int_t)pr->r.bad_lines);
+    json_object_set_new(summary, "suppressed_leaked_bytes",
+                        json_integer((json_int_t)pr->suppressed_bytes));
+    json_object_set_new(summary, "suppressed_leaked_allocations",
+                        json_integer((json_int_t)pr->suppressed_blocks));
     json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
     json_object_set_new(summary, "untracked_blocks", json_integer((json_int_t)s->untracked));
     json_object_set_new(summary, "stackless_events", json_integer((json_int_t)s->stackless));

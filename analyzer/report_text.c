@@ -100,7 +100,8 @@ static void print_ranking(process_t *pr, symbols_t *store, const groups_t *g, si
             const site_t *st = sites_get(&pr->sites, id);
             if (nk > 1) {
                 site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id), st->calls,
-                             st->allocated, st->live, st->live_blocks, st->temporaries);
+                             st->allocated, st->suppressed ? 0 : st->live,
+                             st->suppressed ? 0 : st->live_blocks, st->temporaries);
                 fprintf(out, "      stack %zu of %zu: %s\n", k + 1, nk, figures);
             }
             const shown_t *seen = NULL;
@@ -351,10 +352,16 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
         fprintf(out, ", %s other%s\n", units_format_bytes(parts.other, f, sizeof f),
                parts.have_rollup ? " (stacks, the allocator's own mappings)" : "");
     }
-    fprintf(out, "  leaked:         %s in %" PRIu64 " %s%s\n",
+    char supp[160] = "";
+    if (pr->suppressed_blocks)
+        snprintf(supp, sizeof supp, "; %s in %" PRIu64 " %s suppressed (the C runtime's and the "
+                 "loader's one-time allocations, --suppressions)",
+                 units_format_bytes(pr->suppressed_bytes, b, sizeof b), pr->suppressed_blocks,
+                 plural(pr->suppressed_blocks, "block", "blocks"));
+    fprintf(out, "  leaked:         %s in %" PRIu64 " %s%s%s\n",
            units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
            plural(s->leaked_allocations, "block", "blocks"),
-           s->lost_blocks ? " (incomplete: see above)" : "");
+           s->lost_blocks ? " (incomplete: see above)" : "", supp);
     print_findings(pr, store, fr);
     print_sites(pr, store, o, fr, brief);
     if (brief)

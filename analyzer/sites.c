@@ -305,7 +305,7 @@ uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key)
     switch (key) {
     case SITES_BY_PEAK: return sites_peak_bytes(s, id);
     case SITES_BY_CALLS: return s->v[id].calls;
-    case SITES_BY_LEAKED: return s->v[id].live;
+    case SITES_BY_LEAKED: return s->v[id].suppressed ? 0 : s->v[id].live;
     case SITES_BY_TEMPORARIES: return s->v[id].temporaries;
     }
     return 0;

@@ -65,6 +65,8 @@ typedef struct site_s {
     uint64_t snap_blocks; /* live_blocks then */
     uint64_t snap_epoch;
     uint64_t temporaries; /* temporary allocations made here */
+    bool suppressed;      /* its leaks match a leak suppression (analyzer/suppress.h):
+                             not counted as leaked (sites_key, the groups) */
     uint64_t *frames;     /* return addresses, innermost first; NULL without a record */
     int32_t *modules;     /* each frame's module (symbols.h), once resolved */
     uint32_t nframes;
@@ -122,8 +124,8 @@ typedef enum sites_key_e {
     SITES_BY_TEMPORARIES,
 } sites_key_t;
 
-/* The site's figure for key (peak bytes, calls, leaked bytes,
- * temporary allocations). */
+/* The site's figure for key (peak bytes, calls, leaked bytes: 0 when
+ * suppressed, temporary allocations). */
 uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key);
 
 /* The ids of the (at most) max sites with the largest key, key > 0,

@@ -257,6 +257,30 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_grep "the temporaries per function add up to the summary's" "^  allocations: .* 1256 temporary\$" "$TMP/many.txt"
     expect_eq "step's stacks: 512 of them by calls" \
         "$(grep -A1 '^    #2  step' "$TMP/many.txt" | sed -n 's/^      stack 1 of \([0-9]*\):.*/\1/p' | head -n 1)" 512
+
+    # Leak suppressions from a file: a pattern a line, on any frame's
+    # function, library or source file; what they leave out is counted.
+    s() { "$J" "$1" <"$TMP/out"; }
+    T=$(ls "$TMP"/run/memsim.sites.*.jsonl)
+    printf '# the planted leak\nleak:leak_h*\n\n' >"$TMP/supp.fn"
+    expect_status "--suppressions on a function" 0 "$A" --json --no-replay --suppressions "$TMP/supp.fn" "$T"
+    expect_eq "leak_here's leaks suppressed, counted apart" \
+        "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)/$(s summary.suppressed_leaked_allocations)" "0/30000/300"
+    expect_eq "its site marked" "$(s sites.0.leak_suppressed)/$(s sites.0.leaked_bytes)" "true/30000"
+    printf 'sites.c$\n' >"$TMP/supp.file"
+    expect_status "--suppressions on a source file" 0 "$A" --json --no-replay --suppressions "$TMP/supp.file" "$T"
+    expect_eq "by source file: the same" "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)" "0/30000"
+    printf 'leak:^leak$\n' >"$TMP/supp.none"
+    expect_status "--suppressions that match nothing" 0 "$A" --json --no-replay --suppressions "$TMP/supp.none" "$T"
+    expect_eq "anchored: leak_here is not ^leak\$" "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)" "30000/0"
+    expect_status "the text report" 0 "$A" --no-replay --suppressions "$TMP/supp.fn" "$T"
+    expect_grep "the text says how much was suppressed" \
+        "^  leaked:         0 B in 0 blocks; 29.3 KiB in 300 blocks suppressed " "$TMP/out"
+    expect_eq "by leaked bytes: nothing left" \
+        "$(grep -c '^  top allocating functions by leaked bytes: none$' "$TMP/out")" 1
+    expect_status "a suppressions file that is not there" 2 "$A" --suppressions "$TMP/nonexistent" "$T"
+    expect_eq "one line naming it" "$(cat "$TMP/err")" \
+        "memsim-analyze: --suppressions: cannot read $TMP/nonexistent: No such file or directory"
 fi
 
 summary
