@@ -1,7 +1,8 @@
 /*
  * analysis: one run's traces read: the inputs given (traces, run
  * directories), every trace through its pass (analyzer/process.h), the
- * leak suppressions applied.
+ * leak suppressions applied.  memsim-analyze makes one; --diff makes
+ * two (analyzer/diff.h) over one symbol store.
  */
 #ifndef MEMSIM_ANALYZER_ANALYSIS_H
 #define MEMSIM_ANALYZER_ANALYSIS_H

@@ -9,7 +9,8 @@
  * the findings on what they gathered (analyzer/findings.h), then prints
  * its reports (analyzer/report.h): text, JSON, a flame graph's
  * collapsed stacks, an HTML page, a flame graph as SVG; several of them
- * from one pass with --output.  This file only orchestrates.
+ * from one pass with --output.  --diff compares two runs
+ * (analyzer/diff.h).  This file only orchestrates.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "analyzer/analysis.h"
+#include "analyzer/diff.h"
 #include "analyzer/escape.h"
 #include "analyzer/inputs.h"
 #include "analyzer/options.h"
@@ -97,27 +99,32 @@ int main(int argc, char **argv)
     /* The leak suppressions match the leaked stacks' frames: with sites
      * (a file of them asks for sites; the built-in list alone does not:
      * --sites 0 leaves the symbols, and their memory, out). */
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph ||
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph || o.diff ||
                       o.nsuppressions;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return 2;
     }
     symbols_t *sym = want_sites ? &store : NULL;
-    analysis_t a;
-    int rc = analysis_run(&a, argv + optind, (size_t)(argc - optind), &o, sym, &sup);
-    if (rc >= 0) {
-        o.run_command = a.command;
-        if (write_reports(&a, &o))
-            rc = 2;
-        int want = findings_severity_rank(o.fail_on);
-        for (size_t i = 0; i < a.n && want >= 0 && !rc; i++)
-            if (a.procs[i].ok && findings_worst(&a.procs[i].findings) >= want)
-                rc = 1;
+    int rc;
+    if (o.diff) {
+        rc = diff_main(argv[optind], argv[optind + 1], &o, sym, &sup);
     } else {
-        rc = 2;
+        analysis_t a;
+        rc = analysis_run(&a, argv + optind, (size_t)(argc - optind), &o, sym, &sup);
+        if (rc >= 0) {
+            o.run_command = a.command;
+            if (write_reports(&a, &o))
+                rc = 2;
+            int want = findings_severity_rank(o.fail_on);
+            for (size_t i = 0; i < a.n && want >= 0 && !rc; i++)
+                if (a.procs[i].ok && findings_worst(&a.procs[i].findings) >= want)
+                    rc = 1;
+        } else {
+            rc = 2;
+        }
+        analysis_fini(&a);
     }
-    analysis_fini(&a);
     if (sym)
         symbols_fini(sym);
     suppress_fini(&sup);

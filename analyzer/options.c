@@ -30,6 +30,12 @@ static void usage(FILE *f)
             "                          in any browser)\n"
             "  -o, --output FORM=FILE  write the report as FORM (text, json, html) to FILE;\n"
             "                          several of them come from one pass\n"
+            "      --diff BASE NEW     compare two runs (traces or run directories): the\n"
+            "                          totals, functions and findings that grew or shrank\n"
+            "                          (text, --json, or --html FILE)\n"
+            "      --fail-on-growth PCT\n"
+            "                          with --diff: exit 1 when the peak heap or the leaked\n"
+            "                          bytes grew by more than PCT percent\n"
             "      --suppressions FILE leaks to leave out of the leak figures: one pattern a\n"
             "                          line (leak:PATTERN or PATTERN; * any text; # comments)\n"
             "                          matched against any frame's function, library or\n"
@@ -83,14 +89,15 @@ static void usage(FILE *f)
             "      --version           the version\n"
             "  -h, --help              this text\n"
             "\n"
-            "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
-            "input.\n"
+            "Exit status: 0, 1 when a finding reaches --fail-on (or the growth\n"
+            "--fail-on-growth), 2 for usage or unreadable input.\n"
             "\n"
             "EXAMPLES\n"
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n"
+            "  memsim-analyze --diff before/ after/ --fail-on-growth 5\n"
             "  memsim-analyze -o text=report.txt -o json=report.json DIR\n",
             strategy_names(names, sizeof names));
 }
@@ -101,8 +108,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT,
-           OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION };
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_DIFF,
+           OPT_FAIL_GROWTH, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -133,6 +140,8 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"output", required_argument, NULL, 'o'},
+        {"diff", no_argument, NULL, OPT_DIFF},
+        {"fail-on-growth", required_argument, NULL, OPT_FAIL_GROWTH},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
         {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPP},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -141,7 +150,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     };
     *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = ANALYZE_DEFAULT_SITES,
                           .collapsed = ANALYZE_NO_COLLAPSED, .default_suppressions = true,
-                          .run_command = ""};
+                          .fail_on_growth = -1, .run_command = ""};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":s:d:ho:", longopts, NULL)) != -1) {
@@ -337,6 +346,13 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             *to = file;
             break;
         }
+        case OPT_DIFF:
+            o->diff = true;
+            break;
+        case OPT_FAIL_GROWTH:
+            if (args_real(ANALYZE_CMD, "--fail-on-growth", optarg, 0.0, 1e9, &o->fail_on_growth))
+                return -1;
+            break;
         case OPT_SUPPRESSIONS:
             if (o->nsuppressions == ANALYZE_MAX_SUPPRESSIONS) {
                 fprintf(stderr, "%s: --suppressions: more than %d files\n", ANALYZE_CMD,
@@ -363,6 +379,20 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     }
     if (optind >= argc) {
         fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
+        return -1;
+    }
+    if (o->diff && argc - optind != 2) {
+        fprintf(stderr, "%s: --diff compares two runs: BASE NEW (%d given)\n", ANALYZE_CMD,
+                argc - optind);
+        return -1;
+    }
+    if (o->fail_on_growth >= 0 && !o->diff) {
+        fprintf(stderr, "%s: --fail-on-growth needs --diff\n", ANALYZE_CMD);
+        return -1;
+    }
+    if (o->diff && (o->collapsed != ANALYZE_NO_COLLAPSED || o->flamegraph || o->out_text ||
+                    o->out_json)) {
+        fprintf(stderr, "%s: --diff writes text, --json or --html FILE\n", ANALYZE_CMD);
         return -1;
     }
     if ((o->out_text || o->out_json) &&

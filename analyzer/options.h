@@ -54,6 +54,9 @@ typedef struct analyze_opts_s {
     bool default_suppressions;                     /* not --no-default-suppressions */
     const char *suppressions[ANALYZE_MAX_SUPPRESSIONS]; /* --suppressions FILE, in order */
     size_t nsuppressions;
+    /* --diff BASE NEW: the two inputs compared (analyzer/diff.h). */
+    bool diff;
+    double fail_on_growth;   /* --fail-on-growth PCT; < 0: not asked */
     /* Not options: what main learned of the inputs, for the reports. */
     const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;
