@@ -8,8 +8,8 @@
  * allocation sites, the program's mappings, the strategy replay), runs
  * the findings on what they gathered (analyzer/findings.h), then prints
  * its reports (analyzer/report.h): text, JSON, a flame graph's
- * collapsed stacks, an HTML page, a flame graph as SVG; several of them
- * from one pass with --output.  --diff compares two runs
+ * collapsed stacks, an HTML page, a flame graph as SVG, a pprof profile;
+ * several of them from one pass with --output.  --diff compares two runs
  * (analyzer/diff.h).  This file only orchestrates.
  */
 #include <getopt.h>
@@ -42,7 +42,7 @@ static __attribute__((noinline)) void reserve_stack(void)
 }
 
 /* Each form asked for, from one analysis: --collapsed and --flamegraph
- * alone; otherwise the files of --output and --html, and the
+ * alone; otherwise the files of --output, --html and --pprof, and the
  * report on stdout (--json, or the text) when no file was asked. */
 static int write_reports(analysis_t *a, const analyze_opts_t *o)
 {
@@ -80,6 +80,11 @@ static int write_reports(analysis_t *a, const analyze_opts_t *o)
         if (!rc && strcmp(o->html, "-") && !o->out_text && !o->out_json)
             escape_line(stderr, "%s: the report is in %s", ANALYZE_CMD, o->html);
     }
+    if (!rc && o->out_pprof) {
+        rc = report_pprof(procs, n, sym, o->out_pprof);
+        if (!rc && strcmp(o->out_pprof, "-") && !o->out_text && !o->out_json)
+            escape_line(stderr, "%s: the profile is in %s", ANALYZE_CMD, o->out_pprof);
+    }
     return rc;
 }
 
@@ -99,8 +104,8 @@ int main(int argc, char **argv)
     /* The leak suppressions match the leaked stacks' frames: with sites
      * (a file of them asks for sites; the built-in list alone does not:
      * --sites 0 leaves the symbols, and their memory, out). */
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph || o.diff ||
-                      o.nsuppressions;
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph ||
+                      o.out_pprof || o.diff || o.nsuppressions;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return 2;

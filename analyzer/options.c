@@ -28,8 +28,11 @@ static void usage(FILE *f)
             "      --html FILE         write one self-contained interactive HTML report to\n"
             "                          FILE instead (-: standard output; it opens offline\n"
             "                          in any browser)\n"
-            "  -o, --output FORM=FILE  write the report as FORM (text, json, html) to FILE;\n"
-            "                          several of them come from one pass\n"
+            "      --pprof FILE        write a gzipped pprof profile (profile.proto) to FILE\n"
+            "                          instead: allocations, bytes, in use at the peak and\n"
+            "                          leaked, for go tool pprof, speedscope, Pyroscope, Parca\n"
+            "  -o, --output FORM=FILE  write the report as FORM (text, json, html, pprof) to\n"
+            "                          FILE; several of them come from one pass\n"
             "      --diff BASE NEW     compare two runs (traces or run directories): the\n"
             "                          totals, functions and findings that grew or shrank\n"
             "                          (text, --json, or --html FILE)\n"
@@ -98,7 +101,7 @@ static void usage(FILE *f)
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n"
             "  memsim-analyze --diff before/ after/ --fail-on-growth 5\n"
-            "  memsim-analyze -o text=report.txt -o json=report.json DIR\n",
+            "  memsim-analyze --pprof heap.pb.gz DIR && go tool pprof -top heap.pb.gz\n",
             strategy_names(names, sizeof names));
 }
 
@@ -108,7 +111,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_DIFF,
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_PPROF, OPT_DIFF,
            OPT_FAIL_GROWTH, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
@@ -139,6 +142,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"pprof", required_argument, NULL, OPT_PPROF},
         {"output", required_argument, NULL, 'o'},
         {"diff", no_argument, NULL, OPT_DIFF},
         {"fail-on-growth", required_argument, NULL, OPT_FAIL_GROWTH},
@@ -322,25 +326,33 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_PPROF:
         case 'o': {
+            const char *form = c == OPT_PPROF ? "pprof" : optarg, *file = optarg;
             size_t len = strcspn(optarg, "=");
-            if (!optarg[len]) {
-                fprintf(stderr, "%s: --output: \"%s\" is not FORM=FILE (text, json, html)\n",
-                        ANALYZE_CMD, optarg);
-                return -1;
+            if (c == 'o') {
+                if (!optarg[len]) {
+                    fprintf(stderr, "%s: --output: \"%s\" is not FORM=FILE (text, json, html, "
+                                    "pprof)\n", ANALYZE_CMD, optarg);
+                    return -1;
+                }
+                file = optarg + len + 1;
+            } else {
+                len = strlen(form);
             }
-            const char *form = optarg, *file = optarg + len + 1;
-            const char **to = !strncmp(form, "text", len) && len == 4   ? &o->out_text
-                              : !strncmp(form, "json", len) && len == 4 ? &o->out_json
-                              : !strncmp(form, "html", len) && len == 4 ? &o->html
-                                                                        : NULL;
+            const char **to = !strncmp(form, "text", len) && len == 4    ? &o->out_text
+                              : !strncmp(form, "json", len) && len == 4  ? &o->out_json
+                              : !strncmp(form, "html", len) && len == 4  ? &o->html
+                              : !strncmp(form, "pprof", len) && len == 5 ? &o->out_pprof
+                                                                         : NULL;
             if (!to) {
-                fprintf(stderr, "%s: --output: \"%.*s\" is not a form (text, json, html)\n",
+                fprintf(stderr, "%s: --output: \"%.*s\" is not a form (text, json, html, pprof)\n",
                         ANALYZE_CMD, (int)len, form);
                 return -1;
             }
             if (!*file) {
-                fprintf(stderr, "%s: --output: an empty file name\n", ANALYZE_CMD);
+                fprintf(stderr, "%s: %s: an empty file name\n", ANALYZE_CMD,
+                        c == 'o' ? "--output" : "--pprof");
                 return -1;
             }
             *to = file;
@@ -390,14 +402,14 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         fprintf(stderr, "%s: --fail-on-growth needs --diff\n", ANALYZE_CMD);
         return -1;
     }
-    if (o->diff && (o->collapsed != ANALYZE_NO_COLLAPSED || o->flamegraph || o->out_text ||
-                    o->out_json)) {
+    if (o->diff && (o->collapsed != ANALYZE_NO_COLLAPSED || o->flamegraph || o->out_pprof ||
+                    o->out_text || o->out_json)) {
         fprintf(stderr, "%s: --diff writes text, --json or --html FILE\n", ANALYZE_CMD);
         return -1;
     }
-    if ((o->out_text || o->out_json) &&
+    if ((o->out_text || o->out_json || o->out_pprof) &&
         (o->flamegraph || o->collapsed != ANALYZE_NO_COLLAPSED || o->json)) {
-        fprintf(stderr, "%s: --output excludes --json, --collapsed and --flamegraph\n",
+        fprintf(stderr, "%s: --output and --pprof exclude --json, --collapsed and --flamegraph\n",
                 ANALYZE_CMD);
         return -1;
     }
@@ -431,7 +443,7 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
 
 bool options_stdout_report(const analyze_opts_t *o)
 {
-    return !o->out_text && !o->out_json && !o->html;
+    return !o->out_text && !o->out_json && !o->out_pprof && !o->html;
 }
 
 void options_fini(analyze_opts_t *o)

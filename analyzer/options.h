@@ -47,9 +47,9 @@ typedef struct analyze_opts_s {
     const char *html;        /* --html FILE, or NULL */
     const char *flamegraph;  /* --flamegraph FILE, or NULL */
     const char *flame_key;   /* --flamegraph-weight: peak, calls, leaked or mapped */
-    /* --output FORM=FILE (and --html FILE): each form written to its
-     * file, all from one pass; NULL when not asked. */
-    const char *out_text, *out_json;
+    /* --output FORM=FILE (and --html FILE, --pprof FILE): each form
+     * written to its file, all from one pass; NULL when not asked. */
+    const char *out_text, *out_json, *out_pprof;
     /* Leak suppressions (analyzer/suppress.h). */
     bool default_suppressions;                     /* not --no-default-suppressions */
     const char *suppressions[ANALYZE_MAX_SUPPRESSIONS]; /* --suppressions FILE, in order */
@@ -61,8 +61,8 @@ typedef struct analyze_opts_s {
     const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;
 
-/* Whether the report goes to standard output: no --output nor --html
- * asked for a file instead. */
+/* Whether the report goes to standard output: no --output, --html nor
+ * --pprof asked for a file instead. */
 bool options_stdout_report(const analyze_opts_t *o);
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one

@@ -25,6 +25,9 @@ int report_text(FILE *out, process_t *procs, size_t n, symbols_t *store, const a
                 uint64_t run_peak);
 int report_json(FILE *out, process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak);
+/* A gzipped pprof profile (profile.proto) of every process at path,
+ * written whole, then renamed into place; 0, or -1 after one line. */
+int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path);
 void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t key);
 /* One self-contained HTML file at path (written whole, then renamed into
  * place); 0, or -1 after one line. */

@@ -2,7 +2,7 @@
 # Make sure the Debian packages memsim builds against are installed.
 # As root: install what is missing.  Otherwise: say exactly what to run.
 set -u
-PKGS="gcc pkg-config libjansson-dev check libunwind-dev libdw-dev libzstd-dev zstd"
+PKGS="gcc pkg-config libjansson-dev check libunwind-dev libdw-dev libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 
 missing=""
 for p in $PKGS; do
