@@ -439,8 +439,8 @@ int run_report_opts_check(const char *cmd, const run_report_opts_t *o)
         goto out;
     const char *form = ao.json ? "--json" : ao.html ? "--html"
                      : ao.collapsed != ANALYZE_NO_COLLAPSED ? "--collapsed"
-                     : ao.flamegraph ? "--flamegraph"
-                     : ao.out_text || ao.out_json ? "--output" : NULL;
+                     : ao.flamegraph ? "--flamegraph" : ao.out_pprof ? "--pprof"
+                     : ao.out_text || ao.out_json ? "--output" : ao.diff ? "--diff" : NULL;
     if (form)
         fprintf(stderr, "%s: --analyze-opts: %s is memsim run's to choose (it writes report.txt, "
                         "report.json and report.html)\n", cmd, form);

@@ -500,6 +500,9 @@ bad "--strategy bogus" '--strategy: unknown strategy "bogus" (known: none, first
 bad "--analyze-opts --json" "^memsim run: --analyze-opts: --json is memsim run's to choose (it writes report.txt, report.json and report.html)\$" \
     --analyze-opts --json sh -c "$MARK"
 bad "--analyze-opts --html" "--analyze-opts: --html is memsim run's to choose" --analyze-opts '--html x' sh -c "$MARK"
+bad "--analyze-opts --pprof" "--analyze-opts: --pprof is memsim run's to choose" --analyze-opts '--pprof x' sh -c "$MARK"
+bad "--analyze-opts --output" "--analyze-opts: --output is memsim run's to choose" --analyze-opts '-o text=x' sh -c "$MARK"
+bad "--analyze-opts --diff" "^memsim" --analyze-opts '--diff' sh -c "$MARK"
 bad "--analyze-opts a bad value" '^memsim-analyze: --fail-on: "x" is not a severity (info, warning, critical)$' \
     --analyze-opts '--sites 2 --fail-on x' sh -c "$MARK"
 bad "--analyze-opts an unknown option" '^memsim-analyze: unknown option "--bogus"' --analyze-opts --bogus sh -c "$MARK"
