@@ -99,7 +99,10 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The pprof messages' code, generated (analyzer/profile.proto).
 PB_GEN    = $(BUILD)/gen/analyzer/profile.pb-c.c
 PB_OBJ    = $(BUILD)/gen/analyzer/profile.pb-c.o
-ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o) $(PB_OBJ)
+# The HTML pages' script and style, as C strings (scripts/embed.sh).
+ASSETS_GEN = $(BUILD)/gen/analyzer/report_assets.c
+ASSETS_OBJ = $(BUILD)/gen/analyzer/report_assets.o
+ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o) $(PB_OBJ) $(ASSETS_OBJ)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
@@ -169,6 +172,16 @@ $(PB_GEN): analyzer/profile.proto | $(DEPS_OK)
 	$(call say,PROTOC,$<)
 	$(Q)mkdir -p $(BUILD)/gen
 	$(Q)protoc-c --c_out=$(BUILD)/gen $<
+
+$(ASSETS_GEN): analyzer/report.js analyzer/report.css scripts/embed.sh
+	$(call say,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ sh scripts/embed.sh report_js analyzer/report.js && \
+		sh scripts/embed.sh report_css analyzer/report.css; } >$@.tmp && mv $@.tmp $@
+
+$(ASSETS_OBJ): $(ASSETS_GEN)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(STD) -O2 $(SANFLAGS) -fPIC -c -o $@ $<
 
 $(PB_OBJ): $(PB_GEN)
 	$(call say,CC,$<)

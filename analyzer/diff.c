@@ -15,6 +15,7 @@
 #include "analyzer/flame.h"
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
+#include "analyzer/report_page.h"
 #include "core/grow.h"
 #include "core/units.h"
 
@@ -594,24 +595,6 @@ static void html_items(FILE *f, const items_t *it, const char *what, size_t max)
     }
 }
 
-/* The page's frame: one self-contained file, nothing fetched (a
- * Content-Security-Policy forbids it), no script: the flame graph's
- * figures are its frames' tooltips. */
-static void page_head(FILE *f, const char *title)
-{
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "style-src 'unsafe-inline'\">\n<title>", f);
-    escape_html(f, title);
-    fputs("</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5em}"
-          "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
-          "td:first-child,th:first-child{text-align:left}tr:nth-child(even){background:#f4f4f4}"
-          ".appeared{color:#b00}.resolved{color:#070}svg text{font:11px sans-serif}</style>"
-          "</head><body>\n<h1>", f);
-    escape_html(f, title);
-    fputs("</h1>\n", f);
-}
-
 static int html_report(const diff_t *d, const analyze_opts_t *o, const char *path)
 {
     char tmp[4200];
@@ -622,7 +605,7 @@ static int html_report(const diff_t *d, const analyze_opts_t *o, const char *pat
     snprintf(title, sizeof title, "memsim diff: %s → %s", d->side[0].a.command[0] ? d->side[0].a.command
                                                                                   : d->side[0].input,
              d->side[1].a.command[0] ? d->side[1].a.command : d->side[1].input);
-    page_head(f, title);
+    report_page_head(f, title);
     fputs("<section class=\"diff\">\n<table class=\"totals\"><thead><tr><th></th><th>base</th>"
           "<th>new</th><th>change</th><th>%</th></tr></thead><tbody>\n", f);
     for (int t = 0; t < T_COUNT; t++) {
@@ -661,7 +644,7 @@ static int html_report(const diff_t *d, const analyze_opts_t *o, const char *pat
     html_items(f, &d->functions, "Functions", max);
     html_items(f, &d->sites, "Sites", max);
     fputs("</section>\n", f);
-    fputs("</body></html>\n", f);
+    report_page_tail(f);
     return report_close(f, path, tmp, "--html");
 }
 

@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     /* The leak suppressions match the leaked stacks' frames: with sites
      * (a file of them asks for sites; the built-in list alone does not:
      * --sites 0 leaves the symbols, and their memory, out). */
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph ||
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph || o.html ||
                       o.out_pprof || o.diff || o.nsuppressions;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);

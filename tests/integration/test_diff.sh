@@ -47,9 +47,9 @@ expect_eq "JSON: the first function grown by peak" "$("$J" functions.peak.grown.
 expect_eq "JSON: nothing shrunk" "$("$J" functions.peak.shrunk.# <"$TMP/out")" 0
 
 expect_status "--diff --html" 0 "$A" --diff --html "$TMP/diff.html" "$TMP/base-run" "$TMP/new-run"
-expect_eq "the page: whole, no script" \
-    "$(head -c 15 "$TMP/diff.html"):$(tail -n 1 "$TMP/diff.html"):$(grep -c '<script' "$TMP/diff.html")" \
-    "<!DOCTYPE html>:</body></html>:0"
+expect_eq "the page: whole, with the report's one script" \
+    "$(head -c 15 "$TMP/diff.html"):$(tail -n 1 "$TMP/diff.html"):$(grep -o '<script' "$TMP/diff.html" | wc -l | tr -d ' ')" \
+    "<!DOCTYPE html>:</body></html>:1"
 expect_eq "the difference's flame graph: grow_here red (grew 75% of its width)" \
     "$(grep -o '<title>grow_here — base 488 KiB, new 1.91 MiB (+1.43 MiB)</title><rect [^>]*fill="hsl(0,80%,[0-9]*%)" data-change="0.750"' "$TMP/diff.html" | wc -l)" 1
 
