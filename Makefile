@@ -80,6 +80,9 @@ CLI_SRC   = $(sort $(wildcard cli/*.c))
 ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
+# The real allocators' catalog, shared by memsim and memsim-analyze
+# (allocators/replay.c and meter.c are programs of their own, below).
+ALLOC_OBJ = $(BUILD)/allocators/catalog.o
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
@@ -111,6 +114,12 @@ MEMSIM    = $(BUILD)/memsim
 ANALYZE   = $(BUILD)/memsim-analyze
 LIBMEMSIM = $(BUILD)/libmemsim.so
 RECORDER  = $(BUILD)/memsim-recorder
+# memsim-replay: a trace's operations through the allocator preloaded
+# into it (memsim-analyze --allocators); libmemsim-meter.so: the heap's
+# RSS of a real run (memsim run --allocator).  Never sanitized: they run
+# with another allocator preloaded, which a sanitizer runtime refuses.
+REPLAY    = $(BUILD)/memsim-replay
+METER     = $(BUILD)/libmemsim-meter.so
 UNIT      = $(BUILD)/test-unit
 BENCHCORE = $(BUILD)/bench-core
 # The workloads of the benchmarks that are built here (bench/programs/*.c).
@@ -131,7 +140,7 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 # heap_mix_je is heap_mix linked with jemalloc, built only where
 # libjemalloc is installed (Debian package libjemalloc-dev).
 JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
-PROGRAMS  = mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks \
+PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
@@ -149,9 +158,9 @@ EXAMPLE_BINS = $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard exa
 # libmemsim.so is not built under SANITIZE=1: a sanitizer runtime must be
 # the first library of a process, which an LD_PRELOADed library is not.
 ifeq ($(SANITIZE),1)
-all: $(MEMSIM) $(ANALYZE) $(LIBCORE)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(REPLAY)
 else
-all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER)
+all: $(MEMSIM) $(ANALYZE) $(LIBCORE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) $(METER)
 endif
 
 deps: $(DEPS_OK)
@@ -194,14 +203,24 @@ $(LIBCORE): $(CORE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # memsim run checks --analyze-opts with the analyzer's own parser.
-MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o
+MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o $(ALLOC_OBJ)
 $(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
 
-$(ANALYZE): $(ANALYZER_OBJ) $(LIBCORE)
+$(ANALYZE): $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
+
+$(REPLAY): allocators/replay.c allocators/oplog.h Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< -ldl -lpthread
+
+$(METER): allocators/meter.c Makefile | $(DEPS_OK)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< -ldl -lpthread
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
@@ -221,10 +240,10 @@ $(OLD_RECORDER): recorder/main.c $(RECORDER_TESTABLE) $(SHARED_OBJ) $(LIBCORE)
 	$(Q)$(CC) $(ALL_CFLAGS) -DARENA_MAGIC=0x3261726e6d73656dull $(ALL_LDFLAGS) -o $@ recorder/main.c \
 		$(RECORDER_TESTABLE) $(SHARED_OBJ) $(LIBCORE) $(ZSTD_LIBS) -lpthread -lm
 
-$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(LIBCORE) \
+		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(ALLOC_OBJ) $(LIBCORE) \
 		$(CHECK_LIBS) $(ANALYZE_LIBS) \
 		-ldl -lpthread -lm
 
@@ -295,28 +314,35 @@ unit: $(UNIT)
 # The preload tests need libmemsim.so, which SANITIZE=1 does not build:
 # test_preload.sh and test_transparency.sh then print a skip line.
 ifeq ($(SANITIZE),1)
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(MALLINFO_METER) $(AS_SQUEEZE) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(METER) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
 # bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/procs.sh $(BUILD)
+	$(Q)sh bench/timing.sh $(BUILD)
+	$(Q)sh bench/allocators.sh $(BUILD)
+	$(Q)sh bench/sampling.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.
-bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR)
+bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING)
 	$(Q)$(BENCHCORE) --live 10000 --reps 1
 	$(Q)BENCH_QUICK=1 sh bench/workloads.sh $(BUILD)
 	$(Q)BENCH_QUICK=1 sh bench/threads.sh $(BUILD)
 	$(Q)BENCH_ANALYZE_LUA_N=10000 sh bench/analyze.sh $(BUILD) 100000 200000 1
+	$(Q)sh bench/procs.sh $(BUILD) 50 1
+	$(Q)BENCH_QUICK=1 sh bench/timing.sh $(BUILD)
 
 # The strategy study (issue 14): real programs traced, replayed through
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
@@ -338,16 +364,16 @@ $(BENCHWATCH): bench/tools/watch.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
 
-# libmallinfo-meter.so: the share of a process's time mallinfo2 takes (test_transparency.sh).
+# libmallinfo-meter.so: the share of a process's time mallinfo2 takes (bench/timing.sh).
 $(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 # bench-floor: glibc's malloc through a trace's heap operations (bench/analyze.sh).
-$(BENCHFLOOR): $(BUILD)/bench/tools/floor.o $(ANALYZER_TESTABLE) $(LIBCORE)
+$(BENCHFLOOR): $(BUILD)/bench/tools/floor.o $(ANALYZER_TESTABLE) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZER_TESTABLE) $(LIBCORE) $(ANALYZE_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZER_TESTABLE) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
 # libas-squeeze.so: the address space runs out as memsim-analyze resolves lines (test_analyze.sh).
 $(AS_SQUEEZE): tests/tools/as_squeeze.c Makefile | $(DEPS_OK)
@@ -417,13 +443,14 @@ man: $(MEMSIM) $(ANALYZE)
 	$(Q)$(SUBST) man/libmemsim.7 >$(BUILD)/man/libmemsim.7
 	$(Q)$(SUBST) dist/memsim.pc.in >$(BUILD)/memsim.pc
 
-install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) man
+install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(BINDIR)/memsim
 	install -m 0755 $(ANALYZE) $(DESTDIR)$(BINDIR)/memsim-analyze
 	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PKGLIBDIR)/libmemsim.so
 	install -m 0755 $(RECORDER) $(DESTDIR)$(PKGLIBDIR)/memsim-recorder
+	install -m 0755 $(REPLAY) $(DESTDIR)$(PKGLIBDIR)/memsim-replay
 	install -m 0644 include/memsim.h $(DESTDIR)$(INCLUDEDIR)/memsim.h
 	install -m 0644 $(BUILD)/memsim.pc $(DESTDIR)$(PCDIR)/memsim.pc
 	install -m 0644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
@@ -434,6 +461,7 @@ install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memsim $(DESTDIR)$(BINDIR)/memsim-analyze \
 		$(DESTDIR)$(PKGLIBDIR)/libmemsim.so $(DESTDIR)$(PKGLIBDIR)/memsim-recorder \
+		$(DESTDIR)$(PKGLIBDIR)/memsim-replay \
 		$(DESTDIR)$(INCLUDEDIR)/memsim.h $(DESTDIR)$(PCDIR)/memsim.pc \
 		$(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(DESTDIR)$(MANDIR)/man7/libmemsim.7 \
 		$(DESTDIR)$(COMPDIR)/memsim $(DESTDIR)$(COMPDIR)/memsim-analyze
@@ -442,6 +470,6 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(CORE_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(ALLOC_OBJ:.o=.d) $(PRELOAD_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ANALYZER_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
 	$(BUILD)/tests/tools/jsonq.d $(BUILD)/tests/tools/tracecheck.d $(PROGRAM_BINS:=.d) \
 	$(EXAMPLE_BINS:=.d)

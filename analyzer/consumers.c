@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "analyzer/allocators.h"
 #include "analyzer/escape.h"
 #include "core/grow.h"
 
@@ -197,7 +198,7 @@ static void replay_start(process_t *pr)
 {
     const analyze_opts_t *o = pr->o;
     pr->replay_started = true;
-    if (!o->replay || !o->nstrategies)
+    if (!o->replay || !o->nstrategies || pr->s.sample_bytes) /* a sampled trace: not every request */
         return;
     uint64_t dev = o->device_size ? o->device_size
                    : pr->s.device_size ? pr->s.device_size : ANALYZE_DEFAULT_DEVICE;
@@ -301,5 +302,5 @@ static const consumer_t replay_consumer = {"replay", replay_on_init, replay_on_e
                                            replay_on_finish, replay_on_fini};
 
 const consumer_t *const consumers[] = {&summary_consumer, &sites_consumer, &mappings_consumer,
-                                       &timeline_consumer, &replay_consumer};
+                                       &timeline_consumer, &replay_consumer, &allocators_consumer};
 const size_t nconsumers = sizeof consumers / sizeof consumers[0];

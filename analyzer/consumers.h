@@ -11,6 +11,8 @@
  *   mappings   analyzer/mappings.h: the program's own mappings
  *   timeline   analyzer/timeline.h: heap and mapped live over time, per event
  *   replay     analyzer/replay.h: the allocations through every strategy
+ *   allocators analyzer/allocators.h: the heap operations through real
+ *              allocators (only with --allocators)
  */
 #ifndef MEMSIM_ANALYZER_CONSUMERS_H
 #define MEMSIM_ANALYZER_CONSUMERS_H

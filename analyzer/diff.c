@@ -62,6 +62,7 @@ typedef struct side_s {
     const char *input;
     analysis_t a;
     uint64_t totals[T_COUNT];
+    uint64_t sample_bytes;   /* a sampled run's interval (its largest); 0: every allocation */
     dfinding_t *findings;
     size_t nfindings;
 } side_t;
@@ -195,7 +196,7 @@ static int gather_process(diff_t *d, int side, process_t *pr, frames_t *fr, bool
         uint64_t peak = sites_peak_bytes(&pr->sites, id);
         it->v[side][K_PEAK] += peak;
         it->v[side][K_LEAKED] += st->suppressed ? 0 : st->live;
-        it->v[side][K_CALLS] += st->calls;
+        it->v[side][K_CALLS] += sites_calls(st); /* a sampled trace's: estimated */
         /* the flame graph, by peak: outermost first */
         if (!peak)
             continue;
@@ -236,8 +237,12 @@ static int gather(diff_t *d, int side, bool tree)
         sd->totals[T_PEAK_HEAP] += s->peak_heap;
         sd->totals[T_MAPPED] += pr->maps.peak;
         sd->totals[T_LEAKED] += s->leaked_bytes;
-        sd->totals[T_CALLS] += s->allocations;
-        sd->totals[T_TEMPS] += s->temporaries;
+        /* A sampled trace: its bytes are estimates already; its calls the
+         * estimated number; its temporaries not seen (left at 0). */
+        sd->totals[T_CALLS] += s->sample_bytes ? (uint64_t)llround(s->est_allocations) : s->allocations;
+        sd->totals[T_TEMPS] += s->sample_bytes ? 0 : s->temporaries;
+        if (s->sample_bytes > sd->sample_bytes)
+            sd->sample_bytes = s->sample_bytes;
         const char *exe = s->exe[0] ? frames_base_name(s->exe) : "?";
         for (size_t k = 0; k < pr->findings.n; k++) {
             const finding_t *f = &pr->findings.v[k];
@@ -407,11 +412,18 @@ static void text_report(FILE *f, const diff_t *d, const analyze_opts_t *o)
     for (int t = 0; t < T_COUNT; t++) {
         char a[32], b[32], c[32], p[32];
         uint64_t x = d->side[0].totals[t], y = d->side[1].totals[t];
+        if (t == T_TEMPS && (d->side[0].sample_bytes || d->side[1].sample_bytes)) {
+            fprintf(f, "  %-12s not counted: a sampled run does not see them\n", total_words[t]);
+            continue;
+        }
         fprintf(f, "  %-12s %12s %12s %14s %9s\n", total_words[t],
                 figure(x, total_bytes[t], a, sizeof a), figure(y, total_bytes[t], b, sizeof b),
                 signed_figure((int64_t)y - (int64_t)x, total_bytes[t], c, sizeof c),
                 pct_words(growth_pct(x, y), p, sizeof p));
     }
+    if (d->side[0].sample_bytes || d->side[1].sample_bytes)
+        fprintf(f, "  sampled:      %s: its bytes and calls are estimates\n", d->side[0].sample_bytes && d->side[1].sample_bytes ? "both runs"
+                              : d->side[0].sample_bytes ? "the base run" : "the new run");
     text_findings(f, d);
     size_t max = o->sites ? o->sites : ANALYZE_DEFAULT_SITES;
     text_items(f, &d->functions, "functions", max);
@@ -468,13 +480,23 @@ static void json_report(FILE *f, const diff_t *d, const analyze_opts_t *o, bool 
     for (int s = 0; s < 2; s++) {
         json_t *totals = json_object();
         for (int t = 0; t < T_COUNT; t++)
-            json_object_set_new(totals, total_names[t], json_integer((json_int_t)d->side[s].totals[t]));
-        sides[s] = json_pack("{s:o, s:o, s:I, s:o}", "input", escape_json(d->side[s].input),
+            json_object_set_new(totals, total_names[t],
+                                t == T_TEMPS && d->side[s].sample_bytes
+                                    ? json_null() /* a sampled run does not see them */
+                                    : json_integer((json_int_t)d->side[s].totals[t]));
+        sides[s] = json_pack("{s:o, s:o, s:I, s:o, s:o}", "input", escape_json(d->side[s].input),
                              "command", escape_json(d->side[s].a.command), "processes",
-                             (json_int_t)d->side[s].a.n, "totals", totals);
+                             (json_int_t)d->side[s].a.n, "totals", totals, "sample_bytes",
+                             d->side[s].sample_bytes
+                                 ? json_integer((json_int_t)d->side[s].sample_bytes)
+                                 : json_null());
     }
     for (int t = 0; t < T_COUNT; t++) {
         double p = growth_pct(d->side[0].totals[t], d->side[1].totals[t]);
+        if (t == T_TEMPS && (d->side[0].sample_bytes || d->side[1].sample_bytes)) {
+            json_object_set_new(deltas, total_names[t], json_null());
+            continue;
+        }
         json_object_set_new(deltas, total_names[t],
                             json_pack("{s:I, s:o}", "delta",
                                       (json_int_t)((int64_t)d->side[1].totals[t] -

@@ -99,6 +99,7 @@ uint64_t groups_key(const group_t *gr, sites_key_t key)
     case SITES_BY_CALLS: return gr->calls;
     case SITES_BY_LEAKED: return gr->leaked;
     case SITES_BY_TEMPORARIES: return gr->temporaries;
+    case SITES_BY_ALLOCATED: return gr->allocated;
     }
     return 0;
 }
@@ -204,13 +205,16 @@ int groups_build(groups_t *g, const sites_t *sites, symbols_t *store, sites_key_
         uint64_t id = all[i].id;
         const site_t *st = sites_get(sites, id);
         gr->ids[gr->nids++] = id;
-        gr->calls += st->calls;
+        gr->calls += sites_calls(st);
         gr->allocated += st->allocated;
         gr->peak += sites_peak_bytes(sites, id);
         gr->peak_blocks += sites_peak_blocks(sites, id);
+        gr->var_allocated += st->var_allocated;
+        gr->var_peak += sites_key_var(sites, id, SITES_BY_PEAK);
         if (!st->suppressed) {
             gr->leaked += st->live;
             gr->leaked_blocks += st->live_blocks;
+            gr->var_leaked += st->var_live;
         }
         gr->temporaries += st->temporaries;
     }

@@ -28,6 +28,7 @@ typedef struct group_s {
     unsigned line;      /* its line in the heaviest stack, 0 when unknown */
     uint64_t key;       /* the sum of the stacks' key */
     uint64_t calls, allocated, peak, peak_blocks, leaked, leaked_blocks, temporaries;
+    double var_allocated, var_peak, var_leaked; /* a sampled trace's (sites.h) */
     uint64_t *ids;      /* all its stacks, heaviest by key first */
     size_t nids;
 } group_t;

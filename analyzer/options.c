@@ -15,7 +15,7 @@
 
 static void usage(FILE *f)
 {
-    char names[256];
+    char names[256], anames[128];
     fprintf(f,
             "usage: memsim-analyze [options] TRACE|DIR...\n"
             "   or: memsim analyze [options] TRACE|DIR...\n"
@@ -48,6 +48,10 @@ static void usage(FILE *f)
             "                          allocations as leaks too\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
+            "      --allocators A,B    replay the trace through these real allocators too,\n"
+            "                          each in a process of its own (known: %s); settings\n"
+            "                          after a colon make a row of their own:\n"
+            "                          'glibc:M_ARENA_MAX=1,jemalloc:dirty_decay_ms=0'\n"
             "      --sites N           top N allocation sites by peak, by calls and by\n"
             "                          leaked bytes (default 10; 0: none)\n"
             "      --collapsed[=KEY]   write every stack as a flame graph's collapsed line\n"
@@ -99,10 +103,11 @@ static void usage(FILE *f)
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
+            "  memsim-analyze --allocators glibc,jemalloc,mimalloc,tcmalloc DIR\n"
             "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n"
             "  memsim-analyze --diff before/ after/ --fail-on-growth 5\n"
             "  memsim-analyze --pprof heap.pb.gz DIR && go tool pprof -top heap.pb.gz\n",
-            strategy_names(names, sizeof names));
+            strategy_names(names, sizeof names), catalog_names(anames, sizeof anames));
 }
 
 int options_parse(int argc, char **argv, analyze_opts_t *o)
@@ -112,11 +117,13 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
            OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_PPROF, OPT_DIFF,
-           OPT_FAIL_GROWTH, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION };
+           OPT_FAIL_GROWTH, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION,
+           OPT_ALLOCATORS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
         {"no-replay", no_argument, NULL, OPT_NO_REPLAY},
+        {"allocators", required_argument, NULL, OPT_ALLOCATORS},
         {"device-size", required_argument, NULL, 'd'},
         {"fail-on", required_argument, NULL, OPT_FAIL_ON},
         {"spike-z", required_argument, NULL, OPT_SPIKE},
@@ -178,6 +185,15 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
             }
             if (!o->nstrategies) {
                 fprintf(stderr, "%s: --strategy: no strategy named\n", ANALYZE_CMD);
+                return -1;
+            }
+            break;
+        }
+        case OPT_ALLOCATORS: {
+            char err[256];
+            if (catalog_parse_list(optarg, o->allocators, CATALOG_MAX_SPECS, &o->nallocators, err,
+                                   sizeof err)) {
+                fprintf(stderr, "%s: --allocators: %s\n", ANALYZE_CMD, err);
                 return -1;
             }
             break;

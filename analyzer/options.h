@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocators/catalog.h"
 #include "analyzer/findings.h"
 #include "analyzer/progress.h"
 #include "analyzer/replay.h"
@@ -57,6 +58,8 @@ typedef struct analyze_opts_s {
     /* --diff BASE NEW: the two inputs compared (analyzer/diff.h). */
     bool diff;
     double fail_on_growth;   /* --fail-on-growth PCT; < 0: not asked */
+    catalog_spec_t allocators[CATALOG_MAX_SPECS]; /* --allocators: the real allocators */
+    size_t nallocators;
     /* Not options: what main learned of the inputs, for the reports. */
     const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;

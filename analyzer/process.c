@@ -4,6 +4,7 @@
 #include "analyzer/process.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "analyzer/consumers.h"
 #include "analyzer/escape.h"
 #include "analyzer/progress.h"
+#include "core/sampling.h"
 
 uint64_t process_peak_rss(const process_t *pr)
 {
@@ -18,7 +20,8 @@ uint64_t process_peak_rss(const process_t *pr)
 }
 
 /* The first record must be the meta record on the first line: anything
- * else is not a memsim trace, said in one line (the reader is quiet
+ * else is not a memsim trace (or a compressed one cut or damaged before
+ * it: said as such), said in one line (the reader is quiet
  * until then, so that a file of random bytes gets one line, not one per
  * line). */
 static bool first_record(process_t *pr, event_t *e)
@@ -33,12 +36,31 @@ static bool first_record(process_t *pr, event_t *e)
                         pr->r.version, READER_FORMAT_VERSION);
         return true;
     }
-    if (!got && !pr->r.lineno)
+    const char *err = pr->r.in ? tracein_error(pr->r.in) : NULL;
+    bool cut = pr->r.in && tracein_cut(pr->r.in);
+    if (!got && !pr->r.lineno && err) /* zstd's data, damaged within its first frame */
+        escape_line(stderr, "%s: %s: damaged: its compressed data cannot be decoded (%s) before "
+                    "the first record", ANALYZE_CMD, pr->path, err);
+    else if (!got && !pr->r.lineno && cut) /* zstd's magic, then the data stops */
+        escape_line(stderr, "%s: %s: truncated or damaged: its compressed data stops inside "
+                    "the first frame, before the first record", ANALYZE_CMD, pr->path);
+    else if (!got && !pr->r.lineno)
         escape_line(stderr, "%s: %s: empty trace: not a memsim trace", ANALYZE_CMD, pr->path);
     else
         escape_line(stderr, "%s: %s: not a memsim trace (its first line is not a meta record)",
                     ANALYZE_CMD, pr->path);
     return false;
+}
+
+/* An allocation of a sampled trace as the consumers take it: the bytes
+ * it stands for, and their variance (core/sampling.h). */
+static __attribute__((noinline)) void weigh(const process_t *pr, const event_t *e, event_t *w)
+{
+    uint64_t interval = pr->s.sample_bytes;
+    *w = *e;
+    w->request = e->size;
+    w->size = (uint64_t)llround(sampling_weight(e->size, interval));
+    w->var = sampling_var(e->size, interval);
 }
 
 /* Record e through every consumer (and the progress line now and then). */
@@ -48,6 +70,12 @@ static inline void take(process_t *pr, const event_t *e, uint64_t *records, prog
     if ((++*records & 0xffff) == 0) {
         off_t at = under ? ftello(under) : 0;
         progress_update(prog, at > 0 ? (uint64_t)at : 0, *records);
+    }
+    event_t w;
+    if (__builtin_expect(pr->s.sample_bytes != 0, 0) &&
+        (e->type == EV_ALLOC || e->type == EV_REALLOC)) {
+        weigh(pr, e, &w);
+        e = &w;
     }
     for (size_t i = 0; i < nconsumers; i++)
         consumers[i]->event(pr, e);

@@ -40,6 +40,8 @@ typedef struct process_s {
     uint64_t *marks_t;       /* the time of each sample, where the replay noted its
                                 strategies' footprints (results[].series) */
     size_t nmarks, cap_marks;
+    struct alloc_writer_s *alloc_writer; /* --allocators: the operation file, while read */
+    struct allocators_s *allocators;     /* --allocators: the real allocators' figures */
     findings_t findings;
     /* Leaks the suppressions left out (analyzer/suppress.h): the summary's
      * leaked_bytes and leaked_allocations are what remains. */

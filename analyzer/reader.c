@@ -129,7 +129,10 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
                        "what it knows", (unsigned long long)v, READER_FORMAT_VERSION);
         return true;
     }
-    case EV_ALLOC:
+    case EV_ALLOC: {
+        const char *fn = json_string_value(json_object_get(o, "fn"));
+        e->fn = fn ? (uint8_t)tracefmt_fn_find(fn, strlen(fn)) : TRACEFMT_FN_MALLOC;
+    }
         opt_u64(o, "align", &e->align);
         if (!json_object_get(o, "align"))
             e->align = READER_DEFAULT_ALIGN;
@@ -326,14 +329,16 @@ SCAN bool i64(scan_t *s, int64_t *v)
 
 /* ,"fn":"name" — a plain function name: letters, digits, underscore.
  * Optional (left out when it is the record's default, version 2). */
-SCAN bool fn_value(scan_t *s)
+SCAN bool fn_value(scan_t *s, uint8_t *fn)
 {
     if (!key(s, "fn"))
         return true;
     if (!lit(s, "\""))
         return false;
+    const char *name = s->p;
     while (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || digit(*s->p) || *s->p == '_'))
         s->p++;
+    *fn = (uint8_t)tracefmt_fn_find(name, (size_t)(s->p - name));
     return lit(s, "\"");
 }
 
@@ -379,26 +384,27 @@ static size_t fast(const char *line, size_t len, event_t *e)
     scan_t s = {line, line + len};
     uint64_t sim;
     bool present, inherited = false;
+    uint8_t other_fn; /* free's and realloc's: not kept */
     if (!lit(&s, "{\"ev\":\""))
         return false;
     static const event_t zero;
     *e = zero; /* vector moves; memset's rep stos costs more at this size */
     if (lit(&s, "alloc\",\"t\":")) {
         e->type = EV_ALLOC;
-        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s, &e->fn) ||
             !key(&s, "addr") || !u64(&s, &e->addr) || !key(&s, "size") || !u64(&s, &e->size) ||
             !align_value(&s, &e->align) || !key(&s, "stack") || !u64(&s, &e->stack) ||
             !key(&s, "sim") || !u64_or_null(&s, &sim, &present))
             return false;
     } else if (lit(&s, "free\",\"t\":")) {
         e->type = EV_FREE;
-        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s, &other_fn) ||
             !key(&s, "addr") || !u64(&s, &e->addr) || !key(&s, "size") || !u64(&s, &e->size) ||
             !key(&s, "stack") || !u64(&s, &e->stack))
             return false;
     } else if (lit(&s, "realloc\",\"t\":")) {
         e->type = EV_REALLOC;
-        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s) ||
+        if (!u64(&s, &e->t) || !key(&s, "tid") || !i64(&s, &e->tid) || !fn_value(&s, &other_fn) ||
             !key(&s, "old_addr") || !u64(&s, &e->old_addr) || !key(&s, "addr") ||
             !u64(&s, &e->addr) || !key(&s, "old_size") ||
             !u64_or_null(&s, &e->old_size, &e->has_old_size) || !key(&s, "size") ||
@@ -486,12 +492,14 @@ done:
 SCAN bool comma_u64(scan_t *s, uint64_t *v) { return lit(s, ",") && u64(s, v); }
 
 /* ,"name": a function's name, skipped (letters, digits, underscore). */
-SCAN bool fn_str(scan_t *s)
+SCAN bool fn_str(scan_t *s, uint8_t *fn)
 {
     if (!lit(s, ",\""))
         return false;
+    const char *name = s->p;
     while (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || digit(*s->p) || *s->p == '_'))
         s->p++;
+    *fn = (uint8_t)tracefmt_fn_find(name, (size_t)(s->p - name));
     return lit(s, "\"");
 }
 
@@ -501,7 +509,8 @@ SCAN bool opt_flags_fn(scan_t *s, uint64_t *flags)
     *flags = 0;
     if (!comma_u64(s, flags))
         return true;
-    return s->p >= s->end || *s->p != ',' || fn_str(s);
+    uint8_t fn;
+    return s->p >= s->end || *s->p != ',' || fn_str(s, &fn);
 }
 
 /* The length of the compact record at line (up to its '\n'), or 0 when it
@@ -516,6 +525,7 @@ static size_t fast3(const reader_t *r, const char *line, size_t len, event_t *e,
     char tag = *s.p++;
     int64_t dt;
     uint64_t ti, flags = 0;
+    uint8_t flags8; /* realloc_failed's fn: not kept */
     if (!lit(&s, "\",") || !i64(&s, &dt) || !comma_u64(&s, &ti) || ti >= r->ntids)
         return 0;
     static const event_t zero;
@@ -526,7 +536,7 @@ static size_t fast3(const reader_t *r, const char *line, size_t len, event_t *e,
         e->align = READER_DEFAULT_ALIGN;
         if (!hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) || !comma_u64(&s, &e->stack))
             return 0;
-        if (s.p < s.end && *s.p == ',' && (!fn_str(&s) || (s.p < s.end && *s.p == ',' &&
+        if (s.p < s.end && *s.p == ',' && (!fn_str(&s, &e->fn) || (s.p < s.end && *s.p == ',' &&
                                                              !comma_u64(&s, &e->align))))
             return 0;
         break;
@@ -545,7 +555,7 @@ static size_t fast3(const reader_t *r, const char *line, size_t len, event_t *e,
     case TRACEFMT_TAG_REALLOC_FAILED:
         e->type = EV_REALLOC_FAILED;
         if (!hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) || !comma_u64(&s, &e->stack) ||
-            (s.p < s.end && *s.p == ',' && !fn_str(&s)))
+            (s.p < s.end && *s.p == ',' && !fn_str(&s, &flags8)))
             return 0;
         break;
     default:
@@ -639,6 +649,8 @@ static bool fill_array(reader_t *r, const json_t *a, event_t *e)
     const json_t *extra = json_array_get(a, 3 + nhex + nnum);
     if (e->type == EV_ALLOC) {
         e->addr = v[0], e->size = v[1], e->stack = v[2];
+        const char *fn = json_string_value(json_array_get(a, 6));
+        e->fn = fn ? (uint8_t)tracefmt_fn_find(fn, strlen(fn)) : TRACEFMT_FN_MALLOC;
         const json_t *al = json_array_get(a, 7);
         e->align = json_is_integer(al) ? (uint64_t)json_integer_value(al) : READER_DEFAULT_ALIGN;
     } else if (e->type == EV_FREE) {
@@ -767,9 +779,11 @@ static void end_of_input(reader_t *r)
     if (!r->lineno) {
         r->truncated = true;
         if (err)
-            say(r, "%s: not a trace: %s before its first record", r->path, err);
+            say(r, "%s: damaged: its compressed data cannot be decoded (%s) before the first "
+                   "record", r->path, err);
         else if (cut)
-            say(r, "%s: not a trace: compressed data cut off before its first record", r->path);
+            say(r, "%s: truncated or damaged: its compressed data stops inside the first frame, "
+                   "before the first record", r->path);
         else
             say(r, "%s: empty trace", r->path);
     } else if (err) {

@@ -69,6 +69,7 @@ typedef struct event_s {
     /* heap and mappings */
     uint64_t addr, size, align, stack;
     uint64_t old_addr, old_size; /* realloc, mremap */
+    uint8_t fn;          /* alloc: the function (tracefmt_fn_t: malloc, calloc, ...) */
     bool has_old_size;
     bool inherited;      /* a free of a block allocated before a fork */
     /* samples */
@@ -76,6 +77,12 @@ typedef struct event_s {
     uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;
     const json_t *json;  /* the whole record, valid until the next read */
     long line;           /* the record's line in the trace */
+    /* A sampled trace's alloc and realloc (core/sampling.h), as the
+     * analysis takes them (analyzer/process.c; the reader leaves these):
+     * size is the weight, the bytes the sampled allocation stands for,
+     * rounded; request its own size; var the weight's variance. */
+    uint64_t request;
+    double var;
 } event_t;
 
 /* Bytes read at a time: lines are parsed where they lie in the buffer.

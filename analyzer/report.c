@@ -135,6 +135,8 @@ void report_site_label(process_t *pr, symbols_t *store, uint64_t id, frames_t *f
         snprintf(buf, len, "%s", symbols_label(f, label, sizeof label));
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
 void report_rss_parts(const process_t *pr, rss_parts_t *out)
 {
     const summary_t *s = &pr->s;
@@ -150,12 +152,7 @@ void report_rss_parts(const process_t *pr, rss_parts_t *out)
     out->t = p->t;
     out->rss = p->used;
     out->allocator_is_heap = !p->reserved;
-    out->allocator = p->reserved ? p->reserved : p->heap_live;
-    out->mapped = p->mapped;
-    out->mapped_file = p->mapped_file;
-    uint64_t left = out->rss;
-    left -= out->allocator < left ? out->allocator : left;
-    left -= out->mapped < left ? out->mapped : left;
+    out->mapped_span = p->mapped;
     const summary_point_t *r = NULL; /* the rollup at the peak, else the nearest */
     for (size_t d = 0; d < s->npoints && !r; d++) {
         if (top >= d && s->points[top - d].rollup_rss)
@@ -163,14 +160,27 @@ void report_rss_parts(const process_t *pr, rss_parts_t *out)
         else if (top + d < s->npoints && s->points[top + d].rollup_rss)
             r = &s->points[top + d];
     }
+    /* anon: what the allocator and the anonymous mappings may hold;
+     * file: what the file mappings may (without a rollup, one pool). */
+    uint64_t file = 0, anon = out->rss;
+    uint64_t map_file = min_u64(p->mapped_file, p->mapped), map_anon = p->mapped - map_file;
     if (r) {
         out->have_rollup = true;
-        uint64_t file = r->rollup_rss - r->rollup_anon;
-        file = file > p->mapped_file ? file - p->mapped_file : 0;
-        out->file_pages = file < left ? file : left;
-        left -= out->file_pages;
+        file = min_u64(r->rollup_rss > r->rollup_anon ? r->rollup_rss - r->rollup_anon : 0,
+                       out->rss);
+        anon -= file;
+    } else {
+        map_anon += map_file; /* every mapping out of the one pool */
+        map_file = 0;
     }
-    out->other = left;
+    out->allocator = min_u64(p->reserved ? p->reserved : p->heap_live, anon);
+    anon -= out->allocator;
+    uint64_t in_anon = min_u64(map_anon, anon);
+    anon -= in_anon;
+    out->mapped_file = r ? min_u64(map_file, file) : min_u64(p->mapped_file, in_anon);
+    out->mapped = in_anon + (r ? out->mapped_file : 0);
+    out->file_pages = file - (r ? out->mapped_file : 0);
+    out->other = anon;
 }
 
 void report_describe(process_t *pr, symbols_t *store, const finding_t *f, frames_t *fr,

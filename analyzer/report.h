@@ -67,16 +67,29 @@ size_t *report_order(const process_t *procs, size_t n);
  * when given, else --all, else a weight of at least ANALYZE_SHOWN_SHARE
  * of total. */
 bool report_shown(const process_t *pr, const analyze_opts_t *o, uint64_t total);
-/* What the RSS was made of at its highest sample: the allocator's part
- * (glibc's reserved bytes, or the live heap without its figures), the
- * program's own mappings, file pages outside them (code, libraries) and
- * the rest of the anonymous memory, from the smaps_rollup nearest. */
+/* What the RSS was made of at its highest sample, in parts that add up
+ * to it exactly: allocator + mapped + file_pages + other == rss.
+ *
+ * The figures at hand are sizes, not residency: glibc's reserved bytes
+ * (or the live heap without them) and the program's mappings as mapped
+ * (an mremap to 1 GiB, then MADV_DONTNEED, is 1 GiB mapped and little
+ * resident).  So each part is what is left of the RSS for it, in this
+ * order.  With the nearest smaps_rollup the RSS splits first into its
+ * anonymous pages and the rest (file pages, shared memory): the
+ * allocator's part and the anonymous mappings' come out of the first,
+ * the file mappings' out of the second, whose remainder is file_pages
+ * (code, libraries, files read); other is what is left of the anonymous
+ * pages (stacks, the allocator's own mappings).  Without a rollup,
+ * allocator, then mappings, out of the whole RSS; other the rest.  When
+ * the mappings span more than their part (mapped_span > mapped), their
+ * part is at most what they hold: the rest of them is not resident. */
 typedef struct rss_parts_s {
     bool known;                 /* a sample exists */
     uint64_t t, rss;
-    uint64_t allocator;         /* reserved, or heap live */
+    uint64_t allocator;         /* reserved, or heap live, as far as the RSS holds it */
     bool allocator_is_heap;     /* no allocator figures: the live heap */
-    uint64_t mapped, mapped_file;
+    uint64_t mapped, mapped_file; /* the RSS's part in the program's mappings, file-backed */
+    uint64_t mapped_span;       /* the program's mappings' size at the sample */
     bool have_rollup;
     uint64_t file_pages;        /* resident file pages not in recorded mappings */
     uint64_t other;             /* the rest */

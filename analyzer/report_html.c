@@ -23,6 +23,7 @@
 #include "analyzer/proctable.h"
 #include "analyzer/report.h"
 #include "analyzer/report_page.h"
+#include "analyzer/report_allocators.h"
 #include "analyzer/timeline.h"
 #include "core/units.h"
 
@@ -616,10 +617,22 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
             fmt_bytes(pr->maps.peak, b, sizeof b), fmt_bytes(process_peak_rss(pr), c, sizeof c),
             fmt_bytes(s->leaked_bytes, d, sizeof d), s->leaked_allocations, sev[SEVERITY_CRITICAL],
             sev[SEVERITY_WARNING], sev[SEVERITY_INFO]);
-    fprintf(f, "<p>%" PRIu64 " allocations (%" PRIu64 " reallocs), %s in all, %" PRIu64
-               " frees, %" PRIu64 " temporary; %" PRIu64 " mmap calls.",
-            s->allocations, s->reallocs, fmt_bytes(s->bytes_allocated, a, sizeof a), s->frees,
-            s->temporaries, pr->maps.calls);
+    if (s->sample_bytes) /* the figures are estimates: their standard errors */
+        fprintf(f, "<p>A sampled trace: an allocation in about every %s (%" PRIu64 " recorded); "
+                   "the bytes are estimates: %s &plusmn; %s in all, peak heap &plusmn; %s, leaked "
+                   "&plusmn; %s; calls and temporaries not counted, strategies not replayed; "
+                   "%" PRIu64 " mmap calls.",
+                fmt_bytes(s->sample_bytes, a, sizeof a), s->allocations,
+                fmt_bytes(s->bytes_allocated, b, sizeof b),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_allocated)), c, sizeof c),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_peak_heap)), d, sizeof d),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_heap)), (char[32]){0}, 32),
+                pr->maps.calls);
+    else
+        fprintf(f, "<p>%" PRIu64 " allocations (%" PRIu64 " reallocs), %s in all, %" PRIu64
+                   " frees, %" PRIu64 " temporary; %" PRIu64 " mmap calls.",
+                s->allocations, s->reallocs, fmt_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+                s->temporaries, pr->maps.calls);
     if (pr->suppressed_blocks)
         fprintf(f, " Leaks suppressed: %s in %" PRIu64 " blocks (the C runtime's and the loader's "
                    "one-time allocations, --suppressions).",
@@ -669,7 +682,11 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
     groups_t g = {0};
     if (pr->have_sites && !groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr)) {
         sites_table(f, pr, store, o, fr, &g, SITES_BY_PEAK, "bytes live at the peak heap", "by-peak");
-        if (full) {
+        if (full && s->sample_bytes) { /* no calls nor temporaries counted */
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_ALLOCATED, "bytes allocated (estimates)",
+                        "by-allocated");
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_LEAKED, "leaked bytes", "by-leaked");
+        } else if (full) {
             sites_table(f, pr, store, o, fr, &g, SITES_BY_CALLS, "calls", "by-calls");
             sites_table(f, pr, store, o, fr, &g, SITES_BY_TEMPORARIES,
                         "temporary allocations (freed right after they were made)", "by-temporaries");
@@ -681,6 +698,7 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         mapping_table(f, pr, store, o, fr);
     fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
     strategies(f, pr);
+    report_allocators_html(f, pr);
     maps(f, pr);
     fputs("<h3>Request sizes</h3>\n", f);
     histogram(f, s);

@@ -3,11 +3,14 @@
  * report.h.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analyzer/escape.h"
+#include "analyzer/groups.h"
 #include "analyzer/report.h"
+#include "analyzer/report_allocators.h"
 
 /* Names read from a module's file may be any bytes: escape_json. */
 static json_t *frame_json(const symbols_frame_t *f)
@@ -28,6 +31,16 @@ static json_t *frames_json(process_t *pr, symbols_t *store, uint64_t id, frames_
     return frames;
 }
 
+/* A sampled trace's standard errors of a site's or function's bytes. */
+static void estimate_errors(json_t *o, double var_peak, double var_allocated, double var_leaked)
+{
+    json_object_set_new(o, "peak_bytes_se", json_integer((json_int_t)llround(summary_se(var_peak))));
+    json_object_set_new(o, "allocated_bytes_se",
+                        json_integer((json_int_t)llround(summary_se(var_allocated))));
+    json_object_set_new(o, "leaked_bytes_se",
+                        json_integer((json_int_t)llround(summary_se(var_leaked))));
+}
+
 /* The top sites by peak. */
 static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr)
 {
@@ -38,17 +51,70 @@ static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t 
     size_t n = sites_top(&pr->sites, SITES_BY_PEAK, o->sites, &ids);
     for (size_t i = 0; i < n; i++) {
         const site_t *st = sites_get(&pr->sites, ids[i]);
-        json_array_append_new(
-            out, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "id", (json_int_t)ids[i],
-                           "calls", (json_int_t)st->calls, "allocated_bytes",
-                           (json_int_t)st->allocated, "peak_bytes",
-                           (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
-                           (json_int_t)st->live, "leaked_allocations",
-                           (json_int_t)st->live_blocks, "temporary_allocations",
-                           (json_int_t)st->temporaries, "leak_suppressed", st->suppressed,
-                           "frames", frames_json(pr, store, ids[i], fr)));
+        json_t *site = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "id", (json_int_t)ids[i], "calls",
+            (json_int_t)sites_calls(st), "allocated_bytes", (json_int_t)st->allocated, "peak_bytes",
+            (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes", (json_int_t)st->live,
+            "leaked_allocations", (json_int_t)st->live_blocks, "temporary_allocations",
+            (json_int_t)st->temporaries, "leak_suppressed", st->suppressed, "frames",
+            frames_json(pr, store, ids[i], fr));
+        if (pr->s.sample_bytes) {
+            /* a sampled trace does not see them */
+            json_object_set_new(site, "temporary_allocations", json_null());
+            estimate_errors(site, sites_key_var(&pr->sites, ids[i], SITES_BY_PEAK),
+                            st->var_allocated, st->var_live);
+        }
+        json_array_append_new(out, site);
     }
     free(ids);
+    return out;
+}
+
+/* The top allocating functions (analyzer/groups.h: each function's
+ * figures summed over all its stacks) by peak, allocated bytes, calls,
+ * temporaries and leaked bytes: one grouping, sorted once per list.  A
+ * sampled trace counts no temporaries: by_temporaries is empty. */
+static json_t *functions_json(process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                              frames_t *fr)
+{
+    static const struct {
+        const char *name;
+        sites_key_t key;
+    } lists[] = {{"by_peak", SITES_BY_PEAK},
+                 {"by_allocated", SITES_BY_ALLOCATED},
+                 {"by_calls", SITES_BY_CALLS},
+                 {"by_temporaries", SITES_BY_TEMPORARIES},
+                 {"by_leaked", SITES_BY_LEAKED}};
+    bool sampled = pr->s.sample_bytes != 0;
+    json_t *out = json_object();
+    groups_t g = {0};
+    bool have = pr->have_sites && o->sites && groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr) == 0;
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        json_t *list = json_array();
+        if (have && !(sampled && lists[l].key == SITES_BY_TEMPORARIES)) {
+            groups_sort(&g, &pr->sites, lists[l].key);
+            size_t n = groups_ranked(&g);
+            for (size_t i = 0; i < n && i < o->sites; i++) {
+                const group_t *gr = &g.v[i];
+                json_t *f = json_pack(
+                    "{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "function",
+                    escape_json(gr->name), "file", gr->file[0] ? escape_json(gr->file) : json_null(),
+                    "line", gr->line ? json_integer(gr->line) : json_null(), "stacks",
+                    (json_int_t)gr->nids, "calls", (json_int_t)gr->calls, "peak_bytes",
+                    (json_int_t)gr->peak, "allocated_bytes", (json_int_t)gr->allocated,
+                    "leaked_bytes", (json_int_t)gr->leaked, "leaked_allocations",
+                    (json_int_t)gr->leaked_blocks, "temporary_allocations",
+                    (json_int_t)gr->temporaries);
+                if (sampled) {
+                    json_object_set_new(f, "temporary_allocations", json_null());
+                    estimate_errors(f, gr->var_peak, gr->var_allocated, gr->var_leaked);
+                }
+                json_array_append_new(list, f);
+            }
+        }
+        json_object_set_new(out, lists[l].name, list);
+    }
+    groups_free(&g);
     return out;
 }
 
@@ -196,6 +262,21 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     json_object_set_new(summary, "suppressed_leaked_allocations",
                         json_integer((json_int_t)pr->suppressed_blocks));
     json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
+    if (s->sample_bytes) /* a sampled trace does not see them */
+        json_object_set_new(summary, "temporary_allocations", json_null());
+    /* A sampled trace: the byte figures are estimates; their standard
+     * errors, and what it does not count. */
+    json_object_set_new(
+        summary, "sampled",
+        !s->sample_bytes
+            ? json_null()
+            : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "interval_bytes",
+                        (json_int_t)s->sample_bytes, "estimated_allocations",
+                        (json_int_t)llround(s->est_allocations), "bytes_allocated_se",
+                        (json_int_t)llround(summary_se(s->var_allocated)), "peak_heap_bytes_se",
+                        (json_int_t)llround(summary_se(s->var_peak_heap)), "leaked_bytes_se",
+                        (json_int_t)llround(summary_se(s->var_heap)), "recorded_allocations",
+                        (json_int_t)s->allocations));
     json_object_set_new(summary, "untracked_blocks", json_integer((json_int_t)s->untracked));
     json_object_set_new(summary, "stackless_events", json_integer((json_int_t)s->stackless));
     json_object_set_new(summary, "threadless_events", json_integer((json_int_t)s->threadless));
@@ -223,11 +304,12 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
     if (parts.known)
         json_object_set_new(
             summary, "rss_at_top",
-            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:o, s:I}", "at_s", summary_secs(s, parts.t),
-                      "rss_bytes", (json_int_t)parts.rss, "allocator_bytes",
-                      (json_int_t)parts.allocator, "allocator_is_heap", parts.allocator_is_heap,
-                      "mapped_bytes", (json_int_t)parts.mapped, "mapped_file_bytes",
-                      (json_int_t)parts.mapped_file, "file_pages_bytes",
+            json_pack("{s:f, s:I, s:I, s:b, s:I, s:I, s:I, s:o, s:I}", "at_s",
+                      summary_secs(s, parts.t), "rss_bytes", (json_int_t)parts.rss,
+                      "allocator_bytes", (json_int_t)parts.allocator, "allocator_is_heap",
+                      parts.allocator_is_heap, "mapped_bytes", (json_int_t)parts.mapped,
+                      "mapped_file_bytes", (json_int_t)parts.mapped_file, "mapped_span_bytes",
+                      (json_int_t)parts.mapped_span, "file_pages_bytes",
                       parts.have_rollup ? json_integer((json_int_t)parts.file_pages) : json_null(),
                       "other_bytes", (json_int_t)parts.other));
     json_t *out = json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o}", "summary", summary, "findings",
@@ -235,6 +317,8 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
                             "replay_skipped", pr->replay_skipped, "sites",
                             sites_json(pr, store, o, fr), "mapping_sites",
                             mapping_sites_json(pr, store, o, fr), "timeline", timeline_json(pr));
+    json_object_set_new(out, "allocators", report_allocators_json(pr));
+    json_object_set_new(out, "functions", functions_json(pr, store, o, fr));
     return out;
 }
 

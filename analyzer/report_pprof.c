@@ -10,7 +10,9 @@
  *   inuse_objects, inuse_space     blocks and bytes live at the peak heap
  *   leaked_objects, leaked_space   blocks and bytes live at the end (the
  *                                  leak suppressions' left out)
- * inuse_space is the default.  A stack's frames are its locations, leaf
+ * inuse_space is the default.  In a sampled trace the bytes and the
+ * calls are the analysis's estimates and the blocks are the sampled ones
+ * (the profile's comment says so; its period is the sampling interval).  A stack's frames are its locations, leaf
  * first, without the allocator's and its wrappers' frames (the first
  * location is the allocating function, as memsim's own lists name it);
  * a location is a return address with its lines, inlined calls first and
@@ -275,7 +277,7 @@ static int add_site(builder_t *b, process_t *pr, symbols_t *store, uint64_t id, 
         }
         locs[nloc++] = location_id(b, store, module, st->frames[i], skip);
     }
-    values[0] = (int64_t)st->calls;
+    values[0] = (int64_t)sites_calls(st); /* a sampled trace's: estimated */
     values[1] = (int64_t)st->allocated;
     values[2] = (int64_t)sites_peak_blocks(&pr->sites, id);
     values[3] = (int64_t)sites_peak_bytes(&pr->sites, id);
@@ -378,12 +380,30 @@ int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path)
     pb_type_t period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
     period.type = str(&b, "space");
     period.unit = str(&b, "bytes");
-    int64_t comment = str(&b, "memsim: every allocation recorded (no sampling); inuse_* at the peak heap");
+    /* A sampled trace (MEMSIM_SAMPLE_BYTES): the sites' bytes and calls
+     * are already the estimates (each sampled allocation weighs the bytes
+     * it stands for), as Go's own heap profiles are scaled; the period
+     * is the mean interval, and the objects live are sampled blocks. */
+    uint64_t interval = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].ok && procs[i].s.sample_bytes > interval)
+            interval = procs[i].s.sample_bytes;
+    char note[320];
+    if (interval)
+        snprintf(note, sizeof note,
+                 "memsim: a sampled trace, an allocation in about every %" PRIu64 " bytes: "
+                 "alloc_objects and the *_space values are estimates, inuse_objects and "
+                 "leaked_objects count the sampled blocks; inuse_* at the peak heap",
+                 interval);
+    else
+        snprintf(note, sizeof note,
+                 "memsim: every allocation recorded (no sampling); inuse_* at the peak heap");
+    int64_t comment = str(&b, note);
     p.n_sample_type = NVALUES;
     p.sample_type = vtp;
     p.default_sample_type = vt[3].type;
     p.period_type = &period;
-    p.period = 1;
+    p.period = interval ? (int64_t)interval : 1;
     p.n_comment = 1;
     p.comment = &comment;
     p.time_nanos = first_t == UINT64_MAX ? 0 : (int64_t)first_t;

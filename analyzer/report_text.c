@@ -2,6 +2,7 @@
  * report_text: the report for people.  See report.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "analyzer/groups.h"
 #include "analyzer/proctable.h"
 #include "analyzer/report.h"
+#include "analyzer/report_allocators.h"
 #include "core/units.h"
 
 #define SHOWN_FRAMES 8 /* frames of a site in the text report; the rest are counted */
@@ -55,7 +57,36 @@ typedef struct shown_s {
     size_t rank;
 } shown_t;
 
-static const char *const list_names[] = {"peak", "calls", "leaked bytes", "temporary allocations"};
+/* Indexed by sites_key_t. */
+static const char *const list_names[] = {"peak", "calls", "leaked bytes", "temporary allocations",
+                                         "allocated bytes"};
+
+/* "1.5 MiB", or in a sampled trace "1.5 MiB ± 80.0 KiB" (one standard
+ * error); returns buf. */
+static const char *estimate(const summary_t *s, uint64_t bytes, double var, char *buf, size_t len)
+{
+    char v[32], e[32];
+    units_format_bytes(bytes, v, sizeof v);
+    if (!s->sample_bytes)
+        snprintf(buf, len, "%s", v);
+    else
+        snprintf(buf, len, "%s ± %s", v,
+                 units_format_bytes((uint64_t)llround(summary_se(var)), e, sizeof e));
+    return buf;
+}
+
+static void sampled_figures(char *buf, size_t len, const summary_t *s, uint64_t peak,
+                            double var_peak, uint64_t allocated, double var_allocated,
+                            uint64_t leaked, double var_leaked)
+{
+    char a[80], b[80], c[80];
+    char leak[96] = "nothing leaked";
+    if (leaked)
+        snprintf(leak, sizeof leak, "leaked %s", estimate(s, leaked, var_leaked, c, sizeof c));
+    snprintf(buf, len, "%s live at peak, %s allocated, %s",
+             estimate(s, peak, var_peak, a, sizeof a),
+             estimate(s, allocated, var_allocated, b, sizeof b), leak);
+}
 
 #define SHOWN_STACKS 2 /* stacks under a function in the text report */
 #define BRIEF_SITES 5  /* functions of a process shown briefly (one line each, no stacks) */
@@ -81,14 +112,19 @@ static void print_ranking(process_t *pr, symbols_t *store, const groups_t *g, si
                           size_t max, bool stacks, shown_t *shown, size_t *nshown, size_t cap,
                           frames_t *fr)
 {
+    bool sampled = pr->s.sample_bytes != 0;
     size_t ranked = groups_ranked(g);
     size_t n = ranked < max ? ranked : max;
     fprintf(out, "  top allocating functions by %s:%s\n", list_names[key], n ? "" : " none");
     for (size_t i = 0; i < n; i++) {
         const group_t *gr = &g->v[i];
-        char figures[256];
-        site_figures(figures, sizeof figures, gr->peak, gr->calls, gr->allocated, gr->leaked,
-                     gr->leaked_blocks, gr->temporaries);
+        char figures[320];
+        if (sampled)
+            sampled_figures(figures, sizeof figures, &pr->s, gr->peak, gr->var_peak, gr->allocated,
+                            gr->var_allocated, gr->leaked, gr->var_leaked);
+        else
+            site_figures(figures, sizeof figures, gr->peak, gr->calls, gr->allocated, gr->leaked,
+                         gr->leaked_blocks, gr->temporaries);
         escape_line(out, "    #%zu  %s: %s", i + 1, gr->name, figures);
         if (!stacks)
             continue;
@@ -99,9 +135,16 @@ static void print_ranking(process_t *pr, symbols_t *store, const groups_t *g, si
             uint64_t id = gr->ids[k];
             const site_t *st = sites_get(&pr->sites, id);
             if (nk > 1) {
-                site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id), st->calls,
-                             st->allocated, st->suppressed ? 0 : st->live,
-                             st->suppressed ? 0 : st->live_blocks, st->temporaries);
+                if (sampled)
+                    sampled_figures(figures, sizeof figures, &pr->s,
+                                    sites_peak_bytes(&pr->sites, id),
+                                    sites_key_var(&pr->sites, id, SITES_BY_PEAK), st->allocated,
+                                    st->var_allocated, sites_key(&pr->sites, id, SITES_BY_LEAKED),
+                                    sites_key_var(&pr->sites, id, SITES_BY_LEAKED));
+                else
+                    site_figures(figures, sizeof figures, sites_peak_bytes(&pr->sites, id),
+                                 st->calls, st->allocated, st->suppressed ? 0 : st->live,
+                                 st->suppressed ? 0 : st->live_blocks, st->temporaries);
                 fprintf(out, "      stack %zu of %zu: %s\n", k + 1, nk, figures);
             }
             const shown_t *seen = NULL;
@@ -124,7 +167,8 @@ static void print_ranking(process_t *pr, symbols_t *store, const groups_t *g, si
 }
 
 /* The functions by peak, by calls, by temporaries (when any), then the
- * leaks; brief: the top BRIEF_SITES by peak, one line each. */
+ * leaks (a sampled trace: by peak, allocated bytes and leaks); brief: the
+ * top BRIEF_SITES by peak, one line each. */
 static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr,
                         bool brief)
 {
@@ -143,9 +187,15 @@ static void print_sites(process_t *pr, symbols_t *store, const analyze_opts_t *o
     }
     size_t cap = 4 * o->sites * SHOWN_STACKS + 1, nshown = 0;
     shown_t *shown = calloc(cap, sizeof *shown);
-    static const sites_key_t keys[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_TEMPORARIES,
+    /* A sampled trace counts no calls nor temporaries: its lists are by
+     * bytes (the summary says so in one line each). */
+    static const sites_key_t full[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_TEMPORARIES,
                                        SITES_BY_LEAKED};
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    static const sites_key_t sampled[] = {SITES_BY_PEAK, SITES_BY_ALLOCATED, SITES_BY_LEAKED};
+    const sites_key_t *keys = pr->s.sample_bytes ? sampled : full;
+    size_t nkeys = pr->s.sample_bytes ? sizeof sampled / sizeof sampled[0]
+                                      : sizeof full / sizeof full[0];
+    for (size_t k = 0; k < nkeys; k++) {
         if (keys[k] == SITES_BY_TEMPORARIES && !pr->s.temporaries)
             continue;
         groups_sort(&g, &pr->sites, keys[k]);
@@ -183,6 +233,10 @@ static void print_mapping_sites(process_t *pr, symbols_t *store, const analyze_o
 static void print_strategies(const process_t *pr)
 {
     char a[32], b[32], c[32];
+    if (pr->s.sample_bytes && pr->o->replay) {
+        fprintf(out, "  strategies:     not replayed: a sampled trace does not hold every request\n");
+        return;
+    }
     if (pr->replay_skipped) {
         fprintf(out, "  strategies:     not replayed: the peak heap is under %s (-s replays anyway)\n",
                units_format_bytes(ANALYZE_REPLAY_MIN_HEAP, a, sizeof a));
@@ -315,12 +369,24 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                "recorder's thread table)\n",
                s->threadless, plural(s->threadless, "event", "events"));
     fprintf(out, "  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
-    fprintf(out, "  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
-           " temporary\n",
-           s->allocations, s->reallocs, plural(s->reallocs, "realloc", "reallocs"),
-           units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
-           plural(s->frees, "free", "frees"), s->temporaries);
-    fprintf(out, "  peak heap:      %s at %.3f s\n", units_format_bytes(s->peak_heap, a, sizeof a),
+    char est[80];
+    if (s->sample_bytes) {
+        fprintf(out, "  sampled:        an allocation in about every %s (%" PRIu64 " recorded): the "
+                "bytes below are estimates ± one standard error\n",
+                units_format_bytes(s->sample_bytes, a, sizeof a), s->allocations);
+        fprintf(out, "  allocations:    %s in all\n",
+                estimate(s, s->bytes_allocated, s->var_allocated, est, sizeof est));
+        fprintf(out, "  calls:          not counted: a sampled trace has no exact call counts\n");
+        fprintf(out, "  temporaries:    not counted: a sampled trace does not see them\n");
+    } else {
+        fprintf(out, "  allocations:    %" PRIu64 " (%" PRIu64 " %s), %s in all; %" PRIu64 " %s; %" PRIu64
+                " temporary\n",
+                s->allocations, s->reallocs, plural(s->reallocs, "realloc", "reallocs"),
+                units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+                plural(s->frees, "free", "frees"), s->temporaries);
+    }
+    fprintf(out, "  peak heap:      %s at %.3f s\n",
+            estimate(s, s->peak_heap, s->var_peak_heap, est, sizeof est),
            summary_secs(s, s->peak_heap_t));
     if (m->calls)
         fprintf(out, "  mapped:         %" PRIu64 " mmap %s; peak %s at %.3f s (%s anonymous, %s "
@@ -346,6 +412,8 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                units_format_bytes(parts.allocator, b, sizeof b),
                parts.allocator_is_heap ? "heap" : "held by the allocator",
                units_format_bytes(parts.mapped, c, sizeof c));
+        if (parts.mapped_span > parts.mapped) /* mapped, not all of it resident */
+            fprintf(out, " (of %s mapped)", units_format_bytes(parts.mapped_span, e, sizeof e));
         if (parts.have_rollup)
             fprintf(out, ", %s file pages (code, libraries, files read)",
                    units_format_bytes(parts.file_pages, e, sizeof e));
@@ -358,16 +426,22 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                  "loader's one-time allocations, --suppressions)",
                  units_format_bytes(pr->suppressed_bytes, b, sizeof b), pr->suppressed_blocks,
                  plural(pr->suppressed_blocks, "block", "blocks"));
-    fprintf(out, "  leaked:         %s in %" PRIu64 " %s%s%s\n",
-           units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
-           plural(s->leaked_allocations, "block", "blocks"),
-           s->lost_blocks ? " (incomplete: see above)" : "", supp);
+    if (s->sample_bytes)
+        fprintf(out, "  leaked:         %s%s%s\n",
+                estimate(s, s->leaked_bytes, s->var_heap, est, sizeof est),
+                s->lost_blocks ? " (incomplete: see above)" : "", supp);
+    else
+        fprintf(out, "  leaked:         %s in %" PRIu64 " %s%s%s\n",
+                units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
+                plural(s->leaked_allocations, "block", "blocks"),
+                s->lost_blocks ? " (incomplete: see above)" : "", supp);
     print_findings(pr, store, fr);
     print_sites(pr, store, o, fr, brief);
     if (brief)
         return;
     print_mapping_sites(pr, store, o, fr);
     print_strategies(pr);
+    report_allocators_text(out, pr);
 }
 
 /* ---- several processes ------------------------------------------------------------ */

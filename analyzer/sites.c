@@ -112,6 +112,7 @@ static inline void snapshot(const sites_t *s, site_t *st)
     if (st->snap_epoch != s->peak_epoch) {
         st->snap = st->live;
         st->snap_blocks = st->live_blocks;
+        st->var_snap = st->var_live;
         st->snap_epoch = s->peak_epoch;
     }
 }
@@ -208,6 +209,7 @@ static void known_remove(sites_t *s, const summary_block_t *b)
     site_t *st = &s->v[b->tag];
     snapshot(s, st);
     st->live -= b->size;
+    st->var_live -= b->var;
     st->live_blocks--;
     s->heap -= b->size;
 }
@@ -222,8 +224,12 @@ static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
         if (rc)
             problem = rc;
     }
+    double var = sum->sample_bytes ? e->var : 0;
     st->calls++;
+    if (sum->sample_bytes)
+        st->est_calls += e->request ? (double)e->size / (double)e->request : 1;
     st->allocated += e->size;
+    st->var_allocated += var;
     if (e->type == EV_REALLOC && sum->has_freed)
         known_remove(s, &sum->freed);
     summary_block_t *b = summary_added(sum);
@@ -232,6 +238,7 @@ static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
     st = &s->v[id];
     snapshot(s, st);
     st->live += e->size;
+    st->var_live += var;
     st->live_blocks++;
     s->heap += e->size;
     peak_check(s);
@@ -304,9 +311,25 @@ uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key)
         return 0;
     switch (key) {
     case SITES_BY_PEAK: return sites_peak_bytes(s, id);
-    case SITES_BY_CALLS: return s->v[id].calls;
+    case SITES_BY_CALLS: return sites_calls(&s->v[id]);
     case SITES_BY_LEAKED: return s->v[id].suppressed ? 0 : s->v[id].live;
     case SITES_BY_TEMPORARIES: return s->v[id].temporaries;
+    case SITES_BY_ALLOCATED: return s->v[id].allocated;
+    }
+    return 0;
+}
+
+double sites_key_var(const sites_t *s, uint64_t id, sites_key_t key)
+{
+    if (id >= s->cap)
+        return 0;
+    const site_t *st = &s->v[id];
+    switch (key) {
+    case SITES_BY_PEAK: return st->snap_epoch == s->peak_epoch ? st->var_snap : st->var_live;
+    case SITES_BY_CALLS: return 0;
+    case SITES_BY_LEAKED: return st->suppressed ? 0 : st->var_live;
+    case SITES_BY_TEMPORARIES: return 0;
+    case SITES_BY_ALLOCATED: return st->var_allocated;
     }
     return 0;
 }

@@ -67,6 +67,10 @@ typedef struct site_s {
     uint64_t temporaries; /* temporary allocations made here */
     bool suppressed;      /* its leaks match a leak suppression (analyzer/suppress.h):
                              not counted as leaked (sites_key, the groups) */
+    /* A sampled trace's (analyzer/summary.h): allocated, live and snap are
+     * estimates, and these their variances. */
+    double var_allocated, var_live, var_snap;
+    double est_calls;     /* a sampled trace's estimated calls (the sum of 1 / p) */
     uint64_t *frames;     /* return addresses, innermost first; NULL without a record */
     int32_t *modules;     /* each frame's module (symbols.h), once resolved */
     uint32_t nframes;
@@ -122,11 +126,21 @@ typedef enum sites_key_e {
     SITES_BY_CALLS,
     SITES_BY_LEAKED,
     SITES_BY_TEMPORARIES,
+    SITES_BY_ALLOCATED,
 } sites_key_t;
 
 /* The site's figure for key (peak bytes, calls, leaked bytes: 0 when
- * suppressed, temporary allocations). */
+ * suppressed, temporary allocations, allocated bytes). */
 uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key);
+/* A site's calls: the alloc and realloc records, or in a sampled trace
+ * their estimated number (each stands for 1 / p calls). */
+static inline uint64_t sites_calls(const site_t *st)
+{
+    return st->est_calls > 0 ? (uint64_t)(st->est_calls + 0.5) : st->calls;
+}
+/* The variance of that figure's estimate in a sampled trace (0 for
+ * calls, and in a full trace). */
+double sites_key_var(const sites_t *s, uint64_t id, sites_key_t key);
 
 /* The ids of the (at most) max sites with the largest key, key > 0,
  * largest first, ties by id; returns their number.  *ids is malloc'd

@@ -47,7 +47,7 @@ const char *summary_phase_at(const summary_t *s, uint64_t t)
     return name;
 }
 
-static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
+static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack, double var)
 {
     size_t slot;
     if (s->nfree) {
@@ -64,7 +64,8 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         s->lost_blocks++;
     }
     if (slot != SIZE_MAX) {
-        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX};
+        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX,
+                                            .var = (float)var};
         /* An address allocated again without a free (a broken trace)
          * leaves its first block's slot, and bytes, counted.  The map
          * holds slot + 1 in 32 bits: a slot beyond is not tracked. */
@@ -79,11 +80,13 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack)
         }
     }
     s->heap += size;
+    s->var_heap += var;
     if (s->heap > s->heap_since_max)
         s->heap_since_max = s->heap;
     if (s->heap > s->peak_heap) {
         s->peak_heap = s->heap;
         s->peak_heap_t = s->last_t;
+        s->var_peak_heap = s->var_heap;
     }
 }
 
@@ -97,6 +100,7 @@ static bool live_remove(summary_t *s, uint64_t addr)
     s->freed = s->blocks[slot];
     s->has_freed = true;
     s->heap -= s->freed.size;
+    s->var_heap -= s->freed.var;
     s->free[s->nfree++] = slot; /* room: as many as there are blocks */
     return true;
 }
@@ -112,7 +116,12 @@ static void freed_now(summary_t *s)
 
 static void allocated_now(summary_t *s, const event_t *e)
 {
-    s->size_hist[e->size ? 64 - __builtin_clzll(e->size) : 0]++;
+    uint64_t size = s->sample_bytes ? e->request : e->size;
+    s->size_hist[size ? 64 - __builtin_clzll(size) : 0]++;
+    if (s->sample_bytes) {
+        s->var_allocated += e->var;
+        s->est_allocations += e->request ? (double)e->size / (double)e->request : 1;
+    }
     s->last_was_alloc = true;
     s->last_size = e->size;
     s->last_stack = e->stack;
@@ -173,12 +182,13 @@ void summary_add(summary_t *s, const event_t *e)
         s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
         s->start_unix_ns = json_is_integer(start) ? (uint64_t)json_integer_value(start) : 0;
         s->forked = parent != NULL;
+        s->sample_bytes = reader_count(o, "sample_bytes");
         break;
     }
     case EV_ALLOC:
         s->allocations++;
         s->bytes_allocated += e->size;
-        live_add(s, e->addr, e->size, e->stack);
+        live_add(s, e->addr, e->size, e->stack, s->sample_bytes ? e->var : 0);
         allocated_now(s, e);
         break;
     case EV_FREE:
@@ -197,7 +207,7 @@ void summary_add(summary_t *s, const event_t *e)
             freed_now(s);
         else if (e->has_old_size && !e->inherited)
             s->unknown_frees++;
-        live_add(s, e->addr, e->size, e->stack);
+        live_add(s, e->addr, e->size, e->stack, s->sample_bytes ? e->var : 0);
         allocated_now(s, e);
         break;
     case EV_SAMPLE:

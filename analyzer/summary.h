@@ -53,6 +53,7 @@ typedef struct summary_block_s {
     uint64_t tag;   /* the companion's */
     uint64_t stack; /* the allocation's stack id (temporaries compare it) */
     uint32_t rec;   /* the replay's record of the block; UINT32_MAX until it sets one */
+    float var;      /* a sampled trace's: the variance of its weight (its size) */
 } summary_block_t;
 
 typedef struct summary_s {
@@ -85,6 +86,13 @@ typedef struct summary_s {
     uint64_t allocations, frees, reallocs;
     uint64_t bytes_allocated;
     uint64_t heap, peak_heap, peak_heap_t;
+    /* A sampled trace (meta's sample_bytes, its mean interval; 0: every
+     * allocation is in the trace): the byte figures above and below are
+     * estimates (core/sampling.h), and these their variances, with the
+     * allocations' estimated number. */
+    uint64_t sample_bytes;
+    double var_allocated, var_heap, var_peak_heap;
+    double est_allocations;
     uint64_t heap_since_max; /* the most heap live since the last sample */
     uint64_t temporaries;
     uint64_t size_hist[65];  /* allocations by request size: [k] holds sizes in [2^(k-1), 2^k) ([0]: 0) */
@@ -129,6 +137,9 @@ void summary_add(summary_t *s, const event_t *e);
 void summary_prefetch_slots(const summary_t *s, const event_t *e);
 void summary_prefetch_block(const summary_t *s, const event_t *e);
 void summary_finish(summary_t *s);
+
+/* The standard error of an estimate of variance var (0 in a full trace). */
+static inline double summary_se(double var) { return var > 0 ? __builtin_sqrt(var) : 0; }
 void summary_fini(summary_t *s);
 
 /* The peak RSS: VmHWM, or the highest VmRSS sampled when higher. */

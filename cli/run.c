@@ -42,9 +42,11 @@
 
 #include "core/args.h"
 #include "cli/paths.h"
+#include "cli/run_allocators.h"
 #include "cli/run_report.h"
 #include "cli/untraced.h"
 #include "core/procfs.h"
+#include "core/sampling.h"
 #include "core/tracefmt.h"
 #include "core/strategy.h"
 #include "preload/childenv.h"
@@ -83,6 +85,7 @@ typedef struct run_opts_s {
     const char *strategy; /* --strategy (a known name or "none"), or NULL */
     uint64_t device_size; /* --device-size in bytes; 0: not given */
     uint64_t sample_ms;   /* --sample-ms; 0: not given */
+    uint64_t sample_bytes; /* --sample-bytes or --sample; 0: every allocation traced */
     double wall_s;        /* --wall-s; 0: no budget */
     double rss_mb;        /* --rss-mb in MiB; 0: no budget */
     bool no_children;     /* --no-children */
@@ -90,6 +93,11 @@ typedef struct run_opts_s {
     bool analyze;         /* --analyze, or --analyze-opts */
     bool force;           /* --force: a non-empty --out is reused */
     run_report_opts_t aopts; /* --analyze-opts, split into words */
+    run_alloc_t alloc;    /* --allocator */
+    bool compare;         /* --compare-allocators */
+    const char *compare_list; /* its list, or NULL: every allocator */
+    const char *pass[12]; /* the options a comparison's runs get too */
+    size_t npass;
     char **argv;          /* the command, NULL-terminated, argv[0] non-empty */
 } run_opts_t;
 
@@ -137,6 +145,11 @@ void run_usage(FILE *f)
             "  -d, --device-size SIZE shadow device size, 4K to 1P, e.g. 512M (default:\n"
             "                         physical memory)\n"
             "      --sample-ms N      the preload's sampling period, 1 to %u ms (default 100)\n"
+            "      --sample-bytes N   a sampled trace: allocations sampled by bytes, one in\n"
+            "                         about every N bytes allocated (1 to 1G, e.g. 512K,\n"
+            "                         4M): the heap's figures are estimates, cheap enough to\n"
+            "                         leave on (MEMSIM_SAMPLE_BYTES)\n"
+            "      --sample           the same at 512K\n"
             "      --wall-s S         wall-time budget, %g to %.0f s (365 days)\n"
             "      --rss-mb M         process tree RSS budget, %g to %.0f MiB (16 TiB)\n"
             "      --no-children      trace only CMD itself (RSS still counts the whole tree)\n"
@@ -149,6 +162,16 @@ void run_usage(FILE *f)
             "                         memsim-analyze's options for --analyze (implies it),\n"
             "                         split at blanks, e.g. \"--sites 20 --fail-on warning\";\n"
             "                         not --json, --html, --collapsed nor --flamegraph\n"
+            "      --allocator SPEC   run CMD with a real allocator preloaded (glibc,\n"
+            "                         jemalloc, mimalloc, tcmalloc; settings after a colon,\n"
+            "                         e.g. jemalloc:dirty_decay_ms=0) and measure each\n"
+            "                         process's heap RSS into DIR/meter.PID.json and\n"
+            "                         resources.json\n"
+            "      --compare-allocators[=LIST]\n"
+            "                         run CMD once per allocator (default: all four) into\n"
+            "                         DIR/SPEC/, replay the first run's trace through each\n"
+            "                         (memsim-analyze --allocators) and print predicted\n"
+            "                         against measured peak heap RSS (DIR/allocators.json)\n"
             "  -h, --help             this text\n"
             "\n"
             "A budget exceeded sends SIGTERM to CMD's process group, then SIGKILL %.0f s later\n"
@@ -165,8 +188,11 @@ void run_usage(FILE *f)
             "  memsim run ./my-program --input data.bin\n"
             "  memsim run --out results --rss-mb 2048 --wall-s 600 -- make -j4\n"
             "  memsim run -s buddy -d 1G --no-children python3 train.py\n"
+            "  memsim run --sample --analyze ./my-service   # sampled: cheap, estimates\n"
             "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n"
-            "  memsim run --analyze-opts '--sites 20 --fail-on warning' ./my-program\n",
+            "  memsim run --analyze-opts '--sites 20 --fail-on warning' ./my-program\n"
+            "  memsim run --allocator jemalloc:dirty_decay_ms=0 ./my-program\n"
+            "  memsim run --compare-allocators=glibc,mimalloc ./my-program\n",
             strategy_names(names, sizeof names), RUN_SAMPLE_MS_MAX, RUN_WALL_S_MIN,
             RUN_WALL_S_MAX, RUN_RSS_MB_MIN, RUN_RSS_MB_MAX, RUN_GRACE_S, RUN_BUDGET_EXIT);
 }
@@ -213,12 +239,14 @@ static int parse_strategy(const char *s, run_opts_t *o)
 static int parse(int argc, char **argv, run_opts_t *o)
 {
     enum { OPT_SAMPLE = 256, OPT_WALL, OPT_RSS, OPT_NO_CHILDREN, OPT_NO_COMPRESS, OPT_ANALYZE,
-           OPT_ANALYZE_OPTS };
+           OPT_ANALYZE_OPTS, OPT_ALLOCATOR, OPT_COMPARE, OPT_SAMPLE_BYTES, OPT_SAMPLED };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, 'o'},
         {"strategy", required_argument, NULL, 's'},
         {"device-size", required_argument, NULL, 'd'},
         {"sample-ms", required_argument, NULL, OPT_SAMPLE},
+        {"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
+        {"sample", no_argument, NULL, OPT_SAMPLED},
         {"wall-s", required_argument, NULL, OPT_WALL},
         {"rss-mb", required_argument, NULL, OPT_RSS},
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -226,10 +254,13 @@ static int parse(int argc, char **argv, run_opts_t *o)
         {"analyze", no_argument, NULL, OPT_ANALYZE},
         {"analyze-opts", required_argument, NULL, OPT_ANALYZE_OPTS},
         {"force", no_argument, NULL, 'f'},
+        {"allocator", required_argument, NULL, OPT_ALLOCATOR},
+        {"compare-allocators", optional_argument, NULL, OPT_COMPARE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (run_opts_t){0};
+    const char *alloc_spec = NULL;
     opterr = 0;
     optind = 1;
     int c;
@@ -255,7 +286,14 @@ static int parse(int argc, char **argv, run_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_ALLOCATOR: alloc_spec = optarg; break;
+        case OPT_COMPARE:
+            o->compare = true;
+            o->compare_list = optarg;
+            break;
         case OPT_SAMPLE:
+            o->pass[o->npass++] = "--sample-ms";
+            o->pass[o->npass++] = optarg;
             if (args_count(CMD, "--sample-ms", optarg, 1, &o->sample_ms))
                 return -1;
             if (o->sample_ms > RUN_SAMPLE_MS_MAX) {
@@ -264,17 +302,36 @@ static int parse(int argc, char **argv, run_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_SAMPLE_BYTES:
+            if (args_size(CMD, "--sample-bytes", optarg, 1, &o->sample_bytes))
+                return -1;
+            if (o->sample_bytes > SAMPLING_BYTES_MAX) {
+                fprintf(stderr, "%s: --sample-bytes: %s is above the maximum 1G\n", CMD, optarg);
+                return -1;
+            }
+            break;
+        case OPT_SAMPLED: o->sample_bytes = SAMPLING_BYTES_DEFAULT; break;
         case OPT_WALL:
+            o->pass[o->npass++] = "--wall-s";
+            o->pass[o->npass++] = optarg;
             if (parse_budget("--wall-s", optarg, RUN_WALL_S_MIN, RUN_WALL_S_MAX, "s", &o->wall_s))
                 return -1;
             break;
         case OPT_RSS:
+            o->pass[o->npass++] = "--rss-mb";
+            o->pass[o->npass++] = optarg;
             if (parse_budget("--rss-mb", optarg, RUN_RSS_MB_MIN, RUN_RSS_MB_MAX, "MiB",
                              &o->rss_mb))
                 return -1;
             break;
-        case OPT_NO_CHILDREN: o->no_children = true; break;
-        case OPT_NO_COMPRESS: o->no_compress = true; break;
+        case OPT_NO_CHILDREN:
+            o->no_children = true;
+            o->pass[o->npass++] = "--no-children";
+            break;
+        case OPT_NO_COMPRESS:
+            o->no_compress = true;
+            o->pass[o->npass++] = "--no-compress";
+            break;
         case OPT_ANALYZE: o->analyze = true; break;
         case OPT_ANALYZE_OPTS:
             if (run_report_opts_add(CMD, &o->aopts, optarg))
@@ -307,6 +364,23 @@ static int parse(int argc, char **argv, run_opts_t *o)
     }
     o->argv = argv + optind;
     if (o->aopts.n && run_report_opts_check(CMD, &o->aopts))
+        return -1;
+    if (o->compare && (alloc_spec || o->analyze)) {
+        fprintf(stderr, "%s: --compare-allocators excludes --allocator and --analyze\n", CMD);
+        return -1;
+    }
+    if (o->compare && o->compare_list) {
+        catalog_spec_t specs[CATALOG_MAX_SPECS];
+        size_t n;
+        char err[256];
+        if (catalog_parse_list(o->compare_list, specs, CATALOG_MAX_SPECS, &n, err, sizeof err)) {
+            fprintf(stderr, "%s: --compare-allocators: %s\n", CMD, err);
+            return -1;
+        }
+    }
+    char self_dir[PATH_MAX];
+    if (alloc_spec && (paths_self_dir(CMD, self_dir, sizeof self_dir) ||
+                       run_alloc_parse(CMD, alloc_spec, self_dir, &o->alloc)))
         return -1;
     return 0;
 }
@@ -385,7 +459,7 @@ static bool run_file(const char *name)
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
         if (strcmp(name, mine[i]) == 0)
             return true;
-    return trace_name(name) || strncmp(name, ".report.", 8) == 0;
+    return trace_name(name) || strncmp(name, ".report.", 8) == 0 || run_alloc_file(name);
 }
 
 /* --force: the files of the run before in dir go, nothing else.  0, or
@@ -547,12 +621,19 @@ static char *env_output(const char *dir)
 
 /* The variables memsim run sets, "NAME=value" each on the heap, into
  * mine; how many, or 0 when out of memory (nothing left allocated). */
-static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[7])
+#define OWN_VARS (10 + CATALOG_MAX_ENV)
+static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[OWN_VARS])
 {
     const char *old = getenv("LD_PRELOAD");
-    char num[2][32];
+    char num[3][32];
     size_t m = 0;
-    if (old && *old) {
+    if (o->alloc.on) {
+        mine[m++] = run_alloc_preload(&o->alloc, p->preload, old);
+        size_t k = run_alloc_vars(&o->alloc, p->dir, mine + m);
+        if (!k)
+            mine[m++] = NULL; /* out of memory: refused below */
+        m += k;
+    } else if (old && *old) {
         size_t len = strlen(p->preload) + strlen(old) + 2;
         char *v = malloc(len);
         if (v)
@@ -572,6 +653,10 @@ static size_t own_vars(const run_opts_t *o, const run_paths_t *p, char *mine[7])
     if (o->sample_ms) {
         snprintf(num[1], sizeof num[1], "%" PRIu64, o->sample_ms);
         mine[m++] = env_entry("MEMSIM_SAMPLE_MS", num[1]);
+    }
+    if (o->sample_bytes) {
+        snprintf(num[2], sizeof num[2], "%" PRIu64, o->sample_bytes);
+        mine[m++] = env_entry("MEMSIM_SAMPLE_BYTES", num[2]);
     }
     if (o->no_children)
         mine[m++] = env_entry("MEMSIM_TRACE_CHILDREN", "0");
@@ -597,9 +682,10 @@ static char **child_env(const run_opts_t *o, const run_paths_t *p, size_t *own)
                           o->strategy ? "MEMSIM_STRATEGY" : NULL,
                           o->device_size ? "MEMSIM_DEVICE_SIZE" : NULL,
                           o->sample_ms ? "MEMSIM_SAMPLE_MS" : NULL,
+                          o->sample_bytes ? "MEMSIM_SAMPLE_BYTES" : NULL,
                           o->no_children ? "MEMSIM_TRACE_CHILDREN" : NULL,
                           o->no_compress ? "MEMSIM_COMPRESS" : NULL};
-    char *mine[7];
+    char *mine[OWN_VARS];
     size_t m = own_vars(o, p, mine);
     char **env = m ? calloc(childenv_count(environ) + m + 1, sizeof *env) : NULL;
     if (!env) {
@@ -609,6 +695,14 @@ static char **child_env(const run_opts_t *o, const run_paths_t *p, size_t *own)
     }
     childenv_merge(environ, drop, sizeof drop / sizeof *drop, mine, m, env);
     *own = childenv_count(env) - m;
+    if (o->alloc.on) { /* the allocators' settings inherited go: the run is exactly its spec */
+        size_t k = 0;
+        for (size_t i = 0; env[i]; i++)
+            if (i >= *own || !catalog_env_is_setting(env[i]))
+                env[k++] = env[i];
+        env[k] = NULL;
+        *own = k - m;
+    }
     return env;
 }
 
@@ -1060,7 +1154,7 @@ static json_t *budget(double v) { return v > 0 ? json_real(v) : json_null(); }
 
 /* DIR/resources.json.  0 or -1 (message printed). */
 static int write_resources(const run_opts_t *o, const run_watch_t *w, const char *dir,
-                           size_t *ntraces)
+                           size_t *ntraces, json_t *allocator)
 {
     json_t *cmd = json_array();
     for (char **a = o->argv; *a; a++)
@@ -1080,6 +1174,10 @@ static int write_resources(const run_opts_t *o, const run_watch_t *w, const char
         "limitation", RUN_LIMITATION,
         "output_dir", json_text(dir),
         "traces", list_traces(dir, ntraces));
+    if (root && allocator)
+        json_object_set_new(root, "allocator", allocator);
+    else
+        json_decref(allocator);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/resources.json", dir);
     FILE *f = root ? fopen(path, "we") : NULL;
@@ -1165,7 +1263,8 @@ static int run_command(const run_opts_t *o, const run_paths_t *p, char **env, ru
         fprintf(stderr, "%s: cannot write %s/rss.jsonl: %s\n", CMD, p->dir, strerror(errno));
     size_t ntraces = 0;
     wait_traces(p->dir);
-    write_resources(o, w, p->dir, &ntraces);
+    json_t *alloc = o->alloc.on ? run_alloc_collect(CMD, &o->alloc, p->dir) : NULL;
+    write_resources(o, w, p->dir, &ntraces, alloc);
     report(o, w, p->dir, ntraces);
     if (!ntraces)
         untraced_explain(CMD, o->argv[0]);
@@ -1185,6 +1284,13 @@ int run_main(int argc, char **argv)
         paths_self_dir(CMD, p.self_dir, sizeof p.self_dir) ||
         paths_preload(CMD, p.self_dir, p.preload) || make_out(&o, &p))
         return 2;
+    if (o.compare) {
+        o.pass[o.npass] = NULL;
+        int rc = run_alloc_compare(CMD, p.self_dir, p.dir, o.compare_list, (char *const *)o.pass,
+                                   o.argv);
+        run_report_opts_free(&o.aopts);
+        return rc;
+    }
 
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/rss.jsonl", p.dir);

@@ -22,6 +22,8 @@
 #ifndef MEMSIM_CORE_TRACEFMT_H
 #define MEMSIM_CORE_TRACEFMT_H
 
+#include <stddef.h>
+
 /* The record types, by the names records carry in "ev" (compact records
  * stand for alloc, free, realloc and realloc_failed).  THREAD is no event
  * of its own: it names a thread index. */
@@ -60,13 +62,38 @@ extern const char *const tracefmt_names[TRACEFMT_RECORD_COUNT];
 #define TRACEFMT_NAME(id) (tracefmt_names[TRACEFMT_##id])
 
 #define TRACEFMT_FORMAT "memsim-trace"
-#define TRACEFMT_VERSION 3         /* what memsim-recorder writes */
-#define TRACEFMT_VERSION_MAX 3     /* the newest a reader of this build reads */
+#define TRACEFMT_VERSION 4         /* what memsim-recorder writes */
+#define TRACEFMT_VERSION_MAX 4     /* the newest a reader of this build reads */
 
 #define TRACEFMT_DEFAULT_ALIGN 16  /* an alloc that does not say its alignment */
 #define TRACEFMT_DEFAULT_ALLOC "malloc"
 #define TRACEFMT_DEFAULT_FREE "free"
 #define TRACEFMT_DEFAULT_REALLOC "realloc"
+
+/* The functions an alloc record names ("fn"; malloc when it names
+ * none), in the order of tracefmt_fn_t. */
+#define TRACEFMT_ALLOC_FNS(X)                                                                  \
+    X(MALLOC, "malloc")                                                                        \
+    X(CALLOC, "calloc")                                                                        \
+    X(REALLOC, "realloc")                                                                      \
+    X(REALLOCARRAY, "reallocarray")                                                            \
+    X(MEMALIGN, "memalign")                                                                    \
+    X(POSIX_MEMALIGN, "posix_memalign")                                                        \
+    X(ALIGNED_ALLOC, "aligned_alloc")                                                          \
+    X(VALLOC, "valloc")                                                                        \
+    X(PVALLOC, "pvalloc")
+
+typedef enum tracefmt_fn_e {
+#define TRACEFMT_FN_ENUM_(id, name) TRACEFMT_FN_##id,
+    TRACEFMT_ALLOC_FNS(TRACEFMT_FN_ENUM_)
+#undef TRACEFMT_FN_ENUM_
+    TRACEFMT_FN_COUNT
+} tracefmt_fn_t;
+
+extern const char *const tracefmt_fn_names[TRACEFMT_FN_COUNT];
+/* The function named by the len bytes at name; TRACEFMT_FN_MALLOC for
+ * a name that is none of them (an unknown function allocates as malloc). */
+tracefmt_fn_t tracefmt_fn_find(const char *name, size_t len);
 
 /* The first elements of the compact records (version 3). */
 #define TRACEFMT_TAG_ALLOC 'a'

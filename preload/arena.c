@@ -12,14 +12,29 @@
 
 #include "preload/seccomp.h"
 
-void arena_format(void *mem, unsigned n, unsigned slots)
+void arena_format(void *mem, unsigned n, unsigned slots, uint64_t id)
 {
     arena_t *a = mem;
     a->magic = ARENA_MAGIC;
     a->nregions = n;
     a->ring_slots = slots;
+    a->id = id;
+    atomic_store(&a->open, 1);
     atomic_store(&a->used[0], 1); /* region 0: the process that made the arena */
     region_init(arena_region(mem, 0), 0, slots);
+}
+
+region_t *arena_join(void *arena)
+{
+    arena_t *a = arena;
+    if (!atomic_load(&a->open))
+        return NULL;
+    region_t *r = arena_reserve(arena);
+    if (r && !atomic_load(&a->open)) { /* closing: it may not see r */
+        arena_release(arena, r, true); /* its slots were never written */
+        return NULL;
+    }
+    return r;
 }
 
 region_t *arena_reserve(void *arena)

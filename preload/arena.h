@@ -12,19 +12,20 @@
  *
  * Glossary:
  *   arena    the memfd: this header, then ARENA_REGIONS regions.  A forked
- *            child inherits the mapping, so the arena serves a process
- *            and every descendant it forks, until one execs (which starts
- *            a new arena).
+ *            child inherits the mapping, and a program exec'd or spawned
+ *            below maps it again (its recorder's pid and the arena's id
+ *            are in its environment: MEMSIM_ARENA), so the arena serves a
+ *            whole process tree, up to ARENA_REGIONS processes at once.
  *   region   one traced process's share: who it is, its configuration,
  *            what its recorder says back, and its ring (preload/ring.h).
  *            A fork's parent reserves one for the child before the fork
  *            (arena_reserve); the recorder of a region gives it back
  *            when its process is gone (arena_release).
- *   recorder the process that reads a region's ring in order and keeps
- *            the live map, the shadow device and the trace file
- *            (recorder/).  The first one is started by the traced process
- *            (preload/launch.h); a fork's child gets a fork of its
- *            parent's recorder, which inherits its state at the fork.
+ *   recorder the process that reads every region's ring in order and
+ *            keeps each process's live map, shadow device and trace file
+ *            (recorder/procs.h).  The first traced process of a tree
+ *            starts it (preload/launch.h); a fork's child's trace starts
+ *            from a copy of its parent's state at the fork.
  *
  * Every field a process and its recorder both touch is atomic or written
  * once before the other side may look (state transitions publish it).
@@ -43,10 +44,10 @@
 #include "preload/config.h"
 #include "preload/ring.h"
 
-/* "memsnra4": the last byte is the layout's version (the Makefile builds
+/* "memsnra5": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
 #ifndef ARENA_MAGIC
-#define ARENA_MAGIC 0x3461726e6d73656dull
+#define ARENA_MAGIC 0x3561726e6d73656dull
 #endif
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u
@@ -76,6 +77,7 @@ enum {
 #define REGION_TSC 1u          /* event times are TSC ticks (preload/clock.h) */
 #define REGION_INHERITED 2u    /* a fork child whose recorder has the parent's state */
 #define REGION_GLIBC_MALLOC 4u /* the program's malloc is glibc's: mallinfo2 means it */
+#define REGION_JOINED 8u       /* a new image (exec, spawn) that joined the arena */
 
 struct arena_s;
 
@@ -88,6 +90,7 @@ typedef struct region_s {
     int32_t parent_pid;           /* the process this one was forked from, or 0 */
     uint32_t flags;               /* REGION_* bits */
     uint32_t index;               /* this region's number in the arena */
+    uint32_t ticket;              /* REGION_JOINED: its place in the order of joins */
     uint64_t t0;                  /* CLOCK_MONOTONIC ns at the start of tracing */
     uint64_t start_unix_ns;       /* the wall clock then */
     config_t cfg;                 /* MEMSIM_* as the process read them */
@@ -137,14 +140,27 @@ typedef struct arena_s {
     uint32_t nregions;                         /* ARENA_REGIONS, or fewer under ulimit -f */
     uint32_t ring_slots;                       /* RING_SLOTS, or fewer under a low ulimit -f */
     _Atomic uint64_t used[ARENA_REGIONS / 64]; /* bit i: region i is reserved */
+    uint64_t id;                               /* random: names the arena to a new image */
+    _Atomic int32_t rec_pid;                   /* its recorder, once it runs */
+    _Atomic uint32_t open;                     /* 1 while the recorder takes new images */
+    _Atomic uint32_t joins;                    /* futex: bumped (and woken) at every region
+                                                  published */
+    _Atomic uint32_t tickets;                  /* joins so far (region_t.ticket) */
 } arena_t;
 
 _Static_assert(sizeof(arena_t) <= ARENA_HEADER, "arena_t outgrew ARENA_HEADER");
 
 /* Lay out a fresh arena of n regions with rings of slots slots in mem
- * (ARENA_SIZE(n, slots), zeroed): the header, and region 0 reserved for
- * the caller. */
-void arena_format(void *mem, unsigned n, unsigned slots);
+ * (ARENA_SIZE(n, slots), zeroed): the header (id its name), and region 0
+ * reserved for the caller. */
+void arena_format(void *mem, unsigned n, unsigned slots, uint64_t id);
+
+/* A region for a new image joining the arena (an exec'd or spawned
+ * program of the tree): reserved, or NULL when every region is taken or
+ * the recorder is closing (arena_t.open: it checks the reserved bits
+ * after clearing it, the joiner the flag after reserving, so one of the
+ * two sees the other). */
+region_t *arena_join(void *arena);
 
 static inline size_t arena_bytes(const void *arena)
 {

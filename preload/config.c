@@ -292,6 +292,30 @@ static int load_unwind(config_t *c, const char *v, char *err, size_t errlen)
     return fail(err, errlen, CONFIG_ENV_UNWIND, v, "is not fast, libunwind or check");
 }
 
+static int load_sample_bytes(config_t *c, const char *v, char *err, size_t errlen)
+{
+    uint64_t size;
+    if (!v)
+        return 0;
+    if (units_parse_size(v, &size) < 0 || size > CONFIG_SAMPLE_BYTES_MAX)
+        return fail(err, errlen, CONFIG_ENV_SAMPLE_BYTES, v,
+                    "is not 0 or a size from 1 byte to 1 GiB (524288, 512K, 4M)");
+    c->sample_bytes = size;
+    return 0;
+}
+
+static int load_sample_seed(config_t *c, const char *v, char *err, size_t errlen)
+{
+    unsigned seed;
+    if (!v)
+        return 0;
+    if (load_whole(CONFIG_ENV_SAMPLE_SEED, v, 0, UINT_MAX, &seed, err, errlen) < 0)
+        return -1;
+    c->sample_seed = seed;
+    c->sample_seeded = true;
+    return 0;
+}
+
 /* ---------------------------------------------------------------------
  * Public entry points
  * ------------------------------------------------------------------- */
@@ -317,6 +341,9 @@ void config_defaults(config_t *c)
     c->mmap = true;
     c->compress = true;
     c->unwind = CONFIG_UNWIND_FAST;
+    c->sample_bytes = 0;
+    c->sample_seed = 0;
+    c->sample_seeded = false;
 }
 
 /* getenv returns char *; a call through a pointer of another type is
@@ -342,7 +369,9 @@ int config_load(config_t *c, const char *(*get)(const char *name), char *err, si
                   err, errlen) < 0 ||
         load_bool(CONFIG_ENV_MMAP, get(CONFIG_ENV_MMAP), &c->mmap, err, errlen) < 0 ||
         load_bool(CONFIG_ENV_COMPRESS, get(CONFIG_ENV_COMPRESS), &c->compress, err, errlen) < 0 ||
-        load_unwind(c, get(CONFIG_ENV_UNWIND), err, errlen) < 0) {
+        load_unwind(c, get(CONFIG_ENV_UNWIND), err, errlen) < 0 ||
+        load_sample_bytes(c, get(CONFIG_ENV_SAMPLE_BYTES), err, errlen) < 0 ||
+        load_sample_seed(c, get(CONFIG_ENV_SAMPLE_SEED), err, errlen) < 0) {
         config_defaults(c);
         return -1;
     }

@@ -18,6 +18,12 @@
  *   MEMSIM_MMAP            the same                                  1
  *   MEMSIM_COMPRESS        the same (0: plain JSON lines)            1
  *   MEMSIM_UNWIND          fast, libunwind or check (preload/walk.h) fast
+ *   MEMSIM_SAMPLE_BYTES    0 (every allocation), or a size from 1     0
+ *                          byte to 1 GiB (units_parse_size syntax:
+ *                          524288, 512K, 512KiB): a sampled trace
+ *                          (preload/sample.h) of that mean interval
+ *   MEMSIM_SAMPLE_SEED     whole number 0..4294967295: the samples'    the clock
+ *                          generator's seed
  *
  * Variables are checked in that order and the first invalid one is the
  * one reported.  A variable set to the empty string is invalid (it is
@@ -30,6 +36,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/sampling.h"
 
 #ifndef PATH_MAX /* Linux's value, for builds without _GNU_SOURCE/POSIX */
 #define PATH_MAX 4096
@@ -44,6 +52,8 @@
 #define CONFIG_ENV_MMAP "MEMSIM_MMAP"
 #define CONFIG_ENV_COMPRESS "MEMSIM_COMPRESS"
 #define CONFIG_ENV_UNWIND "MEMSIM_UNWIND"
+#define CONFIG_ENV_SAMPLE_BYTES "MEMSIM_SAMPLE_BYTES"
+#define CONFIG_ENV_SAMPLE_SEED "MEMSIM_SAMPLE_SEED"
 
 #define CONFIG_STRATEGY_NONE "none" /* no shadow simulation */
 
@@ -62,6 +72,7 @@
 #define CONFIG_STACK_DEPTH_MAX 256u
 #define CONFIG_SAMPLE_MS_MIN 1u
 #define CONFIG_SAMPLE_MS_MAX 3600000u
+#define CONFIG_SAMPLE_BYTES_MAX SAMPLING_BYTES_MAX
 
 typedef enum config_unwind_e {
     CONFIG_UNWIND_FAST,      /* cached frame rules, libunwind where they end */
@@ -80,6 +91,9 @@ typedef struct config_s {
     bool mmap;              /* trace mmap/munmap as well */
     bool compress;          /* zstd-compressed trace (*.jsonl.zst) */
     config_unwind_t unwind; /* how stacks are walked */
+    uint64_t sample_bytes;  /* mean interval of a sampled trace, bytes; 0: every allocation */
+    uint32_t sample_seed;   /* MEMSIM_SAMPLE_SEED, when sample_seeded */
+    bool sample_seeded;
 } config_t;
 
 /* Every field at its default (device_size: the machine's physical memory

@@ -158,7 +158,8 @@ void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const
                      .a = (uintptr_t)old,
                      .b = (uintptr_t)p,
                      .c = size,
-                     .d = (uintptr_t)caller};
+                     .d = (uintptr_t)caller,
+                     .e = m->flags};
     ring_end(memsim_proc->region, m->claim, &s, 0);
     if (p && p != old) {
         /* Moved: where the new block was had (recorder/reorder.h). */
@@ -239,6 +240,11 @@ void events_quiet(const void *p)
 
 void events_start(void)
 {
+    /* A sampled trace: the set of sampled blocks, then the counts (a
+     * fork's child and a copy made by clone() carry on their parent's). */
+    const config_t *c = &memsim_proc->region->cfg;
+    if (c->sample_bytes && !memsim_sample_bytes && sampleset_start() == 0)
+        sample_start(c->sample_bytes, c->sample_seed, c->sample_seeded);
     unsigned n = atomic_exchange(&nearly, 0);
     for (unsigned i = 0; i < n && i < EARLY_QUIET; i++)
         events_quiet((void *)early[i]);

@@ -29,6 +29,8 @@
 #include "preload/cancel.h"
 #include "preload/msg.h"
 #include "preload/process.h"
+#include "preload/sample.h"
+#include "preload/sampleset.h"
 #include "preload/thread.h"
 #include "preload/unwind.h"
 
@@ -98,9 +100,13 @@ static inline void events_run(events_job_t *j)
     errno = saved;
 }
 
+/* In a sampled trace the block goes into the set of sampled blocks first
+ * (without room there it is not recorded: its free could not be told). */
 static inline void events_alloc(events_fn_t fn, const void *p, size_t size, size_t align)
 {
     if (!proc_tracing())
+        return;
+    if (memsim_sample_bytes && !sampleset_add(p))
         return;
     events_job_t j = {.kind = MSG_ALLOC, .fn = (uint8_t)fn, .flags = EVENTS_JOB_STACK,
                       .a = (uintptr_t)p, .b = size, .c = align};
@@ -122,17 +128,19 @@ static inline void events_free(events_fn_t fn, const void *p, const void *caller
 /* ---- the rest ------------------------------------------------------------------------ */
 
 /* realloc, reallocarray (old != NULL) in a process of one thread
- * (proc_one_thread), after the real call: no other thread can take the
+ * (proc_one_thread), after the real call (flags: MSG_REALLOC_*_UNSAMPLED
+ * in a sampled trace; a new block not sampled costs no unwinding): no other thread can take the
  * old block or give back the new one meanwhile, so one message posted
  * now is in order (MSG_REALLOC_IN_ORDER). */
 static inline void events_realloc_now(events_fn_t fn, const void *old, const void *p,
-                                      size_t size, const void *caller)
+                                      size_t size, const void *caller, uint64_t flags)
 {
     if (!proc_tracing())
         return;
-    events_job_t j = {.kind = MSG_REALLOC, .fn = (uint8_t)fn, .flags = EVENTS_JOB_STACK,
+    events_job_t j = {.kind = MSG_REALLOC, .fn = (uint8_t)fn,
+                      .flags = flags & MSG_REALLOC_NEW_UNSAMPLED ? 0 : EVENTS_JOB_STACK,
                       .a = (uintptr_t)old, .b = (uintptr_t)p, .c = size,
-                      .d = (uintptr_t)caller, .e = MSG_REALLOC_IN_ORDER};
+                      .d = (uintptr_t)caller, .e = MSG_REALLOC_IN_ORDER | flags};
     events_run(&j);
 }
 
@@ -145,6 +153,7 @@ typedef struct events_move_s {
     uint32_t stack;
     uint64_t t;
     bool held;       /* cancel_hold's: the claim is held across the real call */
+    uint64_t flags;  /* MSG_REALLOC_*_UNSAMPLED, set before events_realloc_end */
 } events_move_t;
 static inline void events_move_begin(events_move_t *m, msg_kind_t kind, const void *old)
 {

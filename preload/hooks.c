@@ -36,6 +36,8 @@
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/real.h"
+#include "preload/sample.h"
+#include "preload/sampleset.h"
 #include "preload/sandbox.h"
 #include "preload/signals.h"
 #include "preload/sysmem.h"
@@ -71,7 +73,31 @@ static inline bool traced(void)
     return false;
 }
 
-/* ---- the heap ---------------------------------------------------------------------- */
+/* ---- the heap ----------------------------------------------------------------------
+ *
+ * Each allocating hook is two parts.  Its fast path serves an allocation
+ * a sampled trace does not record (preload/sample.h: the thread's count
+ * of bytes to the next point, taken down) and a free of a block it did
+ * not record (preload/sampleset.h: the block's counter reads 0): the real
+ * call, the guard held around it as for every call memsim records (an
+ * allocator that calls mmap or malloc through the program's symbols is
+ * not the program), nothing else.  The rest is the slow path, a function
+ * of its own the hook jumps to (the fast path keeps no registers to save):
+ * the bootstrap, memsim's own calls, tracing off, every call of a fully
+ * traced process (its count stays 0, its set never reads 0) and the
+ * sampled ones. */
+
+/* The real call on the fast path, under the guard (nested in one the
+ * caller may hold: inside memsim the fast path serves it too). */
+#define QUICK(call)                                                                                \
+    __extension__({                                                                                \
+        memsim_guard++;                                                                            \
+        __typeof__(call) q_ = (call);                                                              \
+        memsim_guard--;                                                                            \
+        q_;                                                                                        \
+    })
+
+#define SLOW __attribute__((noinline))
 
 /* A block the real allocator gave memsim's own work. */
 static void *quiet(void *p)
@@ -88,10 +114,11 @@ static inline bool bootstrapping(void) { return __builtin_expect(real_resolving(
  * this one (the probe runs with the guard held). */
 bool memsim_malloc_probe, memsim_malloc_reached;
 
-EXPORT void *malloc(size_t n)
+static SLOW void *malloc_slow(size_t n)
 {
     if (!real.malloc && bootstrapping())
         return real_bootstrap_alloc(n, 16);
+    bool take = sample_take(n);
     if (guard_held()) {
         if (__builtin_expect(memsim_malloc_probe, 0))
             memsim_malloc_reached = true;
@@ -99,6 +126,8 @@ EXPORT void *malloc(size_t n)
     }
     if (!traced())
         return REAL(malloc)(n);
+    if (!take)
+        return QUICK(real.malloc(n));
     GUARD_SCOPE;
     void *p = real.malloc(n);
     if (p)
@@ -106,33 +135,71 @@ EXPORT void *malloc(size_t n)
     return p;
 }
 
-EXPORT void free(void *p)
+EXPORT void *malloc(size_t n)
 {
-    if (!p || real_bootstrap_owns(p))
+    if (__builtin_expect(sample_skip(n), 1))
+        return QUICK(real.malloc(n));
+    return malloc_slow(n);
+}
+
+static SLOW void free_slow(void *p, const void *caller)
+{
+    if (real_bootstrap_owns(p))
         return;
     if (guard_held() || !traced()) {
         REAL(free)(p);
         return;
     }
+    if (memsim_sample_bytes && !sampleset_take(p)) { /* a stale counter: not sampled */
+        memsim_guard++;
+        real.free(p);
+        memsim_guard--;
+        return;
+    }
     GUARD_SCOPE;
-    events_free(FN_FREE, p, __builtin_return_address(0));
+    events_free(FN_FREE, p, caller);
     real.free(p);
 }
 
-EXPORT void *calloc(size_t k, size_t n)
+EXPORT void free(void *p)
+{
+    if (!p)
+        return;
+    if (__builtin_expect(sampleset_absent(p) && !real_bootstrap_owns(p), 1)) {
+        memsim_guard++;
+        real.free(p);
+        memsim_guard--;
+        return;
+    }
+    free_slow(p, __builtin_return_address(0));
+}
+
+static SLOW void *calloc_slow(size_t k, size_t n)
 {
     size_t bytes;
+    bool over = __builtin_mul_overflow(k, n, &bytes);
     if (!real.calloc && bootstrapping())
-        return __builtin_mul_overflow(k, n, &bytes) ? NULL : real_bootstrap_alloc(bytes, 16);
+        return over ? NULL : real_bootstrap_alloc(bytes, 16);
+    bool take = over || sample_take(bytes);
     if (guard_held())
         return quiet(REAL(calloc)(k, n));
     if (!traced())
         return REAL(calloc)(k, n);
+    if (!take)
+        return QUICK(real.calloc(k, n));
     GUARD_SCOPE;
     void *p = real.calloc(k, n);
     if (p)
         events_alloc(FN_CALLOC, p, k * n, 16);
     return p;
+}
+
+EXPORT void *calloc(size_t k, size_t n)
+{
+    size_t bytes;
+    if (__builtin_expect(!__builtin_mul_overflow(k, n, &bytes) && sample_skip(bytes), 1))
+        return QUICK(real.calloc(k, n));
+    return calloc_slow(k, n);
 }
 
 /* realloc of a bootstrap block: a real one, with the old contents. */
@@ -145,33 +212,107 @@ static void *from_bootstrap(void *old, size_t n)
     return p;
 }
 
-EXPORT void *realloc(void *old, size_t n)
+/* The real realloc or reallocarray (k elements of n bytes). */
+static inline void *real_resize(events_fn_t fn, void *old, size_t k, size_t n)
+{
+    return fn == FN_REALLOCARRAY ? real.reallocarray(old, k, n) : real.realloc(old, n);
+}
+
+/* realloc or reallocarray of old != NULL in a fully traced process,
+ * tracing on and the guard free. */
+static void *resize_traced(events_fn_t fn, void *old, size_t k, size_t n, size_t bytes,
+                           const void *caller)
+{
+    GUARD_SCOPE;
+    if (proc_one_thread()) {
+        void *p = real_resize(fn, old, k, n);
+        events_realloc_now(fn, old, p, bytes, caller, 0);
+        return p;
+    }
+    events_move_t m;
+    events_move_begin(&m, MSG_REALLOC, old);
+    void *p = real_resize(fn, old, k, n);
+    events_realloc_end(&m, fn, old, p, bytes, caller);
+    return p;
+}
+
+/* The set of sampled blocks after a resize of old (was: sampled) to p
+ * (take: sampled): the message's flags (msg.h). */
+static uint64_t resized(const void *old, const void *p, size_t bytes, bool was, bool take)
+{
+    uint64_t flags = (was ? 0 : MSG_REALLOC_OLD_UNSAMPLED) | (take ? 0 : MSG_REALLOC_NEW_UNSAMPLED);
+    if (!p) {
+        if (bytes && was) /* failed: old is as it was */
+            sampleset_add(old);
+        return flags;
+    }
+    if (take && !sampleset_add(p)) /* its free could not be told: not recorded */
+        flags |= MSG_REALLOC_NEW_UNSAMPLED;
+    return flags;
+}
+
+/* realloc or reallocarray in a sampled trace, tracing on and the guard
+ * free; take: the new block is sampled.  Posted when the old block or
+ * the new one is sampled: a free, an alloc or a realloc to the recorder. */
+static void *resize_sampled(events_fn_t fn, void *old, size_t k, size_t n, size_t bytes,
+                            bool take, const void *caller)
+{
+    if (!old) {
+        if (!take)
+            return QUICK(real_resize(fn, NULL, k, n));
+        GUARD_SCOPE;
+        void *p = real_resize(fn, NULL, k, n);
+        if (p)
+            events_alloc(fn, p, bytes, 16);
+        return p;
+    }
+    bool was = sampleset_take(old);
+    if (!was && !take)
+        return QUICK(real_resize(fn, old, k, n));
+    GUARD_SCOPE;
+    if (proc_one_thread()) {
+        void *p = real_resize(fn, old, k, n);
+        events_realloc_now(fn, old, p, bytes, caller, resized(old, p, bytes, was, take));
+        return p;
+    }
+    events_move_t m;
+    events_move_begin(&m, MSG_REALLOC, old);
+    void *p = real_resize(fn, old, k, n);
+    m.flags = resized(old, p, bytes, was, take);
+    events_realloc_end(&m, fn, old, p, bytes, caller);
+    return p;
+}
+
+static SLOW void *realloc_slow(void *old, size_t n, const void *caller)
 {
     if (old && real_bootstrap_owns(old))
         return from_bootstrap(old, n);
+    bool take = sample_take(n);
     if (guard_held()) {
         void *p = REAL(realloc)(old, n);
         return p && p != old ? quiet(p) : p;
     }
     if (!traced())
         return REAL(realloc)(old, n);
-    GUARD_SCOPE;
+    if (memsim_sample_bytes)
+        return resize_sampled(FN_REALLOC, old, 1, n, n, take, caller);
     if (!old) {
+        GUARD_SCOPE;
         void *p = real.realloc(NULL, n);
         if (p)
             events_alloc(FN_REALLOC, p, n, 16);
         return p;
     }
-    if (proc_one_thread()) {
-        void *p = real.realloc(old, n);
-        events_realloc_now(FN_REALLOC, old, p, n, __builtin_return_address(0));
-        return p;
-    }
-    events_move_t m;
-    events_move_begin(&m, MSG_REALLOC, old);
-    void *p = real.realloc(old, n);
-    events_realloc_end(&m, FN_REALLOC, old, p, n, __builtin_return_address(0));
-    return p;
+    return resize_traced(FN_REALLOC, old, 1, n, n, caller);
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+    if (__builtin_expect((!old || (sampleset_absent(old) && !real_bootstrap_owns(old))) &&
+                             sample_skip(n),
+                         1))
+        return QUICK(real.realloc(old, n));
+    return realloc_slow(old, n, __builtin_return_address(0));
 }
 
 EXPORT void *reallocarray(void *old, size_t k, size_t n)
@@ -185,38 +326,41 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
         return from_bootstrap(old, bytes);
     if (!REAL(reallocarray)) /* an allocator without it: realloc's, as glibc's does */
         return realloc(old, bytes);
+    if ((!old || sampleset_absent(old)) && sample_skip(bytes))
+        return QUICK(real.reallocarray(old, k, n));
+    bool take = sample_take(bytes);
     if (guard_held()) {
         void *p = real.reallocarray(old, k, n);
         return p && p != old ? quiet(p) : p;
     }
     if (!traced())
         return real.reallocarray(old, k, n);
-    GUARD_SCOPE;
+    if (memsim_sample_bytes)
+        return resize_sampled(FN_REALLOCARRAY, old, k, n, bytes, take,
+                              __builtin_return_address(0));
     if (!old) {
+        GUARD_SCOPE;
         void *p = real.reallocarray(NULL, k, n);
         if (p)
             events_alloc(FN_REALLOCARRAY, p, bytes, 16);
         return p;
     }
-    if (proc_one_thread()) {
-        void *p = real.reallocarray(old, k, n);
-        events_realloc_now(FN_REALLOCARRAY, old, p, bytes, __builtin_return_address(0));
-        return p;
-    }
-    events_move_t m;
-    events_move_begin(&m, MSG_REALLOC, old);
-    void *p = real.reallocarray(old, k, n);
-    events_realloc_end(&m, FN_REALLOCARRAY, old, p, bytes, __builtin_return_address(0));
-    return p;
+    return resize_traced(FN_REALLOCARRAY, old, k, n, bytes, __builtin_return_address(0));
 }
 
-/* The aligned allocators: one shape. */
+/* The aligned allocators: one shape (rare enough to need no slow path
+ * of their own). */
 #define ALIGNED_HOOK(fn, call, n, align)             \
     do {                                             \
+        if (sample_skip(n))                          \
+            return QUICK(call);                      \
+        bool take_ = sample_take(n);                 \
         if (guard_held())                            \
             return quiet(call);                      \
         if (!traced())                               \
             return call;                             \
+        if (!take_)                                  \
+            return QUICK(call);                      \
         GUARD_SCOPE;                                 \
         void *p_ = call;                             \
         if (p_)                                      \
@@ -252,6 +396,9 @@ EXPORT void *pvalloc(size_t n)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+    if (sample_skip(n))
+        return QUICK(REAL(posix_memalign)(out, align, n));
+    bool take = sample_take(n);
     if (guard_held()) {
         int rc = REAL(posix_memalign)(out, align, n);
         if (rc == 0)
@@ -260,6 +407,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     }
     if (!traced())
         return REAL(posix_memalign)(out, align, n);
+    if (!take)
+        return QUICK(real.posix_memalign(out, align, n));
     GUARD_SCOPE;
     int rc = real.posix_memalign(out, align, n);
     if (rc == 0)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -179,10 +180,59 @@ static void become_recorder(region_t *r0, int err)
     sys(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 }
 
+/* An id for a new arena: what a new image checks before it joins one
+ * (a recorder's pid may have been reused). */
+static uint64_t arena_id(void)
+{
+    uint64_t id = 0;
+    if (sys(SYS_getrandom, (long)&id, sizeof id, 1 /* GRND_NONBLOCK */, 0, 0, 0) != sizeof id) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        id = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
+    }
+    return id | 1; /* never 0: no arena */
+}
+
+/* The arena of recorder join_pid, mapped into l->arena: true, or false
+ * when it is not there (gone, another user's, another build's, closing,
+ * or a reused pid: the id differs). */
+static bool join_arena(launch_t *l)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", l->join_pid, ARENA_FD);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    long m = -1;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= ARENA_SIZE(1, RING_SLOTS_MIN))
+        m = sys(SYS_mmap, 0, (long)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == -1)
+        return false;
+    arena_t *a = (arena_t *)m;
+    if (a->magic != ARENA_MAGIC || a->id != l->join_id || arena_bytes(a) > (size_t)st.st_size ||
+        !atomic_load(&a->open) || atomic_load(&a->rec_pid) != l->join_pid) {
+        sys(SYS_munmap, m, (long)st.st_size, 0, 0, 0, 0);
+        return false;
+    }
+    l->arena = a;
+    l->joined = true;
+    return true;
+}
+
 static int helper(void *arg)
 {
     helper_t *h = arg;
     launch_t *l = h->l;
+    if (l->join_pid > 0) {
+        l->tsc = clock_tsc_usable();
+        if (l->load_unwinder)
+            l->unwind_rc = unwind_init(l->stack_depth, l->unwind_mode, &l->unwind_why);
+        if (join_arena(l))
+            return 0;
+        l->load_unwinder = false; /* loaded: a recorder of its own, then */
+    }
     close_all();
     /* Its own descriptor table, and limits: the program's soft limit on
      * descriptors (it may have lowered it to what it uses) is not the
@@ -258,7 +308,7 @@ static int helper(void *arg)
                       : "map its arena";
         return 0;
     }
-    arena_format((void *)m, n, slots);
+    arena_format((void *)m, n, slots, arena_id());
     l->arena = (void *)m;
     region_t *r0 = arena_region((void *)m, 0);
     int err[2] = {-1, -1};
@@ -288,6 +338,7 @@ int launch_recorder(launch_t *l, char *err, size_t errlen)
     if (!paths[0][0])
         find_recorder();
     l->arena = NULL;
+    l->joined = false;
     helper_t h = {.l = l, .rc = 0, .what = NULL};
     char *stack = sysmem_alloc(HELPER_STACK);
     if (!stack) {

@@ -15,27 +15,37 @@
  * reparented to init (or to the nearest subreaper, such as memsim run)
  * and is never the program's child: no SIGCHLD, no wait() that finds it,
  * no pipe held open.
+ *
+ * A program exec'd or spawned below a traced one joins its tree's
+ * recorder instead (recorder/procs.h): the helper opens the recorder's
+ * arena through /proc/<pid>/fd/3, maps it and closes it; nothing is
+ * started.
  */
 #ifndef MEMSIM_PRELOAD_LAUNCH_H
 #define MEMSIM_PRELOAD_LAUNCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct launch_s {
     /* in */
     bool load_unwinder;      /* unwind_init inside the helper (first start only) */
     unsigned stack_depth;
     int unwind_mode;         /* config_unwind_t */
+    int join_pid;            /* a recorder whose arena to join (MEMSIM_ARENA), or 0 */
+    uint64_t join_id;        /* ...and that arena's id */
     /* out */
     void *arena;             /* the mapped arena (region 0 reserved), or NULL */
+    bool joined;             /* it is join_pid's: no recorder was started */
     bool tsc;                /* the kernel keeps time with the TSC */
     int unwind_rc;           /* unwind_init's result */
     const char *unwind_why;
 } launch_t;
 
-/* Make an arena and start its recorder.  0, or -1 with a one-line
- * reason in err. */
+/* Map join_pid's arena (its recorder's descriptor 3, through /proc:
+ * the same user's, the id matching), or else make an arena and start its
+ * recorder.  0, or -1 with a one-line reason in err. */
 int launch_recorder(launch_t *l, char *err, size_t errlen);
 
 /* The recorder binary memsim runs (for messages). */

@@ -21,7 +21,7 @@ typedef enum msg_kind_e {
     MSG_FREE,          /* fn; a addr, b the free's caller (before the real free; no
                           stack: frees cost no unwinding) */
     MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size, d the
-                          caller, e MSG_REALLOC_IN_ORDER or 0; b == 0 and c == 0:
+                          caller, e MSG_REALLOC_* bits; b == 0 and c == 0:
                           realloc(p, 0) freed p */
     MSG_REALLOC_DONE,  /* a old addr, b new addr: a realloc that moved its block returned
                           (its MSG_REALLOC slot was claimed before the call) */
@@ -55,6 +55,11 @@ typedef enum msg_kind_e {
 /* MSG_REALLOC's e: posted after its call returned, with one thread in
  * the process: in order as it stands, and no MSG_REALLOC_DONE follows. */
 #define MSG_REALLOC_IN_ORDER 1u
+/* ...in a sampled trace: the new block is not sampled (the realloc is the
+ * old block's free), the old block was not (the realloc is an
+ * allocation). */
+#define MSG_REALLOC_NEW_UNSAMPLED 2u
+#define MSG_REALLOC_OLD_UNSAMPLED 4u
 
 /* MSG_SANDBOX's b: tracing stops here (the process is untraced after). */
 #define MSG_SANDBOX_STOPS (1ull << 32)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "preload/ring.h"
 #include "preload/sandbox.h"
 #include "preload/say.h"
+#include "preload/seccomp.h"
 #include "preload/signals.h"
 #include "preload/stacks.h"
 #include "preload/sysmem.h"
@@ -36,7 +38,7 @@
 #define START_WAIT_NS 10000000000ull   /* a recorder that has not started after 10 s */
 #define END_STALL_NS 5000000000ull     /* exit waits while the recorder makes progress */
 #define END_UNSURE_NS 100000000ull     /* ...less when it may be stuck at our own claim */
-#define EXEC_STALL_NS 2000000000ull
+#define ENV_AHEAD "MEMSIM_AHEAD"       /* the allocator ahead of memsim, said in this tree */
 
 static proc_t off; /* all zeros: nothing is traced */
 proc_t *memsim_proc = &off;
@@ -49,6 +51,10 @@ static char exe[PATH_MAX];      /* /proc/self/exe */
 static char env_output[PATH_MAX + 32]; /* MEMSIM_OUTPUT=<absolute>, for children */
 static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILDREN=0 */
 static char note[512];          /* a remark for the meta record and stderr, or "" */
+static char env_ahead[PATH_MAX + 16]; /* MEMSIM_AHEAD=<library>: the note said in the tree */
+static bool note_said;          /* an ancestor said the same note: not again */
+
+#define ENV_ARENA "MEMSIM_ARENA"   /* the tree's recorder, for the programs it execs */
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -112,6 +118,13 @@ static void check_interposed(void)
              "memsim: malloc is %s's, found ahead of libmemsim.so: the heap events it serves "
              "are not recorded (put libmemsim.so first in LD_PRELOAD)",
              who);
+    /* Said once for a tree: the traced children of this process (and the
+     * program an exec replaces it with) get MEMSIM_AHEAD naming the
+     * library, and one that finds the same library ahead keeps quiet
+     * (its meta record still has the note). */
+    const char *said = getenv(ENV_AHEAD);
+    note_said = said && strcmp(said, who) == 0;
+    snprintf(env_ahead, sizeof env_ahead, "%s=%s", ENV_AHEAD, who);
 }
 
 /* Whether the allocator the hooks reach is glibc's (mallinfo2 then
@@ -158,8 +171,12 @@ static uint64_t unix_ns(void)
 }
 
 /* Fill r for this process and publish it (its recorder waits for it). */
-static void region_publish(region_t *r, pid_t parent, uint32_t flags, const char *why)
+static void region_publish(void *arena, region_t *r, pid_t parent, uint32_t flags,
+                           const char *why)
 {
+    arena_t *a = arena;
+    if (flags & REGION_JOINED)
+        r->ticket = atomic_fetch_add(&a->tickets, 1) + 1;
     r->parent_pid = parent;
     r->flags = flags | (clock_tsc_ ? REGION_TSC : 0) | (glibc_malloc() ? REGION_GLIBC_MALLOC : 0);
     r->t0 = clock_ns();
@@ -170,6 +187,7 @@ static void region_publish(region_t *r, pid_t parent, uint32_t flags, const char
     atomic_store(&r->pid, self_pid());
     atomic_store(&r->state, REGION_LIVE);
     region_wake(&r->pid_futex);
+    region_wake(&a->joins);
 }
 
 /* Wait for r's recorder to open the trace: 0, or -1 with err set. */
@@ -207,13 +225,49 @@ static void go_live(region_t *r, void *arena)
     modules_changed();
 }
 
-/* A new arena and recorder for this process: 0, or -1 with err set. */
+/* The recorder named in MEMSIM_ARENA ("PID:ID", ID the arena's in hex),
+ * which the environment of a program exec'd or spawned by a traced one
+ * carries: into l's join fields. */
+static void join_from_env(launch_t *l)
+{
+    const char *v = getenv(ENV_ARENA);
+    char *end;
+    if (!v || !*v)
+        return;
+    long pid = strtol(v, &end, 10);
+    if (pid <= 0 || pid > INT_MAX || *end != ':')
+        return;
+    unsigned long long id = strtoull(end + 1, &end, 16);
+    if (*end || !id)
+        return;
+    l->join_pid = (int)pid;
+    l->join_id = id;
+}
+
+/* "MEMSIM_ARENA=PID:ID" of this process's arena into buf, for the
+ * environment of a program it execs or spawns (which then joins the same
+ * recorder); "" when it has none. */
+static void env_arena(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!proc_tracing())
+        return;
+    arena_t *a = memsim_proc->arena;
+    int32_t pid = atomic_load(&a->rec_pid);
+    if (pid > 0 && atomic_load(&a->open))
+        snprintf(buf, len, "%s=%ld:%llx", ENV_ARENA, (long)pid, (unsigned long long)a->id);
+}
+
+/* An arena and a region for this process: the recorder's of the tree
+ * when MEMSIM_ARENA names one that takes it, else a new arena and
+ * recorder.  0, or -1 with err set. */
 static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *err,
                        size_t errlen)
 {
     launch_t l = {.load_unwinder = load_unwinder,
                   .stack_depth = cfg.stack_depth,
                   .unwind_mode = (int)cfg.unwind};
+    join_from_env(&l);
     if (launch_recorder(&l, err, errlen))
         return -1;
     if (load_unwinder) {
@@ -225,9 +279,20 @@ static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *
             cfg.stack_depth = 0;
         }
     }
-    region_t *r = arena_region(l.arena, 0);
-    region_publish(r, parent, 0, why);
-    if (recorder_ready(r, err, errlen))
+    region_t *r = l.joined ? arena_join(l.arena) : arena_region(l.arena, 0);
+    if (!r) { /* every region taken, or the recorder closing: one of our own */
+        munmap(l.arena, arena_bytes(l.arena));
+        l = (launch_t){.stack_depth = cfg.stack_depth, .unwind_mode = (int)cfg.unwind};
+        if (launch_recorder(&l, err, errlen))
+            return -1;
+        r = arena_region(l.arena, 0);
+    }
+    region_publish(l.arena, r, parent, l.joined ? REGION_JOINED : 0, why);
+    /* A recorder that runs already takes the region when it comes to it
+     * (the ring holds the events meanwhile); one that cannot open its
+     * trace says so at the end (process_end).  A new one must show it
+     * started: the program runs untraced otherwise. */
+    if (!l.joined && recorder_ready(r, err, errlen))
         return -1;
     go_live(r, l.arena);
     return 0;
@@ -274,7 +339,7 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     at_quick_exit(on_quick_exit);
     pthread_atfork(atfork_prepare, NULL, atfork_child);
     signals_install();
-    if (note[0])
+    if (note[0] && !note_said)
         say(note);
 }
 
@@ -418,7 +483,9 @@ void process_end(msg_end_t reason, int status, int sig)
             break;
     }
     atomic_store(&p->active, false);
-    if (acked || !unsure)
+    if (atomic_load(&r->rec_state) == REC_FAILED) /* a joined recorder could not open it */
+        say(r->error);
+    else if (acked || !unsure)
         warn_incomplete(r, acked);
     if (acked)
         warn_short_of_memory(r);
@@ -459,8 +526,13 @@ static void on_quick_exit(void) { process_end_by(SYS_exit_group, END_QUICK_EXIT,
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
-static proc_t forking;           /* the parent's page as it was at the fork */
-static region_t *fork_region;    /* the child's, reserved before the fork */
+/* Per thread: glibc runs the fork handlers of several threads' forks at
+ * once (it drops its lock around each handler), and the child is a copy
+ * of the thread that forked, whose values it reads. */
+static __thread proc_t forking __attribute__((tls_model("initial-exec"))); /* the parent's page
+                                                                             as it was */
+static __thread region_t *fork_region __attribute__((tls_model("initial-exec"))); /* the child's,
+                                                                      reserved before the fork */
 
 /* Before fork (any fork: glibc's own for daemon() and forkpty too; maybe
  * in a signal handler: nothing here locks). */
@@ -490,11 +562,34 @@ static void atfork_prepare(void)
     }
 }
 
+/* A fork that failed with EAGAIN under a process limit (RLIMIT_NPROC):
+ * the tree's recorder is one of the user's processes it counts, so the
+ * limit may have been reached because of it.  Said once.  Its calls are
+ * asked of a seccomp sandbox first (seccomp_call). */
+static void say_nproc(void)
+{
+    static _Atomic bool said;
+    struct rlimit rl;
+    if (seccomp_call(SYS_getuid, 0, 0, 0, 0, 0, 0) <= 0 || /* root (no limit), or forbidden */
+        seccomp_call(SYS_prlimit64, 0, RLIMIT_NPROC, 0, (long)&rl, 0, 0) ||
+        rl.rlim_cur == RLIM_INFINITY || atomic_exchange(&said, true))
+        return;
+    char line[200];
+    snprintf(line, sizeof line,
+             "memsim: fork failed (EAGAIN) under the process limit (ulimit -u %llu), which "
+             "counts memsim's recorder as one of this user's processes",
+             (unsigned long long)rl.rlim_cur);
+    say(line);
+}
+
 void process_forked(pid_t pid)
 {
+    int e = errno;
     if (!proc_tracing() || sandbox_getpid() != memsim_proc->pid)
         return;
     GUARD_SCOPE;
+    if (pid < 0 && e == EAGAIN)
+        say_nproc();
     region_t *child = fork_region;
     if (pid < 0 && child) {
         atomic_store(&child->state, REGION_FORK_FAILED);
@@ -529,7 +624,7 @@ static void atfork_child(void)
     if (fork_region) {
         /* The parent's recorder forked a recorder for this region, with
          * its state: it waits for our pid. */
-        region_publish(fork_region, forking.pid, REGION_INHERITED, NULL);
+        region_publish(forking.arena, fork_region, forking.pid, REGION_INHERITED, NULL);
         p->region = fork_region;
         memsim_traced_pid = pid;
         atomic_store(&p->active, true);
@@ -587,18 +682,19 @@ void process_clone_copy(void)
  * traced too (it keeps libmemsim.so in LD_PRELOAD), else unchanged.  The
  * array lives in *mem (*len bytes, from sysmem), never on the stack: an
  * environment may be large and the thread's stack small. */
-static char *const *child_env(char *const *envp, void **mem, size_t *len)
+static char *const *child_env(char *const *envp, void **mem, size_t *len, char *arena)
 {
     *mem = NULL;
     *len = 0;
     if (!env_output[0] || !childenv_preloads_memsim(envp))
         return envp;
-    char *set[] = {env_output, env_root[0] ? env_root : NULL};
-    *len = (childenv_count(envp) + 3) * sizeof(char *);
+    char *set[] = {env_output, env_root[0] ? env_root : NULL, env_ahead[0] ? env_ahead : NULL,
+                   arena[0] ? arena : NULL};
+    *len = (childenv_count(envp) + 5) * sizeof(char *);
     *mem = sysmem_alloc(*len);
     if (!*mem)
         return envp;
-    return childenv_merge(envp, NULL, 0, set, 2, *mem);
+    return childenv_merge(envp, NULL, 0, set, 4, *mem);
 }
 
 /* path NUL arg0 NUL arg1 NUL ... into a sysmem block: *len bytes of it
@@ -639,9 +735,7 @@ static void post_launch(uint8_t kind, pid_t child, const char *path, char *const
                      .a = child > 0 ? (uint64_t)child : 0,
                      .b = argc,
                      .c = traced_child};
-    uint64_t end = ring_post(r, &m, bytes, bytes ? len : 0, sync ? RING_SYNC : 0);
-    if (sync)
-        ring_wait_acked(r, end, EXEC_STALL_NS);
+    ring_post(r, &m, bytes, bytes ? len : 0, sync ? RING_SYNC : 0);
     sysmem_free(bytes, cap);
 }
 
@@ -650,7 +744,9 @@ int process_exec(const char *path, char *const argv[], char *const envp[], proce
 {
     void *mem;
     size_t len;
-    char *const *env = child_env(envp, &mem, &len);
+    char arena[64];
+    env_arena(arena, sizeof arena);
+    char *const *env = child_env(envp, &mem, &len, arena);
     bool traced = proc_tracing() && sandbox_getpid() == memsim_proc->pid; /* not a vfork child */
     region_t *r = memsim_proc->region;
     bool locked = false;
@@ -686,7 +782,9 @@ int process_spawn(const char *path, char *const argv[], char *const envp[], pid_
 {
     void *mem;
     size_t len;
-    char *const *env = child_env(envp, &mem, &len);
+    char arena[64];
+    env_arena(arena, sizeof arena);
+    char *const *env = child_env(envp, &mem, &len, arena);
     pid_t child = 0;
     int rc = call(ctx, &child, env);
     if (rc == 0) {

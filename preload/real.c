@@ -30,9 +30,10 @@ bool real_resolving(void) { return atomic_load_explicit(&resolving, memory_order
 
 /* ---- the bootstrap buffer ------------------------------------------------------------ */
 
-#define BOOT_BYTES (64u << 10)
+#define BOOT_BYTES REAL_BOOT_BYTES
+#define boot real_boot_
 
-static _Alignas(4096) unsigned char boot[BOOT_BYTES];
+_Alignas(4096) unsigned char real_boot_[BOOT_BYTES];
 static _Atomic size_t boot_used;
 
 typedef struct boot_head_s {
@@ -55,11 +56,6 @@ void *real_bootstrap_alloc(size_t n, size_t align)
     ((boot_head_t *)(boot + start))[-1].size = n;
     memset(boot + start, 0, n);
     return boot + start;
-}
-
-bool real_bootstrap_owns(const void *p)
-{
-    return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
 }
 
 size_t real_bootstrap_size(const void *p) { return ((const boot_head_t *)p)[-1].size; }

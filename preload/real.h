@@ -42,8 +42,14 @@ bool real_resolving(void);
 /* The buffer dlsym's own allocations come from while the table is being
  * filled: n bytes aligned to align (<= 4096), or NULL when it is full. */
 void *real_bootstrap_alloc(size_t n, size_t align);
-/* Whether p came from it (such blocks are never freed). */
-bool real_bootstrap_owns(const void *p);
+/* Whether p came from it (such blocks are never freed): inline, on the
+ * hooks' fast path. */
+#define REAL_BOOT_BYTES (64u << 10)
+extern unsigned char real_boot_[REAL_BOOT_BYTES] __attribute__((visibility("hidden")));
+static inline bool real_bootstrap_owns(const void *p)
+{
+    return (uintptr_t)p - (uintptr_t)real_boot_ < REAL_BOOT_BYTES;
+}
 /* The size asked for a block of it. */
 size_t real_bootstrap_size(const void *p);
 

@@ -1,20 +1,78 @@
 /* sysmem: anonymous mappings by raw system call.  See sysmem.h. */
 #include "preload/sysmem.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "preload/seccomp.h"
 
+/* The registry of memsim's own mappings: a slot is taken by a CAS on
+ * its start (0: free), so threads mapping at once never wait. */
+#define SYSMEM_RANGES 1024
+
+static struct {
+    _Atomic uintptr_t start;
+    _Atomic size_t bytes;
+} ranges[SYSMEM_RANGES];
+static _Atomic unsigned long unregistered;
+
+void sysmem_note(void *p, size_t bytes)
+{
+    for (size_t i = 0; p && i < SYSMEM_RANGES; i++) {
+        uintptr_t zero = 0;
+        if (atomic_compare_exchange_strong(&ranges[i].start, &zero, (uintptr_t)p)) {
+            atomic_store(&ranges[i].bytes, bytes);
+            return;
+        }
+    }
+    if (p)
+        atomic_fetch_add(&unregistered, 1);
+}
+
+void sysmem_forget(void *p)
+{
+    for (size_t i = 0; p && i < SYSMEM_RANGES; i++)
+        if (atomic_load(&ranges[i].start) == (uintptr_t)p) {
+            atomic_store(&ranges[i].bytes, 0);
+            atomic_store(&ranges[i].start, 0);
+            return;
+        }
+}
+
+__attribute__((visibility("default"))) size_t memsim_own_resident(void)
+{
+    unsigned char vec[4096];
+    size_t pages = 0;
+    for (size_t i = 0; i < SYSMEM_RANGES; i++) {
+        uintptr_t start = atomic_load(&ranges[i].start);
+        size_t bytes = atomic_load(&ranges[i].bytes);
+        for (size_t at = 0; start && at < bytes; at += sizeof vec * 4096) {
+            size_t len = bytes - at < sizeof vec * 4096 ? bytes - at : sizeof vec * 4096;
+            if (seccomp_call(SYS_mincore, (long)(start + at), (long)len, (long)vec, 0, 0, 0))
+                break; /* unmapped meanwhile */
+            for (size_t k = 0; k < (len + 4095) / 4096; k++)
+                pages += vec[k] & 1;
+        }
+    }
+    return pages * 4096;
+}
+
 void *sysmem_alloc(size_t bytes)
 {
     long r = seccomp_call(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return r == -1 ? NULL : (void *)r;
+    if (r == -1)
+        return NULL;
+    sysmem_note((void *)r, bytes);
+    return (void *)r;
 }
 
 void sysmem_free(void *p, size_t bytes)
 {
-    if (p)
+    if (p) {
+        sysmem_forget(p);
         seccomp_call(SYS_munmap, (long)p, (long)bytes, 0, 0, 0, 0);
+    }
 }

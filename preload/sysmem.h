@@ -11,6 +11,19 @@
 
 #include <stddef.h>
 
+/* memsim's own mappings are registered (sysmem_alloc's, and libunwind's
+ * anonymous ones: preload/unwind.c), so that a measure of the program's
+ * heap in the process can leave them out: libmemsim.so exports
+ *
+ *   size_t memsim_own_resident(void);
+ *
+ * the bytes of them resident now (mincore), which libmemsim-meter.so
+ * (allocators/meter.c, memsim run --allocator) finds by dlsym.  A
+ * mapping beyond the registry's 1,024 goes unregistered. */
+void sysmem_note(void *p, size_t bytes);
+void sysmem_forget(void *p);
+size_t memsim_own_resident(void);
+
 /* Zeroed pages, or NULL. */
 void *sysmem_alloc(size_t bytes);
 void sysmem_free(void *p, size_t bytes);

@@ -24,6 +24,7 @@
 #include <libunwind.h>
 
 #include "preload/seccomp.h"
+#include "preload/sysmem.h"
 #include "preload/walk.h"
 
 #define FAKE_READ_FD (-4096) /* the ends of the pipe libunwind thinks it has */
@@ -104,11 +105,14 @@ static long sub_syscall(long nr, ...)
 static void *sub_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     long r = seccomp_call(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    if (r != -1 && (flags & MAP_ANONYMOUS))
+        sysmem_note((void *)r, len);
     return r == -1 ? MAP_FAILED : (void *)r;
 }
 
 static int sub_munmap(void *addr, size_t len)
 {
+    sysmem_forget(addr);
     return (int)seccomp_call(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
 }
 

@@ -175,21 +175,51 @@ static unsigned abandoned_take(intake_t *in, uint64_t pos)
     return 0;
 }
 
+/* Whether position pos is a continuation slot of a message found ready. */
+static bool inside_ready(const intake_t *in, uint64_t pos)
+{
+    for (unsigned j = in->r0; j < in->r0 + in->nready; j++) {
+        uint64_t h = in->ready[j].pos;
+        if (h < pos && pos < h + slot_at(in, h)->nslots)
+            return true;
+    }
+    return false;
+}
+
+/* Whether hole h, a continuation slot at its lap, belongs to no claim
+ * the intake still waits for.  A claim's slots are holes from its head
+ * on (extend steps one position at a time past what is not published),
+ * and they go together once the head is published or given up: a
+ * continuation hole with no hole right before it, and inside no message
+ * found ready, is left from a message taken already.  Freeing it keeps
+ * an accounting slip from holding the tail, and a lap later every
+ * producer, for good. */
+static bool orphan(const intake_t *in, const intake_hole_t *h, uint32_t w, uint64_t prev)
+{
+    return w == word_for(in, h->pos, RING_CONT) && prev + 1 != h->pos && !inside_ready(in, h->pos - 1);
+}
+
 /* Look at every hole again: published ones are ready (the holes after
  * them that are their slots go), OPEN ones say what they hold, given-up
- * ones go.  What is found ready here was read after the holes before it
- * were looked at: only the next look lets it pass them. */
+ * ones go, and continuation slots of messages taken already go (orphan).
+ * What is found ready here was read after the holes before it were
+ * looked at: only the next look lets it pass them. */
 static void look_again(intake_t *in)
 {
     uint32_t now = ++in->looks;
     bool abandoned = atomic_load_explicit(&in->r->ring.nabandoned, memory_order_acquire) != 0;
     uint64_t gone_below = 0; /* holes below this are slots of a claim just handled */
+    uint64_t prev = UINT64_MAX; /* the hole kept last */
     unsigned j = 0;
     for (unsigned i = 0; i < in->nholes; i++) {
         intake_hole_t h = in->holes[i];
         if (h.pos < gone_below)
             continue;
         uint32_t w = word_at(in, h.pos);
+        if (orphan(in, &h, w, prev)) {
+            free_slot(in, h.pos);
+            continue;
+        }
         if (w == word_for(in, h.pos, RING_HEAD)) {
             gone_below = h.pos + length_of(slot_at(in, h.pos));
             if (gone_below > in->scan)
@@ -208,6 +238,7 @@ static void look_again(intake_t *in)
             h.kind = s->kind;
             h.addr = s->a;
         }
+        prev = h.pos;
         in->holes[j++] = h;
     }
     in->nholes = j;
@@ -382,8 +413,17 @@ ring_slot_t *intake_next(intake_t *in)
 void intake_consume(intake_t *in, const ring_slot_t *m)
 {
     uint64_t p = in->cur;
-    for (unsigned i = 0; i < m->nslots; i++)
+    /* The length is read once, before a slot is freed: a freed slot is
+     * the next lap's, and its producer may write it at once (a one-slot
+     * post sets nslots to 1).  Read after the head was freed, it cut the
+     * message short: its continuation slots stayed unfreed, scan stopped
+     * inside it, and they were taken for holes that never fill, holding
+     * the tail and, a lap later, every producer.  The head goes last, so
+     * m is the message until the end. */
+    unsigned n = m->nslots;
+    for (unsigned i = n; i-- > 1;)
         free_slot(in, p + i);
+    free_slot(in, p);
     if (in->nready && in->ready[in->pick].pos == p) {
         if (in->pick == in->r0) {
             in->r0++;
@@ -394,7 +434,7 @@ void intake_consume(intake_t *in, const ring_slot_t *m)
         if (!--in->nready)
             in->r0 = 0;
     } else if (p == in->scan) {
-        in->scan = p + m->nslots;
+        in->scan = p + n;
     }
     advance_tail(in);
 }
@@ -468,35 +508,52 @@ static uint64_t ahead(const intake_t *in)
     return atomic_load(&in->r->ring.head) - in->scan;
 }
 
-void intake_sleep(intake_t *in, uint64_t max_ns)
+bool intake_batch(const intake_t *in)
+{
+    return in->nready || ahead(in) >= in->r->ring.slots / RING_WAKE_DIV;
+}
+
+uint32_t intake_sleep_arm(intake_t *in)
 {
     ring_ctl_t *c = &in->r->ring;
     uint32_t w = atomic_load(&c->work);
     atomic_store(&c->scan, in->scan);
     atomic_store(&c->sleeping, 1);
+    return w;
+}
+
+bool intake_sleep_may(const intake_t *in, bool nap)
+{
+    if (nap) /* producers wake us a wake's worth ahead */
+        return ahead(in) < in->r->ring.slots / RING_WAKE_DIV;
+    return !in->nready && !ahead(in);
+}
+
+void intake_sleep_disarm(intake_t *in) { atomic_store(&in->r->ring.sleeping, 0); }
+
+void intake_sleep(intake_t *in, uint64_t max_ns)
+{
+    uint32_t w = intake_sleep_arm(in);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!in->nready && !ahead(in))
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
+    if (intake_sleep_may(in, false))
+        region_wait(&in->r->ring.work, w, max_ns);
+    intake_sleep_disarm(in);
 }
 
 bool intake_nap(intake_t *in, uint64_t max_ns)
 {
-    ring_ctl_t *c = &in->r->ring;
     /* A batch is there: no nap, and sleeping is left alone (producers
      * that saw it set would make wake calls). */
-    if (in->nready || ahead(in) >= c->slots / RING_WAKE_DIV)
+    if (intake_batch(in))
         return false;
-    uint32_t w = atomic_load(&c->work);
-    atomic_store(&c->scan, in->scan);
-    atomic_store(&c->sleeping, 1);
+    uint32_t w = intake_sleep_arm(in);
     atomic_thread_fence(memory_order_seq_cst);
     /* Producers that looked at sleeping before it was set look again at
      * each post while they are a wake's worth ahead: past this check, a
      * wake is not missed, only delayed to their next post (or max_ns). */
-    bool nap = ahead(in) < c->slots / RING_WAKE_DIV;
+    bool nap = intake_sleep_may(in, true);
     if (nap)
-        region_wait(&c->work, w, max_ns);
-    atomic_store(&c->sleeping, 0);
+        region_wait(&in->r->ring.work, w, max_ns);
+    intake_sleep_disarm(in);
     return nap;
 }

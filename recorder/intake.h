@@ -55,7 +55,10 @@
  *
  * Invariants: tail <= every hole and ready entry < scan <= head; holes
  * and ready are sorted and disjoint; every position in [tail, scan) is
- * a hole, inside a ready message, or consumed.
+ * a hole, inside a ready message, or consumed; an unpublished claim's
+ * slots are holes from its head on (so a continuation slot found as a
+ * hole with no hole right before it, inside no ready message, is left
+ * from a message taken already: it is freed, not waited for).
  */
 #ifndef MEMSIM_RECORDER_INTAKE_H
 #define MEMSIM_RECORDER_INTAKE_H
@@ -109,7 +112,9 @@ void intake_init(intake_t *in, region_t *r);
  * not pass a hole yet (held says so). */
 ring_slot_t *intake_next(intake_t *in);
 
-/* The message intake_next returned is taken: its slots are free. */
+/* The message intake_next returned is taken: its slots are free.  m is
+ * not read once its head slot is (the next lap's producer may be
+ * writing it): the caller copies what it needs after (its kind) first. */
 void intake_consume(intake_t *in, const ring_slot_t *m);
 
 /* The published head slot `ahead` positions past the last one
@@ -159,5 +164,21 @@ void intake_sleep(intake_t *in, uint64_t max_ns);
  * is being written, and nothing lies ahead to prefetch.  False, at
  * once, when the producers are a wake's worth ahead already. */
 bool intake_nap(intake_t *in, uint64_t max_ns);
+
+/* intake_sleep and intake_nap in steps, for a recorder that sleeps on
+ * several rings at once (recorder/procs.h):
+ *   - intake_batch: a batch is there already (a nap would not be taken);
+ *   - intake_sleep_arm: the producers are told the recorder is going to
+ *     sleep (the ring's sleeping and scan); returns the futex word's
+ *     value (ring.work) to wait on;
+ *   - then, after a full fence (atomic_thread_fence, seq_cst) made once
+ *     for every ring armed, intake_sleep_may: nothing was published that
+ *     a sleep would miss (for a nap, the producers are less than a
+ *     wake's worth ahead; else nothing at all is there to look at);
+ *   - intake_sleep_disarm once awake. */
+bool intake_batch(const intake_t *in);
+uint32_t intake_sleep_arm(intake_t *in);
+bool intake_sleep_may(const intake_t *in, bool nap);
+void intake_sleep_disarm(intake_t *in);
 
 #endif

@@ -21,9 +21,6 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-livemap_t livemap_program = LIVEMAP_INITIALIZER;
-livemap_t livemap_quiet = LIVEMAP_INITIALIZER;
-
 /* ---- the tables' memory ----------------------------------------------------------- */
 
 /* A table of LIVEMAP_MAPPED bytes or more is mapped on its own, on
@@ -38,12 +35,40 @@ livemap_t livemap_quiet = LIVEMAP_INITIALIZER;
  * ordinary mapping whose pages fault in as they are written. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
+/* The mapped table of the map cleared last (livemap_clear: a trace's
+ * end), kept for the next copy of its size (livemap_copy).  A recorder
+ * serving a tree copies the parent's table at every fork, and a child
+ * that exits or execs at once gives its copy back soon after: the next
+ * fork's copy then writes over memory that is there, where a new mapping
+ * had the kernel allocate and zero every page first (for a million live
+ * blocks, 64 MiB: most of what a fork cost).  One table at most: a
+ * table cleared takes the place of a spare no larger than itself.  It is
+ * given back when a mapping fails for want of address space (the
+ * recorder shares the program's RLIMIT_AS). */
+static struct {
+    void *p;
+    size_t bytes;
+    bool keep; /* set while livemap_clear frees */
+} spare;
+
+static void spare_drop(void)
+{
+    if (spare.p)
+        munmap(spare.p, spare.bytes);
+    spare.p = NULL;
+    spare.bytes = 0;
+}
+
 /* bytes of memory on 2 MiB boundaries, huge pages asked for; NULL when
  * there is none. */
 static void *map_table(size_t bytes)
 {
     size_t span = bytes + HUGE_PAGE;
     char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED && spare.p) {
+        spare_drop();
+        p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     if (p == MAP_FAILED)
         return NULL;
     char *q = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
@@ -69,10 +94,29 @@ static void *table_alloc(size_t bytes, void *ctx)
 static void table_free(void *p, size_t bytes, void *ctx)
 {
     (void)ctx;
-    if (bytes < LIVEMAP_MAPPED)
+    if (bytes < LIVEMAP_MAPPED) {
         lines_free(p);
-    else
+        return;
+    }
+    if (!spare.keep || (spare.p && spare.bytes > bytes)) { /* the larger one kept */
         munmap(p, bytes);
+        return;
+    }
+    spare_drop();
+    spare.p = p;
+    spare.bytes = bytes;
+}
+
+/* bytes of table for a copy to write over whole: the spare when it is of
+ * that size (not zeroed), else a new one. */
+static void *table_for_copy(size_t bytes)
+{
+    if (bytes >= LIVEMAP_MAPPED && spare.p && spare.bytes == bytes) {
+        void *p = spare.p;
+        spare.p = NULL;
+        return p;
+    }
+    return table_alloc(bytes, NULL);
 }
 
 static const hashtab_alloc_t table_mem = {table_alloc, table_free, NULL};
@@ -335,7 +379,9 @@ bool livemap_moving(const livemap_t *m)
 void livemap_clear(livemap_t *m)
 {
     hashtab_t t = tab_of(m);
+    spare.keep = true;
     hashtab_fini(&t, &livemap_type);
+    spare.keep = false;
     if (m->old)
         old_done(m);
     next_drop(m);
@@ -388,4 +434,35 @@ int livemap_check(const livemap_t *m, const char **why)
         return -1;
     }
     return 0;
+}
+
+bool livemap_copy(livemap_t *to, livemap_t *from, void (*fix)(livemap_entry_t *e, void *ctx),
+                  void *ctx, uint64_t *left_out)
+{
+    *left_out = 0;
+    livemap_clear(to);
+    hashtab_t t = tab_of(from);
+    if (from->old) { /* the move ended first: one table to copy */
+        move_some(from, &t, from->old_mask + 1);
+        tab_store(from, &t);
+    }
+    if (!from->slots)
+        return true;
+    uint64_t cap = from->mask + 1;
+    livemap_entry_t *slots = table_for_copy(cap * sizeof(livemap_entry_t));
+    if (!slots) {
+        *left_out = from->used;
+        return false;
+    }
+    /* The same capacity: every entry at the same slot, every slot written. */
+    memcpy(slots, from->slots, cap * sizeof(livemap_entry_t));
+    to->slots = slots;
+    to->mask = from->mask;
+    to->used = from->used;
+    to->bytes = from->bytes;
+    to->crowded = from->crowded;
+    for (uint64_t i = 0; fix && i < cap; i++)
+        if (to->slots[i].addr)
+            fix(&to->slots[i], ctx);
+    return true;
 }

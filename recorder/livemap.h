@@ -23,6 +23,8 @@
  * ahead (livemap.c says why: page faults and TLB misses are what a large
  * table costs on a VM); the next one is mapped at 7/16 load and made
  * present a piece at a time, so that no operation waits for all of it.
+ * The table of a map cleared (livemap_clear) is kept, one at most, for
+ * the next copy of its size (livemap_copy writes over it whole).
  *
  * Invariants (livemap_check): every entry of the new table sits in the
  * probe run from its home slot with no empty slot before it; count is
@@ -93,10 +95,13 @@ void livemap_clear(livemap_t *m);
 /* The invariants above; 0, or -1 with *why. */
 int livemap_check(const livemap_t *m, const char **why);
 
-/* The traced process's live blocks, and the blocks memsim's own work got
- * from the allocator inside it (a free of one of them, made later on the
- * program's behalf, is no error of the program's). */
-extern livemap_t livemap_program;
-extern livemap_t livemap_quiet;
+/* Make to (an empty map) a copy of from: a table of the same capacity,
+ * its slots copied as they are (a move under way in from is ended
+ * first), then each entry passed through fix when fix is not NULL (a
+ * fork child's copy of its parent's blocks, given blocks of its own
+ * shadow device).  false when there was no memory for the table: to
+ * stays empty, and *left_out counts the entries. */
+bool livemap_copy(livemap_t *to, livemap_t *from, void (*fix)(livemap_entry_t *e, void *ctx),
+                  void *ctx, uint64_t *left_out);
 
 #endif

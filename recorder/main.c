@@ -1,11 +1,11 @@
 /*
- * memsim-recorder: the process that records one traced process (and,
- * forking, its forked descendants).  libmemsim.so starts it
+ * memsim-recorder: the process that records a traced process and every
+ * descendant that joins its arena (recorder/procs.h).  libmemsim.so starts it
  * (preload/launch.h); nobody else should:
  *
  *   memsim-recorder FD REGION
  *
- * FD is the arena's memfd, REGION the traced process's region in it.
+ * FD is the arena's memfd, REGION the first traced process's region in it.
  * It runs in a session of its own, with 0, 1 and 2 on /dev/null; what
  * goes wrong is told through the region (the traced process prints it).
  */
@@ -19,9 +19,7 @@
 #include <unistd.h>
 
 #include "preload/arena.h"
-#include "recorder/recorder.h"
-
-static rec_t rc;
+#include "recorder/procs.h"
 
 int main(int argc, char **argv)
 {
@@ -38,8 +36,8 @@ int main(int argc, char **argv)
     }
     /* Started with every signal blocked (the program's thread that
      * started it blocked them): take them back.  A full disk or the file
-     * size limit is an error to count, not a reason to die; children
-     * (forked recorders) are reaped by the kernel. */
+     * size limit is an error to count, not a reason to die; a child, were
+     * there one, would be reaped by the kernel. */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -73,9 +71,5 @@ int main(int argc, char **argv)
     atomic_store(&r->rec_exec, 1); /* started: the launcher stops watching */
     atomic_fetch_add(&r->rec_futex, 1);
     region_wake(&r->rec_futex);
-    rc.watch = true;
-    if (rec_attach(&rc, arena, r, (int)fd))
-        return 1;
-    rec_run(&rc);
-    return 0;
+    return procs_run(arena, (int)fd, (unsigned)idx) ? 1 : 0;
 }

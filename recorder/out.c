@@ -22,6 +22,15 @@
 
 static uint64_t room_for(out_t *o, uint64_t more);
 
+/* One closed trace's buffers, kept for the next: a recorder writes a
+ * trace for every process of a tree, most of them short (a shell's
+ * children), and mapping, compressing tables and all, cost each one. */
+static struct {
+    char *buf;                 /* OUT_BUF bytes, or NULL */
+    struct ZSTD_CCtx_s *zc;
+    char *zbuf;                /* ZSTD_compressBound(OUT_BUF) bytes */
+} spare;
+
 int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
                size_t errlen)
 {
@@ -53,7 +62,10 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
      * finished when it can take a shared lock (cli/run.c). */
     if (flock(o->fd, LOCK_EX | LOCK_NB)) {
     }
-    o->buf = mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    o->buf = spare.buf ? spare.buf
+                       : mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                              -1, 0);
+    spare.buf = NULL;
     if (o->buf == MAP_FAILED) {
         close(o->fd);
         unlink(o->path);
@@ -72,8 +84,12 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
     o->err = 0;
     if (cfg->compress) {
         o->zcap = ZSTD_compressBound(OUT_BUF);
-        o->zbuf = malloc(o->zcap);
-        o->zc = ZSTD_createCCtx();
+        o->zbuf = spare.zbuf ? spare.zbuf : malloc(o->zcap);
+        o->zc = spare.zc ? spare.zc : ZSTD_createCCtx();
+        spare.zbuf = NULL;
+        spare.zc = NULL;
+        if (o->zc)
+            ZSTD_CCtx_reset(o->zc, ZSTD_reset_session_and_parameters);
         if (!o->zbuf || !o->zc ||
             ZSTD_isError(ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
             /* A damaged frame is found, not read as records. */
@@ -258,21 +274,21 @@ void out_close(out_t *o)
         close(o->fd);
     }
     o->fd = -1;
-    ZSTD_freeCCtx(o->zc);
-    free(o->zbuf);
+    /* Kept for the next trace when none is (else given back). */
+    if (o->zc && !spare.zc)
+        spare.zc = o->zc;
+    else
+        ZSTD_freeCCtx(o->zc);
+    if (o->zbuf && !spare.zbuf)
+        spare.zbuf = o->zbuf;
+    else
+        free(o->zbuf);
+    if (o->buf && o->buf != MAP_FAILED && !spare.buf)
+        spare.buf = o->buf;
+    else if (o->buf && o->buf != MAP_FAILED)
+        munmap(o->buf, OUT_BUF);
     o->zc = NULL;
     o->zbuf = NULL;
-}
-
-void out_forget(out_t *o)
-{
-    if (o->fd >= 0)
-        close(o->fd);
-    o->fd = -1;
+    o->buf = NULL;
     o->len = 0;
-    o->pending = 0;
-    ZSTD_freeCCtx(o->zc);
-    free(o->zbuf);
-    o->zc = NULL;
-    o->zbuf = NULL;
 }

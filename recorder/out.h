@@ -61,7 +61,5 @@ void out_flush(out_t *o);
 /* The end record: whatever the file's state, it goes in. */
 void out_last(out_t *o, const char *rec, size_t n);
 void out_close(out_t *o);
-/* A forked recorder: the file and buffer are the parent's. */
-void out_forget(out_t *o);
 
 #endif

@@ -21,13 +21,8 @@
 #include "recorder/stackids.h"
 #include "recorder/state.h"
 
-#define ATTACH_WAIT_NS 30000000000ull /* a forked child that never shows up */
-#define HOLE_SPINS 64
-#define HOLE_PAUSE_NS 20000ull /* a pause at a hole, once spinning did not see it filled */
+#define ATTACH_WAIT_NS 30000000000ull /* a process that never publishes its region */
 #define REC_STEP_MAX 4096u   /* messages a turn of the loop takes at most */
-#define REC_NAP_NS 1000000ull /* a nap while caught up, at most */
-#define IDLE_SPINS 64
-#define EXIT_POLL_NS 50000000ull
 #define MALLINFO_WAIT_NS 5000000ull
 #define MALLINFO_ASK_NS 10000000ull /* glibc's figures asked for this often, while busy */
 /* ...but no sooner after the last call returned than this many times what
@@ -149,8 +144,39 @@ static int wait_published(region_t *r)
 
 static void take_one(void *rc, const ring_slot_t *m);
 
+/* The trace the state and records modules work on now; every other
+ * keeps its own in its rec_t (st, rs), and the current one's are empty
+ * there. */
+static rec_t *current;
+
+void rec_use(rec_t *rc)
+{
+    if (current == rc)
+        return;
+    if (current) {
+        state_swap(&current->st);
+        records_swap(&current->rs);
+        stackids_swap(&current->ids);
+    }
+    state_swap(&rc->st);
+    records_swap(&rc->rs);
+    stackids_swap(&rc->ids);
+    current = rc;
+}
+
 int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
 {
+    if (wait_published(r)) {
+        fail(r, "memsim: the traced process never started its trace; tracing is off");
+        return -1;
+    }
+    return rec_open(rc, arena, r, memfd);
+}
+
+int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
+{
+    static int clock_tsc = -1; /* the clock's mode, once set: one machine, one calibration */
+    rec_use(rc);
     rc->arena = arena;
     rc->memfd = memfd;
     rc->r = r;
@@ -161,16 +187,15 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     stackids_reset();
     reorder_init(&rc->ro, take_one, rc);
     intake_init(&rc->in, r);
-    if (wait_published(r)) {
-        fail(r, "memsim: the traced process never started its trace; tracing is off");
-        return -1;
-    }
     bool inherited = r->flags & REGION_INHERITED;
     rc->pid = atomic_load(&r->pid);
     rc->ppid = r->parent_pid;
     const char *slash = strrchr(r->exe, '/');
     snprintf(rc->exe_base, sizeof rc->exe_base, "%.255s", slash ? slash + 1 : r->exe);
-    clock_init(r->flags & REGION_TSC);
+    if (clock_tsc != !!(r->flags & REGION_TSC)) {
+        clock_tsc = !!(r->flags & REGION_TSC);
+        clock_init(clock_tsc);
+    }
     records_reset();
     atomic_store(&r->rec_pid, getpid());
     atomic_store(&r->heartbeat, clock_ns());
@@ -182,6 +207,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
         state_set_pid(rc->pid);
     else
         state_init(r->cfg.strategy, r->cfg.device_size, rc->pid);
+    state_set_sampled(r->cfg.sample_bytes);
     char err[PATH_MAX + 256];
     if (out_create(&rc->out, &r->cfg, rc->exe_base, rc->pid, err, sizeof err)) {
         fail(r, err);
@@ -199,6 +225,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
                            .device_size = r->cfg.device_size,
                            .stack_depth = r->cfg.stack_depth,
                            .mmap = r->cfg.mmap,
+                           .sample_bytes = r->cfg.sample_bytes,
                            .parent_trace = inherited && rc->parent_trace[0] ? rc->parent_trace
                                                                              : NULL,
                            .note = r->note};
@@ -215,8 +242,7 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     uint64_t now = clock_ns();
     rc->next_sample = now;
     sample_tick(rc, now);
-    out_flush(&rc->out);
-    rc->last_flush = now;
+    rc->last_flush = now; /* written within REC_FLUSH_NS, or with the end */
     return 0;
 }
 
@@ -271,17 +297,46 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
     region_wake(&r->rec_futex);
 }
 
+void rec_ended(rec_t *rc)
+{
+    rec_use(rc);
+    state_init(NULL, 0, 0);
+    stackids_reset();
+}
+
 /* The region is nobody's once its process can no longer write to it. */
-static void release(rec_t *rc)
+void rec_release(rec_t *rc)
 {
     region_t *r = rc->r;
     bool zeroed = false;
-    if (rc->memfd >= 0) {
+    /* The next user's ring starts at claim 0 and must find zeros.  A
+     * short process wrote a few slots: zeroed by hand; a ring gone round
+     * once is punched out of the memfd, its memory given back. */
+    uint64_t used = atomic_load(&r->ring.head);
+    if (used < r->ring.slots / 8) {
+        memset(region_slots(r), 0, (size_t)used * sizeof(ring_slot_t));
+        zeroed = true;
+    } else if (rc->memfd >= 0) {
         off_t at = (off_t)((char *)region_slots(r) - (char *)rc->arena);
         zeroed = fallocate(rc->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
                            (off_t)((size_t)r->ring.slots * sizeof(ring_slot_t))) == 0;
     }
     arena_release(rc->arena, r, zeroed);
+    rec_use(rc);
+    state_init(NULL, 0, 0); /* its state freed */
+    records_reset();
+    stackids_reset();
+    current = NULL;
+    if (rc->smp.pid > 0)
+        sampler_fini(&rc->smp);
+    out_close(&rc->out);
+    for (size_t i = 0; i < rc->nmods; i++)
+        free(rc->mods[i].path);
+    free(rc->mods);
+    free(rc->bytes);
+    rc->mods = NULL;
+    rc->bytes = NULL;
+    rc->nmods = rc->capmods = rc->bytes_cap = 0;
 }
 
 /* Every published message.  The claims left unpublished (holes) are
@@ -339,28 +394,30 @@ static void check_exec(rec_t *rc)
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
-/* The process forked with region k for its child: this recorder forks
- * too, and the copy becomes the child's, with the state as of now. */
-static void fork_recorder(rec_t *rc, unsigned k)
+/* The process forked with region k for its child: the child's trace
+ * starts from this one's state as of now (the tree makes it). */
+static void fork_trace(rec_t *rc, unsigned k)
 {
-    region_t *child = arena_region(rc->arena, k);
-    out_flush(&rc->out);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fail(child, "memsim: the recorder could not fork for the child; it is not traced");
-        return;
-    }
-    if (pid > 0)
-        return;
-    /* The child's recorder. */
-    snprintf(rc->parent_trace, sizeof rc->parent_trace, "%s", rc->out.path);
-    out_forget(&rc->out);
-    if (rc->watch)
-        sampler_fini(&rc->smp);
-    if (rec_attach(rc, rc->arena, child, rc->memfd)) {
-        arena_release(rc->arena, child, false);
-        _exit(0);
-    }
+    if (rc->on_fork)
+        rc->on_fork(rc, k, rc->on_fork_ctx);
+}
+
+void rec_fork(rec_t *parent, rec_t *child, unsigned k)
+{
+    rec_use(parent);
+    out_flush(&parent->out);
+    child->arena = parent->arena;
+    child->memfd = parent->memfd;
+    child->r = arena_region(parent->arena, k);
+    child->watch = parent->watch;
+    child->on_fork = parent->on_fork;
+    child->on_fork_ctx = parent->on_fork_ctx;
+    snprintf(child->parent_trace, sizeof child->parent_trace, "%s", parent->out.path);
+    for (size_t i = 0; i < parent->nmods; i++)
+        module_add(child, parent->mods[i].base, parent->mods[i].size, parent->mods[i].path,
+                   strlen(parent->mods[i].path));
+    const config_t *c = &parent->r->cfg;
+    state_fork(&child->st, c->strategy, c->device_size);
 }
 
 /* The child's pid, for the fork record: the message has it (fork() told
@@ -371,15 +428,7 @@ static pid_t fork_child_pid(rec_t *rc, const ring_slot_t *m)
         return (pid_t)m->b;
     if (m->a >= ((arena_t *)rc->arena)->nregions)
         return 0;
-    region_t *child = arena_region(rc->arena, (unsigned)m->a);
-    for (int i = 0; i < 100; i++) {
-        pid_t pid = atomic_load(&child->pid);
-        if (pid > 0 || atomic_load(&child->state) == REGION_FORK_FAILED)
-            return pid;
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return 0;
+    return atomic_load(&arena_region(rc->arena, (unsigned)m->a)->pid);
 }
 
 /* ---- the messages ------------------------------------------------------------------------ */
@@ -403,7 +452,9 @@ static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
     return n;
 }
 
-/* A free (of a, by the code at caller). */
+/* A free (of a, by the code at caller).  In a sampled trace one of a
+ * block the recorder does not hold is of a block not sampled (the set in
+ * the process errs on the side of posting): nothing to write. */
 static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller)
 {
     state_found_t f = state_free(m->a);
@@ -411,8 +462,30 @@ static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t call
         return;
     if (f.known || f.unsure)
         records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
-    else
+    else if (!rc->r->cfg.sample_bytes)
         records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);
+}
+
+/* A realloc of a sampled trace (msg.h: which of its blocks are sampled):
+ * the old block's free when the new one is not sampled, the new block's
+ * allocation when the old one was not (or is not held), a realloc when
+ * both are. */
+static void realloc_sampled(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stack)
+{
+    out_t *o = &rc->out;
+    uint64_t sim;
+    if ((!m->b && !m->c) || (m->b && (m->e & MSG_REALLOC_NEW_UNSAMPLED))) {
+        heap_free(rc, m, t, m->d);
+    } else if (!m->b) {
+        if (!(m->e & MSG_REALLOC_OLD_UNSAMPLED))
+            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
+    } else {
+        state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
+        if (f.known)
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, true, m->c, stack, f.inherited);
+        else
+            records_alloc(o, t, m->tid, m->fn, m->b, m->c, 16, stack);
+    }
 }
 
 /* One message. */
@@ -437,7 +510,9 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_REALLOC:
         rc->heap_since++;
-        if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
+        if (rc->r->cfg.sample_bytes) {
+            realloc_sampled(rc, m, t, stack);
+        } else if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
             heap_free(rc, m, t, m->d);
         } else if (!m->b) {
             records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
@@ -510,7 +585,7 @@ static void take(rec_t *rc, const ring_slot_t *m)
         break;
     case MSG_FORK:
         if (m->a < ((arena_t *)rc->arena)->nregions)
-            fork_recorder(rc, (unsigned)m->a);
+            fork_trace(rc, (unsigned)m->a);
         break;
     case MSG_FORK_DONE: {
         pid_t child = fork_child_pid(rc, m);
@@ -576,6 +651,7 @@ static void prefetch_ahead(const intake_t *in)
 
 unsigned rec_step(rec_t *rc, unsigned max)
 {
+    rec_use(rc);
     intake_t *in = &rc->in;
     unsigned done = 0;
     while (done < max && !rc->done) {
@@ -583,13 +659,11 @@ unsigned rec_step(rec_t *rc, unsigned max)
         if (!m)
             break;
         prefetch_ahead(in);
-        region_t *before = rc->r;
         reorder_input(&rc->ro, m);
-        if (rc->r != before)
-            return done + 1; /* a forked recorder, now the child's */
+        uint8_t kind = m->kind; /* m is the next lap's once consumed */
         intake_consume(in, m);
         done++;
-        if (m->kind == MSG_EXEC || m->kind == MSG_FORK || (done & 255) == 0) {
+        if (kind == MSG_EXEC || kind == MSG_FORK || (done & 255) == 0) {
             intake_wake_producers(in, false);
             ack(rc, intake_tail(in));
         }
@@ -603,20 +677,52 @@ unsigned rec_step(rec_t *rc, unsigned max)
 
 /* ---- samples and the loop -------------------------------------------------------------- */
 
-/* A sample: the live figures as of now (everything published before is
- * taken first), and what /proc says. */
-static void sample(rec_t *rc, bool drain)
+/* Takes what was published up to upto (the ring's head when asked);
+ * false when the trace is done meanwhile. */
+static bool drain_to(rec_t *rc, uint64_t upto)
 {
-    region_t *r = rc->r;
-    uint64_t upto = atomic_load(&r->ring.head);
-    for (int spins = 0; drain && !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
+    for (int spins = 0; !intake_taken_upto(&rc->in, upto) && spins < 1000 && !rc->done;) {
         if (!rec_step(rc, 4096))
             spins++, sched_yield();
     }
-    if (rc->done || !rc->watch)
+    return !rc->done;
+}
+
+/* glibc's reserved bytes as of the heap event that reported them, or
+ * more: the most in use since (glibc keeps what it took, bar trims). */
+static uint64_t reserved_now(const rec_t *rc)
+{
+    uint64_t peak = rc->malloc_in_use + (state_chunk_peak() - rc->chunks_then);
+    return rc->malloc_reserved > peak ? rc->malloc_reserved : peak;
+}
+
+static bool read_proc(void *ctx, records_sample_t *s) { return sampler_read(ctx, s); }
+
+static void sample(rec_t *rc, bool drain)
+{
+    if (!rc->done && rc->watch)
+        rec_sample(rc, drain, read_proc, &rc->smp);
+}
+
+/* A sample: what /proc says, and the live figures as of then.  The
+ * program runs on while /proc is read, so the events are taken on both
+ * sides of the read: everything published before it first, then what
+ * was published by its end.  The heap and the mappings are those after
+ * the read (the RSS read holds nothing they lack), and glibc's reserved
+ * bytes the larger of the two: RSS − reserved, the gap, is then never
+ * memory the heap took during the read (a program touching its heap fast
+ * on a loaded machine, where the read can take milliseconds, showed it
+ * as a spike of the gap), nor memory a trim just after it gave back. */
+void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx)
+{
+    region_t *r = rc->r;
+    if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
         return;
+    uint64_t reserved_before = reserved_now(rc);
     records_sample_t s = {0};
-    if (!sampler_read(&rc->smp, &s))
+    if (!read(ctx, &s))
+        return;
+    if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
         return;
     device_metrics_t dm;
     state_metrics(&dm);
@@ -627,11 +733,12 @@ static void sample(rec_t *rc, bool drain)
     s.have_malloc = rc->have_malloc;
     int64_t moved = (int64_t)(state_chunk_bytes() - rc->chunks_then);
     s.malloc_in_use = (int64_t)rc->malloc_in_use + moved > 0 ? rc->malloc_in_use + (uint64_t)moved : 0;
-    /* glibc keeps what it took for the most in use since (bar trims). */
-    uint64_t peak = rc->malloc_in_use + (state_chunk_peak() - rc->chunks_then);
-    s.malloc_reserved = rc->malloc_reserved > peak ? rc->malloc_reserved : peak;
+    uint64_t reserved_after = reserved_now(rc);
+    s.malloc_reserved = reserved_before > reserved_after ? reserved_before : reserved_after;
     s.heap_live = state_live_bytes();
     s.heap_blocks = state_live_blocks();
+    s.sampled = r->cfg.sample_bytes != 0;
+    s.heap_live_se = state_live_bytes_se();
     s.mmap_live = state_mmap_live();
     s.have_sim = state_has_device();
     s.sim_live = dm.live_allocated;
@@ -700,27 +807,6 @@ static void sample_tick(rec_t *rc, uint64_t now)
     }
 }
 
-/* Idle with an exec under way: wait on its lock (the kernel wakes us as
- * the exec goes through), a millisecond at a time. */
-static void wait_exec(rec_t *rc)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    int rc_ = pthread_mutex_timedlock(&rc->r->exec_lock, &until);
-    if (rc_ == EOWNERDEAD) {
-        pthread_mutex_consistent(&rc->r->exec_lock);
-        pthread_mutex_unlock(&rc->r->exec_lock);
-        exec_done(rc);
-    } else if (rc_ == 0) {
-        pthread_mutex_unlock(&rc->r->exec_lock); /* it failed: exec_failed follows */
-    }
-}
-
 /* No hole at the tail.  Stored only when it changes: producers read the
  * ring's flags in the same cache line at every event (closed, sleeping),
  * and a store at every turn of the loop would take the line from them. */
@@ -730,105 +816,43 @@ static void hole_none(region_t *r)
         atomic_store(&r->ring.hole_since, 0);
 }
 
-/* Whether the process is gone (a recorder that watches it): then what
- * is left is taken, the holes as lost, and the end written. */
-static bool vanished(rec_t *rc)
+bool rec_gone(rec_t *rc)
 {
     if (!rc->watch || !sampler_gone(&rc->smp))
         return false;
-    rec_vanished(rc);
+    rec_use(rc);
+    if (!rc->done)
+        rec_vanished(rc);
     return true;
 }
 
-/* At a hole with a batch behind it, spinning has not seen it filled:
- * its producer was preempted, or is waiting for a core after room came
- * (the ring was full), which a spinning recorder holds.  Give the core
- * up a moment: nobody wakes the recorder early (a wake at each post
- * while the hole lasts would cost the producers a call each).  With 4
- * threads of alloc_heavy on 2 cores, spinning and yielding took 30
- * million turns of this loop for 35 million messages. */
-static void hole_pause(void)
+rec_turn_t rec_turn(rec_t *rc, uint64_t now)
 {
-    struct timespec ts = {0, (long)HOLE_PAUSE_NS};
-    nanosleep(&ts, NULL);
-}
-
-/* How long a nap may last: REC_NAP_NS, less if a sample is due sooner. */
-static uint64_t nap_ns(const rec_t *rc, uint64_t now)
-{
-    uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
-    uint64_t until = next > now ? next - now : 0;
-    return until < REC_NAP_NS ? until : REC_NAP_NS;
-}
-
-void rec_run(rec_t *rc)
-{
-    unsigned idle = 0, holes = 0;
-    for (;;) {
-        region_t *r = rc->r;
-        unsigned n = rec_step(rc, REC_STEP_MAX);
-        uint64_t now = clock_ns();
-        atomic_store(&rc->r->heartbeat, now);
-        if (rc->done)
-            break;
-        if (rc->r != r)
-            continue; /* forked: the child's region now */
-        sample_tick(rc, now);
-        if (now - rc->last_flush >= REC_FLUSH_NS) {
-            out_flush(&rc->out);
-            rc->last_flush = now;
-        }
-        if (rc->exec_pending)
-            check_exec(rc);
-        if (rc->done)
-            break;
-        if (n) {
-            idle = holes = 0;
-            hole_none(r);
-            if (n < REC_STEP_MAX && !rc->exec_pending)
-                intake_nap(&rc->in, nap_ns(rc, now)); /* caught up: let a batch gather */
-            continue;
-        }
-        if (rc->in.held) { /* a message may not pass a claim still being filled */
-            if (!atomic_load(&r->ring.hole_since))
-                atomic_store(&r->ring.hole_since, now);
-            /* Its producer is inside a call (realloc's claim is taken
-             * before the real call) or was preempted: spin a little,
-             * then pause. */
-            if (++holes < HOLE_SPINS) {
-                __builtin_ia32_pause();
-                continue;
-            }
-            holes = 0;
-            if (vanished(rc))
-                break;
-            hole_pause();
-            continue;
-        }
+    rec_turn_t t = {0};
+    region_t *r = rc->r;
+    t.taken = rec_step(rc, REC_STEP_MAX);
+    atomic_store(&r->heartbeat, now);
+    if (rc->done)
+        return t;
+    sample_tick(rc, now);
+    if (now - rc->last_flush >= REC_FLUSH_NS) {
+        out_flush(&rc->out);
+        rc->last_flush = now;
+    }
+    if (rc->exec_pending)
+        check_exec(rc);
+    if (rc->done)
+        return t;
+    t.full = t.taken == REC_STEP_MAX;
+    if (t.taken || !rc->in.held) {
         hole_none(r);
-        if (++idle < IDLE_SPINS) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        if (vanished(rc))
-            break;
-        if (rc->exec_pending) {
-            wait_exec(rc);
-            continue;
-        }
-        uint64_t next = rc->sample_due ? rc->sample_due : rc->next_sample;
-        uint64_t until = next > now ? next - now : 0;
-        intake_sleep(&rc->in, until < REC_FLUSH_NS ? until : REC_FLUSH_NS);
+        return t;
     }
-    /* The end is written; the region stays the process's until it is gone
-     * (it may post still, while it exits) or has exec'd. */
-    while (rc->watch && !sampler_gone(&rc->smp)) {
-        if (!rc->exec_pending) {
-            struct timespec ts = {0, (long)EXIT_POLL_NS};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        break; /* exec'd: the new image maps no arena */
-    }
-    release(rc);
+    /* A message may not pass a claim still being filled: its producer
+     * is inside a call (realloc's claim is taken before the real call)
+     * or was preempted. */
+    if (!atomic_load(&r->ring.hole_since))
+        atomic_store(&r->ring.hole_since, now);
+    t.hole = true;
+    return t;
 }

@@ -1,21 +1,22 @@
 /*
- * recorder: memsim-recorder's pipeline for one traced process.
+ * recorder: one traced process's trace, as memsim-recorder keeps it
+ * (recorder/procs.h runs every trace of a tree in one loop).
  *
- * It waits for its region to be published, creates the trace file and
+ * It opens its region once it is published, creates the trace file and
  * writes the meta record, then takes the region's messages in the ring's
  * order (preload/ring.h; past a claim not yet published where it may:
  * recorder/intake.h), keeps the live map and the shadow device
  * (recorder/state.h) and writes each record (recorder/records.h).  Every
  * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
  * (recorder/sampler.h); every 50 ms it flushes the file.  At a fork of
- * the process it forks itself, so that the child's recorder starts from
- * the state at the fork; at an exec it writes the exec record and waits
- * for the exec's outcome (the region's robust exec lock); at the end it
- * writes the end record and acknowledges it.  When the process vanishes
+ * the process the child's trace is made from a copy of its state then
+ * (rec_fork); at an exec it writes the exec record and watches for the
+ * exec's outcome (the region's robust exec lock); at the end it writes
+ * the end record and acknowledges it.  When the process vanishes
  * (SIGKILL, the OOM killer, an exit no hook saw) it writes everything
  * that was published and an end record saying so.
  *
- * The functions take the recorder's state explicitly so that unit tests
+ * The functions take the trace's state explicitly so that unit tests
  * can drive a region in one process, without LD_PRELOAD.
  */
 #ifndef MEMSIM_RECORDER_RECORDER_H
@@ -30,8 +31,11 @@
 #include "preload/arena.h"
 #include "recorder/intake.h"
 #include "recorder/out.h"
+#include "recorder/records.h"
 #include "recorder/reorder.h"
 #include "recorder/sampler.h"
+#include "recorder/stackids.h"
+#include "recorder/state.h"
 
 #define REC_FLUSH_NS 50000000ull /* the flush interval */
 
@@ -74,18 +78,61 @@ typedef struct rec_s {
     size_t nmods, capmods;
     char *bytes;               /* a message's bytes */
     size_t bytes_cap;
+    /* Its own state while another trace's is current (rec_use). */
+    state_t st;
+    records_ctx_t rs;
+    stackids_t ids;
+    /* A fork of the process: called at the fork message with the
+     * region reserved for the child (recorder/procs.h makes its trace). */
+    void (*on_fork)(struct rec_s *parent, unsigned region, void *ctx);
+    void *on_fork_ctx;
+    uint64_t gone_look;        /* when the process was last looked for (ns) */
 } rec_t;
 
 /* Attach to region r of arena: wait for it to be published, create the
  * trace, write meta (and, for a forked child, the modules it inherits).
  * 0, or -1 with r->error set and rec_state REC_FAILED. */
 int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd);
+/* The same for a region already published (REGION_LIVE). */
+int rec_open(rec_t *rc, void *arena, region_t *r, int memfd);
+
+/* Make rc's trace the current one (the state, records and stackids
+ * modules work on one trace at a time). */
+void rec_use(rec_t *rc);
+
+/* At the fork message of parent's process: child (zeroed) becomes the
+ * trace of the child's region k, starting from parent's state as of
+ * now, and is opened (rec_open) once the child has published its pid. */
+void rec_fork(rec_t *parent, rec_t *child, unsigned k);
+
+/* What a turn of the loop found (rec_turn). */
+typedef struct rec_turn_s {
+    unsigned taken;   /* messages */
+    bool full;        /* it took the most a turn takes: more may be waiting */
+    bool hole;        /* held at a claim still being filled (recorder/intake.h) */
+} rec_turn_t;
+
+/* One turn for rc's process: its messages, sample, flush, the exec under
+ * way.  Sets rc->done at the end of the trace. */
+rec_turn_t rec_turn(rec_t *rc, uint64_t now);
+
+/* Whether the process is gone: then what is left is taken, the holes as
+ * lost, and the end written (for a trace not ended yet). */
+bool rec_gone(rec_t *rc);
+
+/* rc's trace is finished: its state (the live map, the shadow device,
+ * the stack ids) is freed at once, though the region stays its process's
+ * until rec_release.  The live map's table is then there for the next
+ * fork's copy (recorder/livemap.h): a child that exits or execs soon
+ * after its fork gives it back before its parent forks again. */
+void rec_ended(rec_t *rc);
+
+/* The region is nobody's: give it back, and free what rc holds. */
+void rec_release(rec_t *rc);
 
 /* Take up to max published messages; returns how many. */
 unsigned rec_step(rec_t *rc, unsigned max);
 
-/* The loop, until the trace is ended and the process gone. */
-void rec_run(rec_t *rc);
 
 /* What the next mallinfo2 call may cost (ns), from the last one's: it
  * walks every free chunk of every arena, so it costs what the last did
@@ -100,5 +147,12 @@ bool rec_mallinfo_may_ask(const rec_t *rc, uint64_t now);
 
 /* The process vanished: write what was published, and the end record. */
 void rec_vanished(rec_t *rc);
+
+/* A sample now: the OS's figures from read(ctx, s) (/proc through the
+ * sampler in the recorder; tests give their own), the live figures from
+ * the events taken around it (all published before, when drain).  Not
+ * written when read fails (the process is gone). */
+typedef bool (*rec_read_fn)(void *ctx, records_sample_t *s);
+void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx);
 
 #endif

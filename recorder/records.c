@@ -51,8 +51,6 @@ static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
 
 /* ---- times and threads ------------------------------------------------------------- */
 
-static uint64_t last_us; /* the time of the record before, what the compact ones count from */
-
 /* Threads, by their index in the trace: a core/hashtab table keyed by
  * tid, marked by index + 1. */
 typedef struct thread_slot_s {
@@ -66,20 +64,21 @@ static const hashtab_type_t thread_type = {
     .mark_off = offsetof(thread_slot_t, index1),
 };
 
-static struct {
-    hashtab_t tab;
-    uint32_t n;          /* indexes given out, the unknown thread's included */
-    uint32_t unknown;    /* the unknown thread's index + 1; 0: not given out */
-    uint32_t grow_wait;  /* calls for a slot before growing is tried again (it found no
-                            memory) */
-    uint64_t threadless; /* events written as the unknown thread's */
-} threads;
+static records_ctx_t threads; /* the current trace's */
 
-void records_reset(void)
+void records_reset(void) { records_ctx_fini(&threads); }
+
+void records_swap(records_ctx_t *other)
 {
-    last_us = 0;
-    hashtab_fini(&threads.tab, &thread_type);
-    memset(&threads, 0, sizeof threads);
+    records_ctx_t t = threads;
+    threads = *other;
+    *other = t;
+}
+
+void records_ctx_fini(records_ctx_t *c)
+{
+    hashtab_fini(&c->tab, &thread_type);
+    memset(c, 0, sizeof *c);
 }
 
 uint64_t records_threadless(void) { return threads.threadless; }
@@ -88,8 +87,8 @@ uint64_t records_threadless(void) { return threads.threadless; }
  * compact record counts from. */
 static uint64_t stamp(uint64_t t)
 {
-    last_us = t / 1000;
-    return last_us;
+    threads.last_us = t / 1000;
+    return threads.last_us;
 }
 
 /* {"ev":ev,"t":...,"tid":... */
@@ -174,6 +173,8 @@ void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
     jsonw_key_u64(&w, "device_size", m->device_size);
     jsonw_key_u64(&w, "stack_depth", m->stack_depth);
     jsonw_key_bool(&w, "mmap", m->mmap);
+    if (m->sample_bytes)
+        jsonw_key_u64(&w, "sample_bytes", m->sample_bytes);
     jsonw_key_str(&w, "memsim_version", MEMSIM_VERSION);
     if (m->parent_trace)
         jsonw_key_str(&w, "parent_trace", m->parent_trace);
@@ -397,6 +398,8 @@ void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s)
     jsonw_key_u64(&w, "maxrss_children", s->maxrss_children);
     jsonw_key_u64(&w, "heap_live", s->heap_live);
     jsonw_key_u64(&w, "heap_blocks", s->heap_blocks);
+    if (s->sampled)
+        jsonw_key_u64(&w, "heap_live_se", s->heap_live_se);
     if (s->have_malloc) {
         jsonw_key_u64(&w, "malloc_reserved", s->malloc_reserved);
         jsonw_key_u64(&w, "malloc_in_use", s->malloc_in_use);
@@ -534,8 +537,8 @@ static char *compact_head(out_t *o, char **start, char tag, uint64_t t, pid_t ti
     p = RECFMT_LIT(p, "[\"");
     *p++ = tag;
     p = RECFMT_LIT(p, "\",");
-    p = recfmt_i64(p, (int64_t)(us - last_us));
-    last_us = us;
+    p = recfmt_i64(p, (int64_t)(us - threads.last_us));
+    threads.last_us = us;
     *p++ = ',';
     return recfmt_u64(p, index);
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/hashtab.h"
 #include "core/procfs.h"
 #include "core/tracefmt.h"
 #include "recorder/out.h"
@@ -33,6 +34,7 @@ typedef struct records_meta_s {
     uint64_t device_size;
     unsigned stack_depth;
     bool mmap;
+    uint64_t sample_bytes;    /* a sampled trace's mean interval; 0: every allocation */
     const char *parent_trace; /* NULL: none */
     const char *note;         /* "" or NULL: none */
 } records_meta_t;
@@ -46,6 +48,26 @@ void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t 
 
 /* A new trace: times, thread indexes and the threadless count start over. */
 void records_reset(void);
+
+/* A trace's own part of what the records count from (the time of the
+ * record before, the thread indexes).  The functions here work on the
+ * current trace's; a recorder serving several processes keeps each
+ * other trace's in a records_ctx_t and swaps it in.  Zeroed: a trace
+ * after records_reset. */
+typedef struct records_ctx_s {
+    uint64_t last_us;    /* the time of the record before, what the compact ones count from */
+    hashtab_t tab;       /* threads by tid: thread_slot_t (records.c) */
+    uint32_t n;          /* indexes given out, the unknown thread's included */
+    uint32_t unknown;    /* the unknown thread's index + 1; 0: not given out */
+    uint32_t grow_wait;  /* calls for a slot before growing is tried again (it found no
+                            memory) */
+    uint64_t threadless; /* events written as the unknown thread's */
+} records_ctx_t;
+
+/* Exchange the current trace's with *other. */
+void records_swap(records_ctx_t *other);
+/* Free one that is not the current trace's. */
+void records_ctx_fini(records_ctx_t *c);
 
 /* Events of threads the thread table does not hold between tries to
  * grow it, after one found no memory. */
@@ -95,6 +117,8 @@ typedef struct records_sample_s {
     bool have_malloc;
     uint64_t malloc_reserved, malloc_in_use;
     uint64_t heap_live, heap_blocks, mmap_live;
+    bool sampled;                  /* heap_live and heap_blocks are estimates: ... */
+    uint64_t heap_live_se;         /* ...and heap_live's standard error */
     bool have_sim;
     uint64_t sim_live, sim_reserved, sim_largest_free;
     uint64_t device_total, tree_rss;

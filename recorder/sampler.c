@@ -24,8 +24,15 @@ int sampler_init(sampler_t *s, pid_t pid)
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (s->pidfd < 0 && errno == ESRCH)
         return -1;
-    s->device_total = 0;
-    procfs_memory_limit(&s->device_total);
+    /* Read once: a recorder serves process after process, on one
+     * machine and in one cgroup. */
+    static uint64_t total;
+    static bool read;
+    if (!read) {
+        procfs_memory_limit(&total);
+        read = true;
+    }
+    s->device_total = total;
     return 0;
 }
 

@@ -22,36 +22,25 @@ typedef struct entry_s {
     unsigned char code[]; /* each frame less the one before, zigzag, as a varint */
 } entry_t;
 
-typedef struct chunk_s {
-    unsigned char *data; /* CHUNK bytes */
-    size_t used;
-} chunk_t;
+static stackids_t S; /* the current trace's */
 
-/* The index: open addressing, linear probing, at most 3/4 full.  A
- * slot is the top half of the stack's hash (the tag, which also gives
- * its home) over its entry's reference (1 + chunk << CHUNK_SHIFT +
- * offset / 4); 0: empty. */
-static struct {
-    uint64_t *index;
-    uint64_t mask;      /* capacity - 1 */
-    uint64_t count;     /* slots in use */
-    int shift;          /* 32 - log2(capacity) */
-    chunk_t *chunks;    /* [0, nchunks): the last one is being filled */
-    uint32_t nchunks, capchunks;
-    uint32_t *map;      /* the process's id -> the trace's id (0: not posted) */
-    uint64_t map_cap;   /* ids map holds: [0, map_cap) */
-    uint32_t last_id;   /* trace ids given */
-    uint64_t unmapped;
-} S;
+void stackids_reset(void) { stackids_fini(&S); }
 
-void stackids_reset(void)
+void stackids_swap(stackids_t *other)
 {
-    for (uint32_t i = 0; i < S.nchunks; i++)
-        free(S.chunks[i].data);
-    free(S.chunks);
-    free(S.index);
-    free(S.map);
-    memset(&S, 0, sizeof S);
+    stackids_t t = S;
+    S = *other;
+    *other = t;
+}
+
+void stackids_fini(stackids_t *t)
+{
+    for (uint32_t i = 0; i < t->nchunks; i++)
+        free(t->chunks[i].data);
+    free(t->chunks);
+    free(t->index);
+    free(t->map);
+    memset(t, 0, sizeof *t);
 }
 
 static uint64_t hash_frames(const uint64_t *f, unsigned n)
@@ -193,7 +182,7 @@ static bool remember(uint64_t h, uint32_t id, const uint64_t *f, unsigned n)
             return false;
         if (S.nchunks == S.capchunks) {
             uint32_t cap = S.capchunks ? 2 * S.capchunks : 64;
-            chunk_t *c = realloc(S.chunks, cap * sizeof *c);
+            stackids_chunk_t *c = realloc(S.chunks, cap * sizeof *c);
             if (!c)
                 return false;
             S.chunks = c;
@@ -202,9 +191,9 @@ static bool remember(uint64_t h, uint32_t id, const uint64_t *f, unsigned n)
         unsigned char *data = malloc(CHUNK);
         if (!data)
             return false;
-        S.chunks[S.nchunks++] = (chunk_t){data, 0};
+        S.chunks[S.nchunks++] = (stackids_chunk_t){data, 0};
     }
-    chunk_t *c = &S.chunks[S.nchunks - 1];
+    stackids_chunk_t *c = &S.chunks[S.nchunks - 1];
     entry_t *e = (entry_t *)(c->data + c->used);
     uint32_t ref = 1 + ((S.nchunks - 1) << CHUNK_SHIFT) + (uint32_t)(c->used / 4);
     c->used += bytes;

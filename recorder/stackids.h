@@ -23,17 +23,47 @@
  * records); without memory for an id, the events that name it go
  * without their stack, counted (stackids_unmapped).
  *
- * One table per recorder (the recorder's state is per process, and a
- * forked recorder starts over with stackids_reset).
+ * One table per trace.  The functions below work on the current
+ * trace's; a recorder serving several processes (recorder/procs.h) keeps
+ * each other trace's in a stackids_t and swaps it in, as it does the
+ * live map (recorder/state.h).  A fork's child starts with an empty one:
+ * its process numbers its stacks afresh (preload/stacks.h).
  */
 #ifndef MEMSIM_RECORDER_STACKIDS_H
 #define MEMSIM_RECORDER_STACKIDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/* Forget every stack and id: a new trace. */
+typedef struct stackids_chunk_s {
+    unsigned char *data; /* 1 MiB of entries (stackids.c) */
+    size_t used;
+} stackids_chunk_t;
+
+/* A trace's table; zeroed: an empty one.  The index is open addressing,
+ * linear probing, at most 3/4 full: a slot is the top half of the
+ * stack's hash (the tag, which also gives its home) over its entry's
+ * reference (1 + chunk << 18 + offset / 4); 0: empty. */
+typedef struct stackids_s {
+    uint64_t *index;
+    uint64_t mask;      /* capacity - 1 */
+    uint64_t count;     /* slots in use */
+    int shift;          /* 32 - log2(capacity) */
+    stackids_chunk_t *chunks; /* [0, nchunks): the last one is being filled */
+    uint32_t nchunks, capchunks;
+    uint32_t *map;      /* the process's id -> the trace's id (0: not posted) */
+    uint64_t map_cap;   /* ids map holds: [0, map_cap) */
+    uint32_t last_id;   /* trace ids given */
+    uint64_t unmapped;  /* stackids_unmapped */
+} stackids_t;
+
+/* Forget every stack and id of the current table: a new trace. */
 void stackids_reset(void);
+/* Exchange the current table with *other. */
+void stackids_swap(stackids_t *other);
+/* Free a table that is not the current one. */
+void stackids_fini(stackids_t *t);
 
 /* A stack posted under the process's id pid, with its n frames: the
  * trace's id of those frames; *fresh when the trace has no record of

@@ -11,7 +11,8 @@
 # bytes at every run), then workload_cmd NAME THREADS for each run.
 #
 # Workloads: python, python-malloc (bench/study/sort.py, pymalloc on and
-# off), perl (bench/real/words.pl), sqlite (sqlite3 :memory:, inserts and
+# off), threads (bench/study/threads.py: records passed between threads,
+# pymalloc off), perl (bench/real/words.pl), sqlite (sqlite3 :memory:, inserts and
 # queries), gcc (gcc -O2 -c of bench/study/gen_c.sh's C: its cc1 child is
 # traced), xz (xz -6 of perl's text), lua (bench/real/tables.lua), git
 # (git log -p of this repository's history to a fixed commit), make
@@ -27,10 +28,10 @@ GIT_COMMIT=674909b
 workloads_sizes() {
     if [ "$1" = 1 ]; then
         PY_N=20000 PERL_WORDS=50000 SQL_ROWS=3000 GCC_FUNCS=20 XZ_WORDS=50000 LUA_N=20000
-        MAKE_FILES=2 MAKE_FUNCS=10 AH_EVENTS=400000 CH_EVENTS=200000
+        MAKE_FILES=2 MAKE_FUNCS=10 AH_EVENTS=400000 CH_EVENTS=200000 THREADS_N=5000
     else
         PY_N=100000 PERL_WORDS=1000000 SQL_ROWS=50000 GCC_FUNCS=250 XZ_WORDS=1000000 LUA_N=200000
-        MAKE_FILES=8 MAKE_FUNCS=30 AH_EVENTS=16000000 CH_EVENTS=5000000
+        MAKE_FILES=8 MAKE_FUNCS=30 AH_EVENTS=16000000 CH_EVENTS=5000000 THREADS_N=50000
     fi
 }
 
@@ -55,7 +56,7 @@ workloads_want() { case " $WORKLOADS " in *" $1 "*) return 0 ;; *) return 1 ;; e
 # Finds (or installs) the programs of $WORKLOADS only.
 workloads_programs() {
     PY= PERL= SQLITE= GCC= XZ= LUA= GIT= MAKE=
-    if workloads_want python || workloads_want python-malloc; then
+    if workloads_want python || workloads_want python-malloc || workloads_want threads; then
         # The system's python3, not a version manager's shim (a bash
         # script, which would be traced too).
         if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(need python3 python3); fi
@@ -109,6 +110,10 @@ workload_cmd() {
     python) [ -n "$PY" ] || return 1
         ENVV="PYTHONHASHSEED=0" WHAT="python3 -s bench/study/sort.py $PY_N"
         CMD="$PY -s $HERE/study/sort.py $PY_N" ;;
+    threads) [ -n "$PY" ] || return 1
+        ENVV="PYTHONHASHSEED=0 PYTHONMALLOC=malloc"
+        WHAT="PYTHONMALLOC=malloc python3 -s bench/study/threads.py $THREADS_N (4 producer and 4 consumer threads)"
+        CMD="$PY -s $HERE/study/threads.py $THREADS_N" ;;
     python-malloc) [ -n "$PY" ] || return 1
         ENVV="PYTHONHASHSEED=0 PYTHONMALLOC=malloc" WHAT="PYTHONMALLOC=malloc python3 -s bench/study/sort.py $PY_N"
         CMD="$PY -s $HERE/study/sort.py $PY_N" ;;

@@ -81,7 +81,7 @@ if need_program seccomp_strict; then
             i=$((i + 1))
         done
         kill -TERM $kpid
-        wait $kpid
+        wait $kpid 2>/dev/null
     }
     fresh_out
     killed_when_ready "$EDGES/seccomp_strict" prctl 1000 term

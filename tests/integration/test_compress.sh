@@ -117,8 +117,11 @@ mkdir -p "$TMP/k"
 K=$(cd "$TMP/k" && pwd)
 (trace "$K" "$PROG/alloc_heavy" 2 3000000 >"$TMP/k.out" 2>"$TMP/k.err"; echo "status $?" >>"$TMP/k.out") &
 waiter=$!
+# Until 100 KiB are written (the trace ends some 60 MB long): however long
+# start-up takes on a loaded machine (a fixed 5 s was not always enough:
+# the recorder was killed before its first frame, or not found at all).
 i=0
-while [ $i -lt 100 ] && [ -z "$(find "$K" -name '*.zst' -size +100k)" ]; do
+while [ $i -lt 1200 ] && [ -z "$(find "$K" -name '*.zst' -size +100k)" ]; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -184,5 +187,25 @@ expect_grep "damaged: names the damage" "cannot read past line [0-9]*: " "$TMP/b
 printf '\050\265\057\375' >"$TMP/magic.jsonl.zst"
 "$A" --no-replay "$TMP/magic.jsonl.zst" >/dev/null 2>"$TMP/magic.err"
 expect_one_line "four bytes of magic: one line" "$TMP/magic.err"
+# Cut inside the first frame, before any record (7 bytes: the frame's
+# header; 100: part of its first block): one line saying it is cut or
+# damaged, not "empty", and status 2, as for any file that is no trace.
+for cut_at in 7 100; do
+    head -c "$cut_at" "$z" >"$TMP/cut$cut_at.jsonl.zst"
+    expect_status "cut to $cut_at bytes: status 2" 2 "$A" --no-replay "$TMP/cut$cut_at.jsonl.zst"
+    expect_one_line "cut to $cut_at bytes: one line" "$TMP/err"
+    expect_grep "cut to $cut_at bytes: named truncated or damaged" \
+        "^memsim-analyze: $TMP/cut$cut_at.jsonl.zst: truncated or damaged: its compressed data stops inside the first frame, before the first record$" \
+        "$TMP/err"
+    expect_eq "cut to $cut_at bytes: no report" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+done
+# Damaged inside the first block: zstd cannot decode it.
+cp "$z" "$TMP/bad1.jsonl.zst"
+printf '\377\377\377\377\377\377\377\377' | dd of="$TMP/bad1.jsonl.zst" bs=1 seek=20 conv=notrunc 2>/dev/null
+expect_status "damaged in the first block: status 2" 2 "$A" --no-replay "$TMP/bad1.jsonl.zst"
+expect_one_line "damaged in the first block: one line" "$TMP/err"
+expect_grep "damaged in the first block: named damaged" \
+    "^memsim-analyze: $TMP/bad1.jsonl.zst: damaged: its compressed data cannot be decoded (.*) before the first record$" \
+    "$TMP/err"
 
 summary

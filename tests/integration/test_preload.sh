@@ -81,11 +81,11 @@ pair() {
 }
 
 # wait_ended FILE: the trace of a process that vanished (SIGKILL) is
-# finished by its recorder, a process apart, a moment later: wait (5 s at
-# most) for its end record.
+# finished by its recorder, a process apart, a moment later: wait (30 s at
+# most: a loaded machine) for its end record.
 wait_ended() {
     i=0
-    while [ $i -lt 100 ] && ! tail -n 1 "${1:-/dev/null}" 2>/dev/null | grep -q '^{"ev":"end"'; do
+    while [ $i -lt 600 ] && ! tail -n 1 "${1:-/dev/null}" 2>/dev/null | grep -q '^{"ev":"end"'; do
         sleep 0.05
         i=$((i + 1))
     done
@@ -330,7 +330,7 @@ timeout -s KILL "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/killm
     >"$TMP/k.out" 2>"$TMP/k.err" &
 waiter=$!
 i=0
-while [ $i -lt 200 ] && ! grep -qs ready "$TMP/k.out"; do
+while [ $i -lt 600 ] && ! grep -qs ready "$TMP/k.out"; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -404,7 +404,8 @@ for i in $(seq "$runs"); do
     env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$BUILD/programs/alloc_heavy" 1 3000000 \
         >/dev/null 2>&1 &
     victim=$!
-    sleep "0.2$i"
+    wait_handlers "$victim" # memsim's are in: a SIGTERM before them ends it untraced
+    sleep "0.0$i"
     kill -TERM "$victim"
     { wait "$victim"; } 2>/dev/null
     f=$(only_trace)

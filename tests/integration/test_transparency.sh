@@ -35,7 +35,7 @@ for p in fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflo
         exit
     fi
 done
-LIMIT=20 # seconds for any one run; then SIGKILL 2 s later (a hung process may block SIGTERM)
+LIMIT=60 # seconds for any one run; then SIGKILL 2 s later (a hung process may block SIGTERM)
 TAG=4096:777
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 unset LD_PRELOAD MEMSIM_OUTPUT MEMSIM_STRATEGY MEMSIM_DEVICE_SIZE MEMSIM_STACK_DEPTH \
@@ -224,6 +224,10 @@ if [ -n "$PY" ]; then
     traced "$PY" -X faulthandler -c "$crash" >"$TMP/t.out" 2>"$TMP/t.err"
     st=$?
     same_status "python3 faulthandler" "$st" "$plain"
+    # (The shell's report of the killed command names the line of the
+    # script that ran it, another for each run: unshell keeps the signal.)
+    unshell "$TMP/p.err"
+    unshell "$TMP/t.err"
     sed 's/0x[0-9a-f]*/0x?/g' "$TMP/p.err" >"$TMP/p.err.s"
     sed 's/0x[0-9a-f]*/0x?/g' "$TMP/t.err" >"$TMP/t.err.s"
     expect_same "python3 faulthandler: same stderr (but the thread's address)" \
@@ -278,22 +282,16 @@ else
 fi
 
 # (b) exit() from a SIGALRM handler in the middle of allocations: it
-# ends at once (natively some 50 ms in), with status 3 and a whole trace.
-t0=$(ms_now)
+# ends with status 3, a whole trace and nothing on stderr (an exit that
+# waited in vain for its recorder would say "may be incomplete"; how
+# soon it ends, natively some 50 ms in, is measured by bench/timing.sh).
 untraced "$PROG/exit_sig"
-plain=$?
-t1=$(ms_now)
-expect_eq "exit_sig: natively, status 3 within 1 s" "$plain $((t1 - t0 <= 1000))" "3 1"
-runs=30 ok=0 why="" slowest=0
+expect_eq "exit_sig: natively, status 3" "$?" 3
+runs=30 ok=0 why=""
 for i in $(seq "$runs"); do
     fresh_out
-    t0=$(ms_now)
-    timeout -k 1 5 env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/exit_sig" \
-        >"$TMP/t.out" 2>"$TMP/t.err"
+    traced "$PROG/exit_sig" >"$TMP/t.out" 2>"$TMP/t.err"
     st=$?
-    t1=$(ms_now)
-    ms=$((t1 - t0))
-    [ "$ms" -gt "$slowest" ] && slowest=$ms
     f=$(only_trace)
     if [ -z "$f" ]; then
         trace="no trace"
@@ -302,17 +300,17 @@ for i in $(seq "$runs"); do
     else
         trace=$(head -n 2 "$f.tcerr" | tr '\n' ' ' | head -c 200)
     fi
-    if [ "$st" = 3 ] && [ "$ms" -le 1000 ] && [ -z "$trace" ]; then
+    if [ "$st" = 3 ] && [ ! -s "$TMP/t.out" ] && [ ! -s "$TMP/t.err" ] && [ -z "$trace" ]; then
         ok=$((ok + 1))
     else
-        why="run $i: status $st after $ms ms${trace:+; $trace}"
+        why="run $i: status $st, stderr '$(head -c 200 "$TMP/t.err")'${trace:+; $trace}"
         break
     fi
 done
 if [ "$ok" = "$runs" ]; then
-    pass "exit_sig: $runs of $runs runs end within 1 s (slowest $slowest ms), status 3, whole trace"
+    pass "exit_sig: $runs of $runs runs end with status 3, a whole trace, nothing on stderr"
 else
-    fail "exit_sig: $runs runs end within 1 s, status 3, whole trace" "$why"
+    fail "exit_sig: $runs runs end with status 3, a whole trace, nothing on stderr" "$why"
 fi
 
 # ---- 6. small stacks -----------------------------------------------------------------
@@ -421,7 +419,11 @@ term_twice() {
         "$PROG/alloc_heavy" 1 3000000 >/dev/null 2>"$TMP/term.err" &
     fi
     victim=$! # env execs the program: $! is its pid
-    sleep 0.1
+    if [ -n "$1" ]; then
+        wait_handlers "$victim" # memsim's, not a guess of how long start-up takes
+    else
+        sleep 0.1
+    fi
     kill -TERM "$victim"
     env kill -TERM "$victim" 2>/dev/null
     { wait "$victim"; } 2>/dev/null
@@ -475,33 +477,29 @@ expect_eq "realloc_race: $runs traces in order, no unknown frees" "${bad:-none}"
 # (a) A soft descriptor limit the program lowered to what it uses (4: the
 # three standard ones and one): memsim-recorder, a process apart, takes
 # the hard one; the program is traced as usual, at once.
+# (A recorder waited for in vain would end in "did not start within
+# 10 s" on stderr: the checks of stderr see it; bench/timing.sh measures
+# how soon these runs end.)
 fresh_out
-t0=$(ms_now)
 (ulimit -Sn 4; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
 st=$?
-ms=$(($(ms_now) - t0))
 "$PROG/heap_mix" >"$TMP/p.out" 2>"$TMP/p.err"
 expect_same "ulimit -Sn 4: same stdout" "$TMP/p.out" "$TMP/t.out"
 expect_same "ulimit -Sn 4: nothing on stderr" "$TMP/p.err" "$TMP/t.err"
 same_status "ulimit -Sn 4" "$st" 0
 check_trace "ulimit -Sn 4" "$(only_trace)" --tag "$TAG" --expect-end exit
-expect_eq "ulimit -Sn 4: no wait for a recorder that cannot start (${ms} ms)" \
-    "$([ "$ms" -lt 5000 ] && echo yes)" yes
 
-# (b) A hard limit of 4: the recorder cannot load; one line says why, at
-# once, and the program runs untraced.
+# (b) A hard limit of 4: the recorder cannot load; one line says why
+# (not a wait for it), and the program runs untraced.
 fresh_out
-t0=$(ms_now)
 (ulimit -n 4; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
 st=$?
-ms=$(($(ms_now) - t0))
 expect_same "ulimit -n 4: same stdout" "$TMP/p.out" "$TMP/t.out"
 same_status "ulimit -n 4" "$st" 0
 expect_one_line "ulimit -n 4: one line" "$TMP/t.err"
 expect_grep "ulimit -n 4: names the limit" \
     "^memsim: memsim-recorder cannot load its libraries under the descriptor limit (ulimit -n 4); tracing is off$" \
     "$TMP/t.err"
-expect_eq "ulimit -n 4: at once (${ms} ms)" "$([ "$ms" -lt 5000 ] && echo yes)" yes
 fresh_out
 (ulimit -n 5; traced "$PROG/heap_mix") >"$TMP/t.out" 2>"$TMP/t.err"
 expect_grep "ulimit -n 5: the trace's open names the limit" \
@@ -536,7 +534,10 @@ expect_eq "ulimit -v 180000, 2.2M live blocks: the analysis says how many went u
     "$("$JSONQ" summary.untracked_blocks <"$TMP/ml.json")" 233921
 # The analysis itself under a limit too low to follow 2.2M live blocks:
 # one line where its memory ran out, and a report that says which
-# figures are incomplete (before, wrong leaks and no word).
+# figures are incomplete (before, wrong leaks and no word).  Without
+# sites (--sites 0) no symbols are loaded, on a thread of their own whose
+# timing would decide whether they or the live blocks run out first: the
+# live blocks are then the one thing that can.
 (ulimit -v 100000; "$BUILD/memsim-analyze" --no-replay --sites 0 --json "$f") >"$TMP/ml.lim.json" 2>"$TMP/ml.lim.err"
 expect_one_line "memsim-analyze under ulimit -v 100000: one line" "$TMP/ml.lim.err"
 expect_grep "memsim-analyze under ulimit -v 100000: the line names the cause and where" \
@@ -548,12 +549,23 @@ expect_eq "memsim-analyze under ulimit -v 100000: the blocks it lost are counted
 (ulimit -v 100000; "$BUILD/memsim-analyze" --no-replay --sites 0 "$f") >"$TMP/ml.lim.txt" 2>/dev/null
 expect_grep "memsim-analyze under ulimit -v 100000: the report says what is incomplete" \
     "^  leaked: .*(incomplete: see above)$" "$TMP/ml.lim.txt"
-# With the replay, which of the two runs out first varies; the replay
-# always does (it needs hundreds of MiB here), and says where.
+# With the replay (it needs hundreds of MiB here): when the live blocks
+# run out first, the replay stops with them; either way it says where.
 (ulimit -v 100000; "$BUILD/memsim-analyze" --sites 0 "$f") >/dev/null 2>"$TMP/ml.lim.err"
 expect_grep "memsim-analyze under ulimit -v 100000: the replay says where it stopped" \
     "^memsim-analyze: .*:[0-9][0-9]*: replay: out of memory: the strategies stop here, and every request from here on counts as failed in each$" \
     "$TMP/ml.lim.err"
+# Everything at once (symbols, live blocks, the replay, zstd's buffers):
+# which runs out first varies with the threads' timing; what holds is a
+# report (exit 0), and one line for each thing that ran out, never two.
+(ulimit -v 100000; "$BUILD/memsim-analyze" "$f") >"$TMP/ml.all.txt" 2>"$TMP/ml.all.err"
+st=$?
+expect_eq "memsim-analyze under ulimit -v 100000, symbols too: exit 0 and a report" \
+    "$st $(grep -c '^  leaked: ' "$TMP/ml.all.txt")" "0 1"
+expect_eq "memsim-analyze under ulimit -v 100000, symbols too: one line per thing that ran out" \
+    "$(sed 's/^memsim-analyze: [^ ]*: //' "$TMP/ml.all.err" | sed 's/^\(out of memory[^:]*\|replay[^:]*\):.*/\1/' | sort | uniq -d)" ""
+expect_eq "memsim-analyze under ulimit -v 100000, symbols too: only lines of memory run out" \
+    "$(grep -v '^memsim-analyze: .*\(out of memory\|not enough memory\)' "$TMP/ml.all.err")" ""
 
 # (e) A program that takes nearly all the address space its limit
 # allows, then allocates from 16,384 distinct stacks: memsim's stack
@@ -605,7 +617,7 @@ beside_recorder "a recorder that cannot load" "$TMP/unloadable-recorder" "what i
 # the program's one line; the program runs as it would.
 if [ -x "$BUILD/tests/memsim-recorder-v2" ]; then
     beside_recorder "a recorder of another build" "$BUILD/tests/memsim-recorder-v2" "says which" \
-        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 4, this recorder's 2): install both from one build; tracing is off$"
+        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 5, this recorder's 2): install both from one build; tracing is off$"
 else
     echo "# skip - a recorder of another build: $BUILD/tests/memsim-recorder-v2 is not built"
 fi
@@ -615,23 +627,16 @@ fi
 # glibc's figures (mallinfo2) walk every free chunk of every arena: on a
 # heap of 300,000 free chunks a call takes milliseconds, and asked for
 # every 10 ms they took 80-99% of the program's time (perl hashing 1.7M
-# words: 63 s against 2.3 s).  Now paced to 1% of it; the meter, ahead
-# of libmemsim.so, times the calls memsim makes (a share of the same
-# run's wall time).  frag_heap frees half its blocks at once: paced by
-# the last call's cost alone, the next call cost 25-80 times more
-# (50 ms, 5-7% of the run); the pace now counts the blocks freed since.
-METER=$BUILD/libmallinfo-meter.so
+# words: 63 s against 2.3 s).  Now paced to 1% of it: the share is a
+# time, measured by bench/timing.sh (frag_heap under libmallinfo-meter.so);
+# here the program runs as natively, its trace whole.
 fresh_out
 untraced "$PROG/frag_heap" 2000000 >"$TMP/p.out" 2>"$TMP/p.err"
-rm -f "$TMP/meter"
-timeout -k 2 "$LIMIT" env LD_PRELOAD="$METER $LIB" MALLINFO_METER_OUTPUT="$TMP/meter" MEMSIM_OUTPUT="$OUT" \
-    "$PROG/frag_heap" 2000000 >"$TMP/t.out" 2>"$TMP/t.err"
+traced "$PROG/frag_heap" 2000000 >"$TMP/t.out" 2>"$TMP/t.err"
 st=$?
 expect_same "frag_heap: same stdout" "$TMP/p.out" "$TMP/t.out"
+expect_same "frag_heap: same stderr" "$TMP/p.err" "$TMP/t.err"
 same_status "frag_heap" "$st" 0
 check_trace "frag_heap" "$(only_trace)" --expect-end exit
-share=$(awk '$3 > 0 {printf "%d", 100 * $2 / $3 + 0.5; exit}' "$TMP/meter" 2>/dev/null)
-printf '# frag_heap: %s%% of its time in mallinfo2 (%s)\n' "${share:-?}" "$(cat "$TMP/meter" 2>/dev/null)"
-expect_eq "frag_heap: at most 2% of its time in mallinfo2" "$([ -n "$share" ] && [ "$share" -le 2 ] && echo yes)" yes
 
 summary

@@ -62,14 +62,16 @@ pair() {
     same_status "$name" "$STATUS" "$PLAIN"
 }
 
-# limited NAME KIB PATTERN CMD...: CMD plainly, then traced under
-# `ulimit -v KIB` into a fresh $OUT: the same stdout, status 0, and one
-# line on stderr that matches PATTERN (left in $TMP/lim.err).
+# limited NAME KIB PATTERN CMD...: CMD plainly, then traced, each under
+# `ulimit -v KIB` (the traced one into a fresh $OUT): the same stdout,
+# status 0, and one line on stderr that matches PATTERN (left in
+# $TMP/lim.err).  (Without the limit, a program that allocates until
+# malloc fails maps 64 GiB: half a minute on a loaded machine.)
 limited() {
     name=$1 kib=$2 pattern=$3
     shift 3
     fresh_out
-    untraced "$@" >"$TMP/lim.p.out" 2>/dev/null
+    (ulimit -v "$kib"; untraced "$@") >"$TMP/lim.p.out" 2>/dev/null
     (ulimit -v "$kib"; traced "$@") >"$TMP/lim.t.out" 2>"$TMP/lim.err"
     st=$?
     expect_same "$name: same stdout" "$TMP/lim.p.out" "$TMP/lim.t.out"
@@ -130,10 +132,18 @@ only_trace() {
 end_field() { trace_text "${2:-/dev/null}" 2>/dev/null | tail -n 1 | "$JSONQ" "$1" 2>/dev/null; }
 
 # trace_of_exe EXE: the trace in $OUT of the first process named EXE (a
-# pattern), the one that was not forked (its parent_trace is null).
+# pattern), the one that was not forked (its parent_trace is null).  The
+# recorder writes a trace's first records within its flush interval: a
+# process that ended unseen (a signal) may leave a trace with nothing in
+# it yet, waited for (5 s at most).
 trace_of_exe() {
     for f in "$OUT"/memsim.$1.*.jsonl.zst; do
         [ -e "$f" ] || continue
+        i=0
+        while [ $i -lt 100 ] && [ -z "$(trace_text "$f" 2>/dev/null | head -n 1)" ]; do
+            sleep 0.05
+            i=$((i + 1))
+        done
         [ "$(trace_text "$f" | head -n 1 | "$JSONQ" parent_trace 2>/dev/null)" = null ] &&
             echo "$f" && return
     done

@@ -44,5 +44,8 @@ Suite *layout_suite(void);
 Suite *untraced_suite(void);
 Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
+Suite *report_suite(void);
+Suite *catalog_suite(void);
+Suite *sample_suite(void);
 
 #endif

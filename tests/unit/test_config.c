@@ -499,6 +499,49 @@ static const char *path(const config_t *c, const char *exe, unsigned counter)
     return out;
 }
 
+START_TEST(sample_bytes_and_seed)
+{
+    ck_assert_int_eq(config_load(&cfg, fake_get, err, sizeof err), 0);
+    ck_assert_uint_eq(cfg.sample_bytes, 0); /* every allocation, by default */
+    ck_assert(!cfg.sample_seeded);
+    static const struct {
+        const char *v;
+        uint64_t bytes;
+    } ok[] = {{"0", 0}, {"1", 1}, {"524288", 524288}, {"512K", 524288}, {"512KiB", 524288},
+              {"4M", 4u << 20}, {"1G", 1u << 30}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        env_set(CONFIG_ENV_SAMPLE_BYTES, ok[i].v);
+        ck_assert_int_eq(config_load(&cfg, fake_get, err, sizeof err), 0);
+        ck_assert_uint_eq(cfg.sample_bytes, ok[i].bytes);
+    }
+    env_set(CONFIG_ENV_SAMPLE_SEED, "4294967295");
+    ck_assert_int_eq(config_load(&cfg, fake_get, err, sizeof err), 0);
+    ck_assert(cfg.sample_seeded);
+    ck_assert_uint_eq(cfg.sample_seed, 4294967295u);
+}
+END_TEST
+
+START_TEST(sample_bytes_and_seed_refused)
+{
+    static const char *const bad[] = {"", "-1", "2G", "1025M", "512 K", "x", "0x100"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        env_clear();
+        env_set(CONFIG_ENV_SAMPLE_BYTES, bad[i]);
+        ck_assert_int_eq(config_load(&cfg, fake_get, err, sizeof err), -1);
+        char want[160];
+        snprintf(want, sizeof want, "memsim: MEMSIM_SAMPLE_BYTES=\"%s\" is not 0 or a size from 1 "
+                 "byte to 1 GiB (524288, 512K, 4M); tracing is off", bad[i]);
+        ck_assert_str_eq(err, want);
+        assert_defaults(&cfg);
+    }
+    env_clear();
+    env_set(CONFIG_ENV_SAMPLE_SEED, "4294967296");
+    ck_assert_int_eq(config_load(&cfg, fake_get, err, sizeof err), -1);
+    ck_assert_str_eq(err, "memsim: MEMSIM_SAMPLE_SEED=\"4294967296\" is not a whole number from 0 "
+                          "to 4294967295; tracing is off");
+}
+END_TEST
+
 START_TEST(directory_paths)
 {
     const config_t *c = with_output("/tmp/traces");
@@ -684,6 +727,8 @@ Suite *config_suite(void)
     tcase_add_test(tc, cut_keeps_utf8_whole);
     tcase_add_test(tc, control_characters_do_not_break_the_line);
     tcase_add_test(tc, tiny_error_buffers_do_not_overflow);
+    tcase_add_test(tc, sample_bytes_and_seed);
+    tcase_add_test(tc, sample_bytes_and_seed_refused);
     tcase_add_test(tc, directory_paths);
     tcase_add_test(tc, exe_names_never_add_components);
     tcase_add_test(tc, pattern_paths);

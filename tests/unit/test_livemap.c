@@ -141,6 +141,82 @@ START_TEST(doubling_moves_a_little_at_a_time)
 }
 END_TEST
 
+/* A fork's copy: every entry, fixed, in a map of its own, also when the
+ * parent's table is being moved; the two go their own ways after. */
+static void fix_block(livemap_entry_t *e, void *ctx)
+{
+    e->sim_block = ctx;
+}
+
+START_TEST(a_copy_is_whole_and_apart)
+{
+    static livemap_t copy = LIVEMAP_INITIALIZER;
+    livemap_entry_t out;
+    uint64_t n = 0, left = 1;
+    for (uint64_t i = 1; !livemap_moving(&m) || i < 3000; i++, n++) {
+        livemap_entry_t e = {.addr = i * 16, .size = i, .owner = 5};
+        ck_assert(livemap_put(&m, &e));
+    }
+    ck_assert(livemap_moving(&m));
+    ck_assert(livemap_copy(&copy, &m, fix_block, (void *)9, &left));
+    ck_assert_uint_eq(left, 0);
+    ck_assert_uint_eq(livemap_count(&copy), n);
+    ck_assert_uint_eq(livemap_bytes(&copy), livemap_bytes(&m));
+    const char *why = NULL;
+    ck_assert_msg(livemap_check(&copy, &why) == 0, "%s", why);
+    ck_assert_msg(livemap_check(&m, &why) == 0, "%s", why);
+    ck_assert(livemap_take(&m, 16, &out)); /* the parent's free is not the copy's */
+    ck_assert(livemap_take(&copy, 16, &out));
+    ck_assert_ptr_eq(out.sim_block, (void *)9);
+    ck_assert_int_eq(out.owner, 5);
+    for (uint64_t i = 2; i <= n; i++)
+        REQUIRE(livemap_take(&copy, i * 16, &out) && out.size == i, "take %llu",
+                (unsigned long long)i);
+    ck_assert_uint_eq(livemap_count(&copy), 0);
+    ck_assert_uint_eq(livemap_count(&m), n - 1);
+    livemap_clear(&copy);
+}
+END_TEST
+
+/* A copy into the table a cleared copy left (livemap.c's spare, not
+ * zeroed) holds the source as it is now, nothing of the old copy. */
+START_TEST(a_copy_over_a_cleared_copy_holds_only_the_source)
+{
+    static livemap_t copy = LIVEMAP_INITIALIZER;
+    livemap_entry_t e = {.owner = 2}, out;
+    uint64_t left = 1;
+    for (uint64_t i = 1; i <= 40000; i++) { /* a table past LIVEMAP_MAPPED */
+        e.addr = i * 16;
+        e.size = i;
+        ck_assert(livemap_put(&m, &e));
+    }
+    ck_assert(livemap_copy(&copy, &m, NULL, NULL, &left));
+    ck_assert_uint_eq(left, 0);
+    ck_assert_uint_ge((copy.mask + 1) * sizeof(livemap_entry_t), LIVEMAP_MAPPED);
+    livemap_clear(&copy);
+    for (uint64_t i = 1; i <= 20000; i++) {
+        ck_assert(livemap_take(&m, i * 16, &out));
+        e.addr = (i + 40000) * 16;
+        e.size = i + 40000;
+        ck_assert(livemap_put(&m, &e));
+    }
+    ck_assert(livemap_copy(&copy, &m, NULL, NULL, &left));
+    ck_assert_uint_eq(left, 0);
+    ck_assert_uint_eq(livemap_count(&copy), 40000);
+    ck_assert_uint_eq(livemap_bytes(&copy), livemap_bytes(&m));
+    const char *why = NULL;
+    ck_assert_msg(livemap_check(&copy, &why) == 0, "%s", why);
+    for (uint64_t i = 1; i <= 20000; i++)
+        REQUIRE(!livemap_take(&copy, i * 16, &out), "%llu was taken before the copy",
+                (unsigned long long)i);
+    for (uint64_t i = 20001; i <= 60000; i++)
+        REQUIRE(livemap_take(&copy, i * 16, &out) && out.size == i && out.owner == 2, "take %llu",
+                (unsigned long long)i);
+    ck_assert_uint_eq(livemap_count(&copy), 0);
+    livemap_clear(&copy);
+}
+END_TEST
+
 static void check_map(void)
 {
     const char *why = NULL;
@@ -209,6 +285,8 @@ Suite *livemap_suite(void)
     tcase_add_test(tc, invariants_hold_after_every_operation);
     tcase_add_test(tc, doubling_moves_a_little_at_a_time);
     tcase_add_test(tc, a_table_with_no_memory_to_grow_fills_on);
+    tcase_add_test(tc, a_copy_is_whole_and_apart);
+    tcase_add_test(tc, a_copy_over_a_cleared_copy_holds_only_the_source);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -318,6 +318,7 @@ static bool same_event(const event_t *x, const event_t *y)
 {
     return x->type == y->type && x->t == y->t && x->tid == y->tid && x->addr == y->addr &&
            x->size == y->size && x->align == y->align && x->stack == y->stack &&
+           (x->type != EV_ALLOC || x->fn == y->fn) &&
            x->old_addr == y->old_addr && x->old_size == y->old_size &&
            x->has_old_size == y->has_old_size && x->inherited == y->inherited;
 }

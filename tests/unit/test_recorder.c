@@ -38,7 +38,7 @@ static void start_in(const char *out_dir)
     arena = mmap(NULL, ARENA_SIZE(2, RING_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                        -1, 0);
     ck_assert_ptr_ne(arena, MAP_FAILED);
-    arena_format(arena, 2, RING_SLOTS);
+    arena_format(arena, 2, RING_SLOTS, 0);
     r = arena_region(arena, 0);
     config_defaults(&r->cfg);
     snprintf(r->cfg.output, sizeof r->cfg.output, "%s", out_dir);
@@ -280,6 +280,68 @@ START_TEST(a_burst_of_frees_holds_back_the_next_mallinfo)
     ck_assert(!rec_mallinfo_may_ask(&rc, end + 1600 * took));
     ck_assert(rec_mallinfo_may_ask(&rc, end + 1700 * took));
     finish(END_EXIT, 0);
+    cleanup();
+}
+END_TEST
+
+/* A sample's /proc read, during which the program goes on: it posts
+ * what the test gave it (blocks of 64 KiB allocated, or all of them freed
+ * and a trim reported), and /proc says 8 MiB. */
+typedef enum { DURING_GROWTH, DURING_TRIM } during_t;
+#define DURING_BLOCKS 100
+
+static bool read_during(void *ctx, records_sample_t *s)
+{
+    during_t what = *(const during_t *)ctx;
+    for (uint64_t i = 0; i < DURING_BLOCKS; i++)
+        if (what == DURING_GROWTH)
+            post(MSG_ALLOC, FN_MALLOC, 0x1000000 + 0x10000 * i, 0x10000, 16, 0);
+        else
+            post(MSG_FREE, FN_FREE, 0x1000000 + 0x10000 * i, 0, 0, 0);
+    if (what == DURING_TRIM)
+        post(MSG_MALLINFO, 0, 128 << 10, 0, 0, 0);
+    s->st.rss = s->st.hwm = 8 << 20;
+    return true;
+}
+
+static json_t *sample_during(during_t what)
+{
+    rec_sample(&rc, true, read_during, &what);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    size_t from = 0;
+    json_t *smp = json_incref(next_of(all, "sample", &from));
+    json_decref(all);
+    return smp;
+}
+
+/* The heap the program takes while /proc is read is in the sample's
+ * figures: RSS − reserved (the gap) never counts it as other memory. */
+START_TEST(a_sample_counts_the_heap_taken_during_its_read)
+{
+    start();
+    post(MSG_MALLINFO, 0, 1 << 20, 0, 0, 0);
+    json_t *smp = sample_during(DURING_GROWTH);
+    ck_assert_int_eq(ival(smp, "rss"), 8 << 20);
+    ck_assert_int_eq(ival(smp, "heap_live"), DURING_BLOCKS * 0x10000);
+    ck_assert_int_ge(ival(smp, "malloc_reserved"), DURING_BLOCKS * 0x10000);
+    json_decref(smp);
+    cleanup();
+}
+END_TEST
+
+/* A trim reported after the read does not lower the reserved bytes the
+ * read's RSS is set against. */
+START_TEST(a_sample_keeps_the_reserved_bytes_of_before_a_trim_during_its_read)
+{
+    start();
+    for (uint64_t i = 0; i < DURING_BLOCKS; i++)
+        post(MSG_ALLOC, FN_MALLOC, 0x1000000 + 0x10000 * i, 0x10000, 16, 0);
+    post(MSG_MALLINFO, 0, 7 << 20, DURING_BLOCKS * 0x10000, 0, 0);
+    json_t *smp = sample_during(DURING_TRIM);
+    ck_assert_int_eq(ival(smp, "heap_live"), 0);
+    ck_assert_int_eq(ival(smp, "malloc_reserved"), 7 << 20);
+    json_decref(smp);
     cleanup();
 }
 END_TEST
@@ -671,6 +733,144 @@ START_TEST(a_failed_exec_continues_the_trace)
 }
 END_TEST
 
+/* A fork: the child's trace starts from the parent's blocks as of the
+ * fork message, and the two go their own ways after, while the recorder
+ * takes both rings in turns (each trace's state swapped in). */
+static rec_t child;
+
+static void fork_child(rec_t *parent, unsigned k, void *ctx)
+{
+    (void)ctx;
+    rec_fork(parent, &child, k);
+}
+
+START_TEST(a_fork_child_starts_from_its_parent_s_blocks)
+{
+    start();
+    rc.on_fork = fork_child;
+    post(MSG_ALLOC, FN_MALLOC, 0x1000, 10, 16, 0);
+    post(MSG_ALLOC, FN_MALLOC, 0x2000, 20, 16, 0);
+    region_t *cr = arena_reserve(arena);
+    ck_assert_ptr_nonnull(cr);
+    post(MSG_FORK, 0, cr->index, 0, 0, 0);
+    post(MSG_ALLOC, FN_MALLOC, 0x3000, 30, 16, 0); /* the parent's, after the fork */
+    while (rec_step(&rc, 100000))
+        ;
+    ck_assert_ptr_eq(child.r, cr);
+    cr->cfg = r->cfg;
+    memcpy(cr->exe, r->exe, sizeof cr->exe);
+    cr->t0 = r->t0;
+    cr->parent_pid = getpid();
+    cr->flags = REGION_INHERITED;
+    atomic_store(&cr->pid, getpid() + 1); /* the child: another pid */
+    atomic_store(&cr->state, REGION_LIVE);
+    ck_assert_int_eq(rec_open(&child, arena, cr, -1), 0);
+    region_t *parent_r = r;
+    r = cr; /* the child's ring: it frees an inherited block and ends */
+    post(MSG_FREE, FN_FREE, 0x1000, 0, 0, 0);
+    r = parent_r; /* the parent frees the other, in between */
+    post(MSG_FREE, FN_FREE, 0x2000, 0, 0, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    r = cr;
+    while (rec_step(&child, 100000))
+        ;
+    post(MSG_END, 0, END__EXIT, 0, 0, 0);
+    while (rec_step(&child, 100000))
+        ;
+    ck_assert(child.done);
+    json_t *all = records();
+    size_t at = 0;
+    json_t *meta = next_of(all, "meta", &at);
+    ck_assert_str_eq(sval(meta, "parent_trace"), parent_r->trace_path);
+    json_t *f = next_of(all, "free", &at);
+    ck_assert_int_eq(ival(f, "flags"), 1); /* inherited */
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "live_allocations"), 1); /* 0x2000: still the child's */
+    ck_assert_int_eq(ival(end, "live_bytes"), 20);
+    ck_assert_int_eq(ival(end, "unknown_frees"), 0);
+    json_decref(all);
+    r = parent_r;
+    finish(END_EXIT, 0);
+    all = records();
+    at = 0;
+    end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "live_allocations"), 2); /* 0x1000 and 0x3000 */
+    ck_assert_int_eq(ival(end, "live_bytes"), 40);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
+/* A fork's child numbers its stacks afresh (its stack table is reset at
+ * the fork), so each trace keeps its own ids, taken in turns: the
+ * child's stack 1 is its own first stack (a record of its own, though
+ * the parent has the same frames), and the parent goes on from its own. */
+START_TEST(each_trace_of_a_tree_numbers_its_own_stacks)
+{
+    start();
+    rc.on_fork = fork_child;
+    uint64_t a[2] = {0x401000, 0x400100}, c[2] = {0x403000, 0x400100};
+    post_bytes(MSG_STACK, 1, 2, a, sizeof a);
+    post(MSG_ALLOC, FN_MALLOC, 0x1000, 10, 16, 1);
+    region_t *cr = arena_reserve(arena);
+    ck_assert_ptr_nonnull(cr);
+    post(MSG_FORK, 0, cr->index, 0, 0, 0);
+    while (rec_step(&rc, 100000))
+        ;
+    cr->cfg = r->cfg;
+    memcpy(cr->exe, r->exe, sizeof cr->exe);
+    cr->t0 = r->t0;
+    cr->parent_pid = getpid();
+    cr->flags = REGION_INHERITED;
+    atomic_store(&cr->pid, getpid() + 1);
+    atomic_store(&cr->state, REGION_LIVE);
+    ck_assert_int_eq(rec_open(&child, arena, cr, -1), 0);
+    region_t *parent_r = r;
+    post_bytes(MSG_STACK, 2, 2, c, sizeof c); /* the parent's second */
+    post(MSG_ALLOC, FN_MALLOC, 0x5000, 7, 16, 2);
+    post(MSG_ALLOC, FN_MALLOC, 0x6000, 8, 16, 1);
+    while (rec_step(&rc, 100000))
+        ;
+    r = cr;
+    post_bytes(MSG_STACK, 1, 2, a, sizeof a); /* the child's first */
+    post(MSG_ALLOC, FN_MALLOC, 0x4000, 5, 16, 1);
+    post(MSG_END, 0, END__EXIT, 0, 0, 0);
+    while (rec_step(&child, 100000))
+        ;
+    ck_assert(child.done);
+    json_t *all = records();
+    size_t at = 0;
+    json_t *s = next_of(all, "stack", &at);
+    ck_assert_int_eq(ival(s, "id"), 1);
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(s, "frames"), 0)), 0x401000);
+    ck_assert_int_eq(ival(next_of(all, "alloc", &at), "stack"), 1);
+    json_t *end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "stacks"), 1);
+    ck_assert_ptr_null(json_object_get(end, "stackless")); /* every id mapped */
+    json_decref(all);
+    r = parent_r;
+    finish(END_EXIT, 0);
+    all = records();
+    at = 0;
+    json_int_t ids[] = {1, 2}, frame[] = {0x401000, 0x403000}, stacks[] = {1, 2, 1};
+    for (int i = 0; i < 2; i++) {
+        s = next_of(all, "stack", &at);
+        ck_assert_int_eq(ival(s, "id"), ids[i]);
+        ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(s, "frames"), 0)),
+                         frame[i]);
+    }
+    at = 0;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ival(next_of(all, "alloc", &at), "stack"), stacks[i]);
+    end = next_of(all, "end", &at);
+    ck_assert_int_eq(ival(end, "stacks"), 2);
+    ck_assert_ptr_null(json_object_get(end, "stackless"));
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 /* The process vanished (SIGKILL, a raw exit_group): what it had
  * published is written, also past claims it never published, and the
  * end says so.  Those claims are calls cut inside a post (the event of
@@ -716,12 +916,16 @@ Suite *recorder_suite(void)
     TCase *tc = tcase_create("recorder");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, heap_events_become_records);
+    tcase_add_test(tc, a_sample_counts_the_heap_taken_during_its_read);
+    tcase_add_test(tc, a_sample_keeps_the_reserved_bytes_of_before_a_trim_during_its_read);
     tcase_add_test(tc, a_realloc_of_an_unknown_block_is_flagged);
     tcase_add_test(tc, blocks_the_live_map_has_no_memory_for_are_counted);
     tcase_add_test(tc, threads_the_thread_table_has_no_memory_for_are_counted);
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_stack_posted_again_keeps_its_trace_id);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
+    tcase_add_test(tc, a_fork_child_starts_from_its_parent_s_blocks);
+    tcase_add_test(tc, each_trace_of_a_tree_numbers_its_own_stacks);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
     tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);

@@ -5,9 +5,13 @@
  * thread's order holds, bytes survive the wrap, a handler's post never
  * waits, a hole is passed by what may pass it and by nothing else, a
  * slot a hole holds moves the claim of the lap after, a claim given up
- * is skipped, and a post interrupted by the end is settled.
+ * is skipped, a post interrupted by the end is settled, and a message
+ * is freed whole though the next lap writes its head meanwhile (and
+ * continuation slots left from a taken one are freed).
  */
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,7 +39,7 @@ static region_t *fresh_region(void)
     void *mem = mmap(NULL, ARENA_SIZE(1, RING_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                      -1, 0);
     ck_assert_ptr_ne(mem, MAP_FAILED);
-    arena_format(mem, 1, RING_SLOTS);
+    arena_format(mem, 1, RING_SLOTS, 0);
     region_t *r = arena_region(mem, 0);
     atomic_store(&r->rec_state, REC_RUNNING);
     atomic_store(&r->heartbeat, UINT64_MAX / 2); /* a recorder that is always "alive" */
@@ -200,6 +204,101 @@ START_TEST(bytes_cross_the_wrap)
     h = next(); /* continuation slots never look published */
     ck_assert_ptr_nonnull(h);
     ck_assert_uint_eq(h->a, 99);
+}
+END_TEST
+
+/* The recorder frees a message's slots as it consumes it, and a freed
+ * slot is the next lap's at once: its producer may write it (a one-slot
+ * post sets nslots to 1) while the recorder is still freeing the rest.
+ * Here the slots' page is read-only, and the fault of the first free
+ * plays that producer, writing the head slot as a one-slot post before
+ * the store goes through.  The whole message is freed all the same, the
+ * tail passes it, and the next lap posts past it. */
+static ring_slot_t *overwritten;
+static void *ro_page;
+static size_t ro_len;
+static int faults;
+
+static void next_lap_writes(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)uc;
+    if ((char *)si->si_addr < (char *)ro_page || (char *)si->si_addr >= (char *)ro_page + ro_len)
+        abort();
+    faults++;
+    mprotect(ro_page, ro_len, PROT_READ | PROT_WRITE);
+    overwritten->kind = MSG_ALLOC;
+    overwritten->nslots = 1;
+}
+
+/* The 5-slot message at 0 was taken: its slots are the next lap's, the
+ * tail is past it, and a lap and more on its slots take posts (none
+ * waits: a slot never freed drops them). */
+static void taken_whole(region_t *r)
+{
+    ring_slot_t *slots = region_slots(r);
+    ck_assert_ptr_null(next());
+    for (uint64_t p = 0; p < 5; p++)
+        ck_assert_uint_eq(atomic_load(&slots[p].word), ring_word(p + RING_SLOTS, r->ring.shift, RING_FREE));
+    ck_assert_uint_eq(intake_backlog(&in), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.tail), 5);
+    for (unsigned i = 0; i < RING_SLOTS + 8; i++) {
+        ring_slot_t m = {.kind = MSG_ALLOC, .a = i};
+        ck_assert_uint_ne(ring_post(r, &m, NULL, 0, RING_NOWAIT), 0);
+        ring_slot_t *t = next();
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->a, i);
+        consume(t);
+    }
+    ck_assert_uint_eq(atomic_load(&r->ring.dropped), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.tail), atomic_load(&r->ring.head));
+}
+
+START_TEST(a_message_s_length_is_read_before_its_slots_are_freed)
+{
+    region_t *r = fresh_region();
+    char frames[208];
+    memset(frames, 0x5a, sizeof frames);
+    ring_slot_t s = {.kind = MSG_STACK, .a = 1};
+    ck_assert_uint_ne(ring_post(r, &s, frames, sizeof frames, 0), 0);
+    ck_assert_uint_eq(atomic_load(&r->ring.head), 5);
+    ring_slot_t *h = next();
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(h->nslots, 5);
+
+    overwritten = h;
+    ro_len = (size_t)sysconf(_SC_PAGESIZE);
+    ro_page = (void *)((uintptr_t)h & ~(uintptr_t)(ro_len - 1));
+    faults = 0;
+    struct sigaction sa = {.sa_sigaction = next_lap_writes, .sa_flags = SA_SIGINFO}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
+    ck_assert_int_eq(mprotect(ro_page, ro_len, PROT_READ), 0);
+    consume(h);
+    sigaction(SIGSEGV, &old, NULL);
+    mprotect(ro_page, ro_len, PROT_READ | PROT_WRITE);
+    ck_assert_int_eq(faults, 1);
+    taken_whole(r);
+}
+END_TEST
+
+/* A slip that left a taken message's continuation slots unfreed, and
+ * scan inside it (what reading its length after freeing its head did):
+ * the next look finds continuation slots with no claim before them, and
+ * frees them, instead of waiting for them as holes for good. */
+START_TEST(a_continuation_left_from_a_taken_message_is_freed)
+{
+    region_t *r = fresh_region();
+    char frames[208];
+    memset(frames, 0x5a, sizeof frames);
+    ring_slot_t s = {.kind = MSG_STACK, .a = 1};
+    ck_assert_uint_ne(ring_post(r, &s, frames, sizeof frames, 0), 0);
+    ring_slot_t *h = next();
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(h->nslots, 5);
+    atomic_store(&region_slots(r)[0].word, ring_word(RING_SLOTS, r->ring.shift, RING_FREE));
+    in.scan = in.tail = 1;
+    atomic_store(&r->ring.tail, 1);
+    taken_whole(r);
 }
 END_TEST
 
@@ -689,6 +788,8 @@ Suite *ring_suite(void)
     tcase_add_test(tc, one_thread_in_order);
     tcase_add_test(tc, threads_lose_nothing_and_keep_their_order);
     tcase_add_test(tc, bytes_cross_the_wrap);
+    tcase_add_test(tc, a_message_s_length_is_read_before_its_slots_are_freed);
+    tcase_add_test(tc, a_continuation_left_from_a_taken_message_is_freed);
     tcase_add_test(tc, nowait_drops_when_full);
     tcase_add_test(tc, a_hole_is_passed_and_taken_when_filled);
     tcase_add_test(tc, an_open_realloc_holds_back_what_names_its_old_block);

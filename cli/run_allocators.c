@@ -1,0 +1,371 @@
+/*
+ * run_allocators: memsim run --allocator and --compare-allocators.  See
+ * run_allocators.h.
+ */
+#include "cli/run_allocators.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/paths.h"
+
+#define MIB (1024.0 * 1024.0)
+
+int run_alloc_parse(const char *cmd, const char *spec, const char *self_dir, run_alloc_t *a)
+{
+    char err[256], line[128];
+    if (catalog_parse_spec(spec, &a->spec, err, sizeof err)) {
+        fprintf(stderr, "%s: --allocator: %s\n", cmd, err);
+        return -1;
+    }
+    if (!catalog_library(a->spec.a, a->lib, sizeof a->lib)) {
+        fprintf(stderr, "%s: --allocator: %s is not installed (its library %s): %s\n", cmd,
+                a->spec.a->name, a->spec.a->sonames[0],
+                catalog_install_line(a->spec.a, line, sizeof line));
+        return -1;
+    }
+    if (strpbrk(a->lib, " :")) {
+        fprintf(stderr, "%s: --allocator: cannot preload %s: LD_PRELOAD cannot carry a path with "
+                        "a space or colon\n", cmd, a->lib);
+        return -1;
+    }
+    char here[PATH_MAX + 32], parent[PATH_MAX];
+    snprintf(here, sizeof here, "%s/libmemsim-meter.so", self_dir);
+    snprintf(parent, sizeof parent, "%s", self_dir);
+    char *slash = strrchr(parent, '/');
+    if (slash)
+        slash[slash == parent] = '\0';
+    char lib[PATH_MAX + 32];
+    snprintf(lib, sizeof lib, "%s/lib/memsim/libmemsim-meter.so", strcmp(parent, "/") ? parent : "");
+    if (!(access(here, R_OK) == 0 && realpath(here, a->meter)) &&
+        !(access(lib, R_OK) == 0 && realpath(lib, a->meter))) {
+        fprintf(stderr, "%s: --allocator: cannot find libmemsim-meter.so: looked for %s and %s "
+                        "(make builds it)\n", cmd, here, lib);
+        return -1;
+    }
+    if (strpbrk(a->meter, " :")) {
+        fprintf(stderr, "%s: --allocator: cannot preload %s: LD_PRELOAD cannot carry a path with "
+                        "a space or colon\n", cmd, a->meter);
+        return -1;
+    }
+    a->on = true;
+    return 0;
+}
+
+char *run_alloc_preload(const run_alloc_t *a, const char *memsim_preload, const char *old)
+{
+    size_t len = strlen(a->meter) + strlen(memsim_preload) + strlen(a->lib) +
+                 (old ? strlen(old) : 0) + 16;
+    char *v = malloc(len);
+    if (v)
+        snprintf(v, len, "LD_PRELOAD=%s:%s%s%s%s%s", a->meter, memsim_preload, a->lib[0] ? ":" : "",
+                 a->lib, old && *old ? ":" : "", old && *old ? old : "");
+    return v;
+}
+
+size_t run_alloc_vars(const run_alloc_t *a, const char *dir, char **out)
+{
+    size_t n = 0;
+    size_t len = strlen(dir) + 32;
+    if (!(out[n] = malloc(len)))
+        return 0;
+    snprintf(out[n++], len, "MEMSIM_METER_OUT=%s", dir);
+    len = strlen(a->lib) + 32;
+    if (!(out[n] = malloc(len))) {
+        free(out[0]);
+        return 0;
+    }
+    snprintf(out[n++], len, "MEMSIM_METER_LIB=%s", a->lib);
+    char buf[1024];
+    const char *env[CATALOG_MAX_ENV];
+    size_t ne = catalog_env(&a->spec, buf, sizeof buf, env);
+    for (size_t i = 0; i < ne; i++) {
+        if (!(out[n] = strdup(env[i]))) {
+            while (n)
+                free(out[--n]);
+            return 0;
+        }
+        n++;
+    }
+    return n;
+}
+
+bool run_alloc_file(const char *name)
+{
+    return !strcmp(name, "allocators.json") ||
+           (!strncmp(name, "meter.", 6) && strlen(name) > 11 &&
+            !strcmp(name + strlen(name) - 5, ".json"));
+}
+
+/* The meter's files of dir, each a process's object. */
+static json_t *meter_files(const char *dir)
+{
+    json_t *list = json_array();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "meter.", 6) || !run_alloc_file(e->d_name))
+            continue;
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        json_t *o = json_load_file(path, 0, NULL);
+        if (json_is_object(o))
+            json_array_append_new(list, o);
+        else
+            json_decref(o);
+    }
+    if (d)
+        closedir(d);
+    return list;
+}
+
+static uint64_t num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+json_t *run_alloc_collect(const char *cmd, const run_alloc_t *a, const char *dir)
+{
+    json_t *procs = meter_files(dir), *settings = json_object();
+    for (size_t k = 0; k < a->spec.nsettings; k++)
+        json_object_set_new(settings, a->spec.keys[k], json_string(a->spec.values[k]));
+    size_t top = SIZE_MAX;
+    for (size_t i = 0; i < json_array_size(procs); i++)
+        if (top == SIZE_MAX || num(json_array_get(procs, i), "peak_heap_rss_bytes") >
+                                   num(json_array_get(procs, top), "peak_heap_rss_bytes"))
+            top = i;
+    const json_t *t = top == SIZE_MAX ? NULL : json_array_get(procs, top);
+    if (t)
+        fprintf(stderr, "%s: allocator %s: peak heap RSS %.2f MiB in %s (pid %" PRIu64 "), "
+                        "%.2f MiB at its end; %zu process%s measured\n",
+                cmd, a->spec.label, (double)num(t, "peak_heap_rss_bytes") / MIB,
+                json_string_value(json_object_get(t, "exe")), num(t, "pid"),
+                (double)num(t, "end_heap_rss_bytes") / MIB, json_array_size(procs),
+                json_array_size(procs) == 1 ? "" : "es");
+    else
+        fprintf(stderr, "%s: allocator %s: no process was measured (none ended by exit: the "
+                        "meter writes at exit)\n", cmd, a->spec.label);
+    return json_pack("{s:s, s:s, s:s, s:o, s:I, s:o}", "name", a->spec.label, "allocator",
+                     a->spec.a->name, "library", a->lib, "settings", settings,
+                     "peak_heap_rss_bytes", (json_int_t)(t ? num(t, "peak_heap_rss_bytes") : 0),
+                     "processes", procs);
+}
+
+/* ---- the comparison ------------------------------------------------------------------- */
+
+/* Run argv and wait: its exit status (-1: could not run it). */
+static int run_wait(char *const *argv, const char *out)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out) {
+            FILE *f = freopen(out, "w", stdout);
+            (void)f;
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The analyzed process: the one with the largest peak heap. */
+static const json_t *principal(const json_t *report)
+{
+    const json_t *procs = json_object_get(report, "processes");
+    if (!procs)
+        return report;
+    const json_t *best = NULL;
+    for (size_t i = 0; i < json_array_size(procs); i++) {
+        const json_t *p = json_array_get(procs, i);
+        uint64_t h = num(json_object_get(p, "summary"), "peak_heap_bytes");
+        if (!best || h > num(json_object_get(best, "summary"), "peak_heap_bytes"))
+            best = p;
+    }
+    return best;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path ? path : "";
+}
+
+/* The measured peak heap RSS of exe's process (the largest) in a run's
+ * resources.json; 0 when none. */
+static uint64_t measured(const char *dir, const char *exe)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/resources.json", dir);
+    json_t *r = json_load_file(path, 0, NULL);
+    const json_t *procs = json_object_get(json_object_get(r, "allocator"), "processes");
+    uint64_t best = 0;
+    for (size_t i = 0; i < json_array_size(procs); i++) {
+        const json_t *p = json_array_get(procs, i);
+        if (!strcmp(base_name(json_string_value(json_object_get(p, "exe"))), base_name(exe)) &&
+            num(p, "peak_heap_rss_bytes") > best)
+            best = num(p, "peak_heap_rss_bytes");
+    }
+    json_decref(r);
+    return best;
+}
+
+int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
+                      char *const *run_args, char *const *argv)
+{
+    catalog_spec_t specs[CATALOG_MAX_SPECS];
+    size_t n = 0;
+    char err[256], all[256] = "";
+    if (!list) {
+        for (size_t i = 0; i < catalog_count(); i++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? "," : "",
+                     catalog_at(i)->name);
+        list = all;
+    }
+    if (catalog_parse_list(list, specs, CATALOG_MAX_SPECS, &n, err, sizeof err)) {
+        fprintf(stderr, "%s: --compare-allocators: %s\n", cmd, err);
+        return 2;
+    }
+    char self[PATH_MAX + 16], analyze[PATH_MAX + 32];
+    snprintf(self, sizeof self, "%s/memsim", self_dir);
+    if (!paths_tool(self_dir, "memsim-analyze", analyze, sizeof analyze)) {
+        fprintf(stderr, "%s: --compare-allocators: memsim-analyze is not beside memsim\n", cmd);
+        return 1;
+    }
+    /* the runs: one per installed allocator */
+    char ran[CATALOG_MAX_SPECS][PATH_MAX];
+    bool ok[CATALOG_MAX_SPECS] = {0};
+    char list_ran[CATALOG_MAX_SPECS * 162] = "";
+    size_t nargs = 0, first = SIZE_MAX;
+    while (run_args[nargs])
+        nargs++;
+    size_t nargv = 0;
+    while (argv[nargv])
+        nargv++;
+    for (size_t i = 0; i < n; i++) {
+        char lib[PATH_MAX], line[128];
+        if (!catalog_library(specs[i].a, lib, sizeof lib)) {
+            fprintf(stderr, "%s: allocator %s is not installed (its library %s): %s; compared "
+                            "without it\n", cmd, specs[i].a->name, specs[i].a->sonames[0],
+                    catalog_install_line(specs[i].a, line, sizeof line));
+            continue;
+        }
+        if (snprintf(ran[i], sizeof ran[i], "%s/%.159s", dir, specs[i].label) >= (int)sizeof ran[i]) {
+            fprintf(stderr, "%s: --compare-allocators: %s/%s is too long a path\n", cmd, dir,
+                    specs[i].label);
+            return 2;
+        }
+        char **args = calloc(nargs + nargv + 10, sizeof *args);
+        if (!args)
+            return 1;
+        size_t k = 0;
+        args[k++] = self;
+        args[k++] = "run";
+        args[k++] = "--force";
+        args[k++] = "--out";
+        args[k++] = ran[i];
+        args[k++] = "--allocator";
+        args[k++] = specs[i].label;
+        for (size_t j = 0; j < nargs; j++)
+            args[k++] = run_args[j];
+        args[k++] = "--";
+        for (size_t j = 0; j < nargv; j++)
+            args[k++] = argv[j];
+        fprintf(stderr, "%s: run %zu of %zu: with %s\n", cmd, i + 1, n, specs[i].label);
+        int rc = run_wait(args, NULL);
+        free(args);
+        if (rc < 0 || rc == 2 || rc == 1) {
+            fprintf(stderr, "%s: the run with %s failed (status %d); compared without it\n", cmd,
+                    specs[i].label, rc);
+            continue;
+        }
+        ok[i] = true;
+        if (first == SIZE_MAX)
+            first = i;
+        snprintf(list_ran + strlen(list_ran), sizeof list_ran - strlen(list_ran), "%s%.159s",
+                 list_ran[0] ? "," : "", specs[i].label);
+    }
+    if (first == SIZE_MAX) {
+        fprintf(stderr, "%s: --compare-allocators: no run succeeded\n", cmd);
+        return 1;
+    }
+    /* the prediction: the first run's trace through every allocator that ran */
+    char json_path[PATH_MAX + 32];
+    snprintf(json_path, sizeof json_path, "%s/prediction.json", dir);
+    char *aargs[] = {analyze, "--json", "--sites", "0", "--all", "--allocators", list_ran,
+                     ran[first], NULL};
+    if (run_wait(aargs, json_path)) {
+        fprintf(stderr, "%s: memsim-analyze --allocators failed on %s\n", cmd, ran[first]);
+        return 1;
+    }
+    json_t *report = json_load_file(json_path, 0, NULL);
+    const json_t *p = principal(report);
+    const json_t *rows = json_object_get(json_object_get(p, "allocators"), "rows");
+    const char *exe = json_string_value(json_object_get(json_object_get(p, "summary"), "exe"));
+    json_t *out = json_array();
+    fprintf(stderr, "%s: predicted (the replay of the %s run's trace) against measured (a real "
+                    "run with each), peak heap RSS of %s:\n", cmd, specs[first].label,
+            exe ? exe : "?");
+    fprintf(stderr, "  %-28s %12s %12s %8s\n", "allocator", "predicted", "measured", "error");
+    double pred[CATALOG_MAX_SPECS] = {0}, meas[CATALOG_MAX_SPECS] = {0};
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ok[i])
+            continue;
+        uint64_t pr = 0;
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            const json_t *r = json_array_get(rows, k);
+            if (!strcmp(json_string_value(json_object_get(r, "name")), specs[i].label))
+                pr = num(r, "peak_rss_bytes");
+        }
+        uint64_t me = measured(ran[i], exe);
+        double e = me ? ((double)pr - (double)me) / (double)me : 0;
+        fprintf(stderr, "  %-28s %9.2f MiB %9.2f MiB %+7.1f%%\n", specs[i].label,
+                (double)pr / MIB, (double)me / MIB, 100 * e);
+        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f}", "name", specs[i].label,
+                                             "predicted_peak_heap_rss_bytes", (json_int_t)pr,
+                                             "measured_peak_heap_rss_bytes", (json_int_t)me,
+                                             "error", e));
+        pred[m] = (double)pr;
+        meas[m] = (double)me;
+        m++;
+    }
+    /* the same order: every pair ranked alike, where the measured pair
+     * differs by more than 1% (closer, a run's noise decides) */
+    size_t agree = 0, pairs = 0;
+    for (size_t i = 0; i < m; i++)
+        for (size_t k = i + 1; k < m; k++) {
+            double d = meas[i] > meas[k] ? meas[i] - meas[k] : meas[k] - meas[i];
+            if (d <= 0.01 * (meas[i] > meas[k] ? meas[i] : meas[k]))
+                continue;
+            pairs++;
+            agree += (pred[i] < pred[k]) == (meas[i] < meas[k]);
+        }
+    fprintf(stderr, "  order: %zu of %zu pairs that differ by over 1%% measured are ranked alike%s\n",
+            agree, pairs, agree == pairs ? " (the same order)" : "");
+    json_t *doc = json_pack("{s:s?, s:s, s:o, s:I, s:I}", "exe", exe, "recording",
+                            specs[first].label, "allocators", out, "pairs", (json_int_t)pairs,
+                            "pairs_in_order", (json_int_t)agree);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/allocators.json", dir);
+    if (json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+        fprintf(stderr, "%s: cannot write %s\n", cmd, path);
+    else
+        fprintf(stderr, "%s: the comparison is in %s\n", cmd, path);
+    json_decref(doc);
+    json_decref(report);
+    return 0;
+}

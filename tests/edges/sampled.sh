@@ -1,0 +1,35 @@
+# A sampled trace (MEMSIM_SAMPLE_BYTES=64K) of 4 threads that make 8
+# million allocations of 64 bytes and 200 of 4 MiB through every
+# allocating function, with frees across threads and 16 MiB leaked.
+# The program runs as it does plainly; the trace holds every block of
+# 4 MiB (64 times the interval: always sampled) and the realloc of two
+# sampled blocks, exactly; the number of blocks of 64 bytes sampled is
+# within 5 standard errors of 8,000,000 x (1 - e^(-64/65536)); no free
+# is taken for an unknown one; the leak at the end is exact (its blocks
+# were certain to be sampled: their weight is their size).
+if need_program sampled; then
+    TRACE_ENV="MEMSIM_SAMPLE_BYTES=64K"
+    pair "sampled" "$EDGES/sampled" 4 2000000
+    TRACE_ENV=
+    f=$(only_trace)
+    check_trace "sampled" "$f"
+    expect_eq "sampled: the meta record names the interval" \
+        "$(trace_text "$f" | head -n 1 | "$JSONQ" sample_bytes)" 65536
+    expect_eq "sampled: no error records, nothing dropped" "$(tc errors "$f"):$(tc dropped "$f")" "0:0"
+    expect_eq "sampled: every block of 4 MiB is recorded" \
+        "$(trace_text "$f" | grep -c '^\["a",[^,]*,[^,]*,"[0-9a-f]*",4194304,')" 200
+    expect_eq "sampled: the realloc of two sampled blocks" \
+        "$(trace_text "$f" | grep -c '^\["r",[^,]*,[^,]*,"[0-9a-f]*","[0-9a-f]*",8388608,')" 1
+    n=$(trace_text "$f" | grep -c '^\["a",[^,]*,[^,]*,"[0-9a-f]*",64,')
+    # mean 7808.6, standard deviation 88.3
+    if [ "$n" -ge 7367 ] && [ "$n" -le 8250 ]; then
+        pass "sampled: $n blocks of 64 bytes sampled (expected 7809 +- 88)"
+    else
+        fail "sampled: the blocks of 64 bytes sampled" "$n, not within 5 standard errors of 7809"
+    fi
+    expect_eq "sampled: the leak at the end, exactly" \
+        "$(end_field live_allocations "$f"):$(end_field live_bytes "$f"):$(end_field unknown_frees "$f")" \
+        "3:16777216:0"
+    expect_status "sampled: the analysis runs" 0 "$BUILD/memsim-analyze" --sites 0 "$f"
+    expect_grep "sampled: and says the leak is exact" "^  leaked: *16.0 MiB ± 0 B$" "$TMP/out"
+fi

@@ -1,0 +1,177 @@
+# memsim-analyze --allocators: a trace's heap operations replayed through
+# real allocators (glibc's, and jemalloc, mimalloc and tcmalloc where
+# installed), each in a memsim-replay process of its own.
+. tests/integration/lib.sh
+
+A=$BUILD/memsim-analyze
+J=$JSONQ
+PROG=$BUILD/programs
+for need in "$A" "$BUILD/memsim-replay" "$J"; do
+    [ -x "$need" ] || { fail "setup" "$need is missing (make integration builds it)"; summary; exit; }
+done
+
+# The allocators of the catalog that are installed here (glibc always).
+ALL=glibc
+for a in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
+    if ls /usr/lib/*-linux-gnu/"${a#*:}" /lib/*-linux-gnu/"${a#*:}" >/dev/null 2>&1; then
+        ALL="$ALL,${a%%:*}"
+    else
+        echo "# skip - ${a%%:*} is not installed: its rows are not checked"
+    fi
+done
+NALL=$(echo "$ALL" | tr ',' '\n' | wc -l)
+
+# A trace with known operations on two threads: a 16 MiB malloc, a
+# calloc, three aligned kinds, the 16 MiB block freed by the other thread
+# (a window of its own: the two threads must not run it at once), the
+# calloc'd block grown to 8 MiB by realloc and freed.
+cat >"$TMP/known.jsonl" <<'EOT'
+{"ev":"meta","t":0,"tid":1,"format":"memsim-trace","version":1,"pid":42,"ppid":1,"exe":"/bin/known","argv":["known"],"start_unix_ns":0,"page_size":4096,"strategy":"best-fit","device_size":1073741824,"stack_depth":64,"mmap":true,"memsim_version":"0.1.0","parent_trace":null}
+{"ev":"stack","t":1,"tid":1,"id":1,"frames":[4096]}
+{"ev":"alloc","t":2,"tid":1,"fn":"malloc","addr":4096,"size":16777216,"align":16,"stack":1,"sim":null}
+{"ev":"alloc","t":3,"tid":1,"fn":"calloc","addr":40960000,"size":1000,"align":16,"stack":1,"sim":null}
+{"ev":"alloc","t":4,"tid":2,"fn":"posix_memalign","addr":81920000,"size":5000,"align":4096,"stack":1,"sim":null}
+{"ev":"alloc","t":5,"tid":2,"fn":"aligned_alloc","addr":81960000,"size":64,"align":64,"stack":1,"sim":null}
+{"ev":"alloc","t":6,"tid":2,"fn":"memalign","addr":82000000,"size":100,"align":256,"stack":1,"sim":null}
+{"ev":"free","t":7,"tid":2,"fn":"free","addr":4096,"size":16777216,"stack":1}
+{"ev":"realloc","t":8,"tid":1,"fn":"realloc","old_addr":40960000,"addr":50000000,"old_size":1000,"size":8388608,"stack":1,"sim":null}
+{"ev":"free","t":9,"tid":1,"fn":"free","addr":50000000,"size":8388608,"stack":1}
+{"ev":"end","t":10,"tid":1,"reason":"exit","status":0,"signal":null,"records":10,"dropped":0,"after_end":0,"unknown_frees":0,"live_allocations":3,"live_bytes":5164,"stacks":1}
+EOT
+expect_status "no --allocators: no replay through real allocators" 0 "$A" --json --sites 0 "$TMP/known.jsonl"
+expect_eq "allocators is null without --allocators" "$("$J" allocators <"$TMP/out")" null
+expect_status "--allocators $ALL on a known trace" 0 "$A" --json --sites 0 --allocators "$ALL" "$TMP/known.jsonl"
+cp "$TMP/out" "$TMP/known.json"
+expect_eq "nothing on stderr" "$(cat "$TMP/err")" ""
+q() { "$J" "$1" <"$TMP/known.json"; }
+expect_eq "8 operations" "$(q allocators.operations)" 8
+expect_eq "2 threads" "$(q allocators.threads)" 2
+expect_eq "the free by the other thread starts a window" "$(q allocators.windows)" 2
+expect_eq "a row per allocator" "$(q allocators.rows.#)" "$NALL"
+expect_eq "the program ran with glibc" "$(q allocators.ran_with)" glibc
+i=0
+while [ "$i" -lt "$NALL" ]; do
+    name=$(q allocators.rows.$i.name)
+    expect_eq "$name: replayed" "$(q allocators.rows.$i.status)" ok
+    expect_eq "$name: every operation" "$(q allocators.rows.$i.operations)" 8
+    expect_eq "$name: no request refused" "$(q allocators.rows.$i.failed_requests)" 0
+    expect_eq "$name: nothing substituted (the trace has no pvalloc)" "$(q allocators.rows.$i.substituted.#)" 0
+    # the 16 MiB block is written in every page: the peak holds it (the
+    # kernel's RSS counters may lag by some pages per thread)
+    peak=$(q allocators.rows.$i.peak_rss_bytes)
+    if [ "$peak" -ge 16252928 ] && [ "$peak" -le 33554432 ]; then pass "$name: peak RSS holds the 16 MiB block ($peak)"; else
+        fail "$name: peak RSS holds the 16 MiB block" "$peak, want 15.5 to 32 MiB"
+    fi
+    i=$((i + 1))
+done
+expect_eq "the ranking: allocators and strategies" "$(q allocators.ranking.#)" "$((NALL + 6))"
+expect_eq "the ranking's first is the best" "$(q allocators.ranking.0.over_best_bytes)" 0
+
+# Settings make rows of their own.
+expect_status "glibc with settings" 0 "$A" --json --sites 0 --allocators 'glibc,glibc:M_ARENA_MAX=1:M_MMAP_THRESHOLD=65536' "$TMP/known.jsonl"
+expect_eq "two rows" "$("$J" allocators.rows.# <"$TMP/out")" 2
+expect_grep "the settings' row" '"glibc:M_ARENA_MAX=1:M_MMAP_THRESHOLD=65536"' "$TMP/out"
+expect_grep "its settings" '"M_MMAP_THRESHOLD": "65536"' "$TMP/out"
+
+# A missing allocator is named with the line that installs it; the others run.
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator: exit 0" 0 \
+    "$A" --json --sites 0 --allocators glibc,jemalloc "$TMP/known.jsonl"
+expect_one_line "a missing allocator: one line" "$TMP/err"
+expect_grep "the line names it and how to install it" \
+    "allocator jemalloc is not installed (its library libjemalloc.so.2): apt-get install libjemalloc2" "$TMP/err"
+expect_eq "glibc still replayed" "$("$J" allocators.rows.0.status <"$TMP/out")" ok
+expect_eq "jemalloc's row says missing" "$("$J" allocators.rows.1.status <"$TMP/out")" missing
+expect_eq "with its install line" "$("$J" allocators.rows.1.install <"$TMP/out")" "apt-get install libjemalloc2"
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator in the text" 0 \
+    "$A" --sites 0 --allocators glibc,tcmalloc "$TMP/known.jsonl"
+expect_grep "text: not installed" "tcmalloc  *not installed: apt-get install libtcmalloc-minimal4" "$TMP/out"
+
+# Bad specs: one line, exit 2.
+for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' ''; do
+    expect_status "bad --allocators '$bad': exit 2" 2 "$A" --allocators "$bad" "$TMP/known.jsonl"
+    expect_one_line "bad --allocators '$bad': one line" "$TMP/err"
+done
+
+# A real program: mt_alloc's four threads, every allocation function
+# (traced: not under SANITIZE=1, which builds no libmemsim.so).
+if [ "${SANITIZE:-0}" = 1 ] || [ ! -x "$PROG/mt_alloc" ]; then
+    echo "# skip - a real program's trace: no libmemsim.so or mt_alloc in $BUILD"
+    summary
+    exit
+fi
+"$MEMSIM" run -o "$TMP/mt" --no-children "$PROG/mt_alloc" 4 20000 >/dev/null 2>&1
+expect_status "a real trace through $ALL" 0 "$A" --json --sites 0 --allocators "$ALL" "$TMP/mt"
+cp "$TMP/out" "$TMP/mt.json"
+q() { "$J" "$1" <"$TMP/mt.json"; }
+expect_eq "every heap operation of the trace is replayed" "$(q allocators.operations)" \
+    "$(($(q summary.allocations) + $(q summary.frees)))"
+expect_eq "a replay thread per trace thread" "$(q allocators.threads)" 5
+i=0
+while [ "$i" -lt "$NALL" ]; do
+    name=$(q allocators.rows.$i.name)
+    expect_eq "mt_alloc through $name" "$(q allocators.rows.$i.status)/$(q allocators.rows.$i.failed_requests)" ok/0
+    i=$((i + 1))
+done
+expect_status "the text report" 0 "$A" --sites 0 --allocators "$ALL" "$TMP/mt"
+expect_grep "text: the allocators' table" "replayed through each in a process of its own" "$TMP/out"
+expect_grep "text: the ranking" "ranking (allocators by peak RSS" "$TMP/out"
+expect_grep "text: what switching would save" "switching: .*the program ran with glibc" "$TMP/out"
+expect_status "the HTML report" 0 "$A" --sites 0 --allocators "$ALL" --html "$TMP/r.html" "$TMP/mt"
+expect_grep "HTML: the allocators beside the strategies" 'id="allocators"' "$TMP/r.html"
+expect_grep "HTML: RSS over the operations" 'id="allocator-rss"' "$TMP/r.html"
+
+# memsim run --allocator: the program runs traced with the allocator
+# preloaded and its heap's RSS measured; the same output and status.
+if [ ! -x "$PROG/frag_heap" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
+    fail "setup" "frag_heap or libmemsim-meter.so is missing (make integration builds them)"
+    summary
+    exit
+fi
+"$PROG/frag_heap" 20000 >"$TMP/native.out"
+native=$?
+LAST=${ALL##*,}
+expect_status "memsim run --allocator $LAST" "$native" "$MEMSIM" run -o "$TMP/one" --no-children \
+    --allocator "$LAST" "$PROG/frag_heap" 20000
+expect_eq "the program's output as run natively" "$(cat "$TMP/out")" "$(cat "$TMP/native.out")"
+expect_grep "one line: the measured peak heap" "allocator $LAST: peak heap RSS .* MiB in .*frag_heap" "$TMP/err"
+expect_eq "resources.json names the allocator" "$("$J" allocator.name <"$TMP/one/resources.json")" "$LAST"
+expect_eq "the meter's figures of the process" "$("$J" allocator.processes.# <"$TMP/one/resources.json")" 1
+peak=$("$J" allocator.peak_heap_rss_bytes <"$TMP/one/resources.json")
+# frag_heap keeps 300,000 blocks of 48..208 bytes: about 40 MiB live
+if [ "$peak" -ge 33554432 ] && [ "$peak" -le 201326592 ]; then pass "a plausible peak heap ($peak)"; else
+    fail "a plausible peak heap" "$peak, want 32 to 192 MiB"
+fi
+case $LAST in
+glibc) ;;
+*) expect_grep "the trace names the allocator's library" "lib${LAST%%malloc}" "$TMP/one/$(ls "$TMP/one" | grep '^memsim\.' | head -n 1)" ;;
+esac
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "--allocator of one not installed: exit 2" 2 \
+    "$MEMSIM" run -o "$TMP/none" --allocator jemalloc true
+expect_one_line "--allocator of one not installed: one line" "$TMP/err"
+expect_grep "the line that installs it" "jemalloc is not installed (its library libjemalloc.so.2): apt-get install libjemalloc2" "$TMP/err"
+expect_status "--allocator hoard: exit 2" 2 "$MEMSIM" run -o "$TMP/none" --allocator hoard true
+expect_one_line "--allocator hoard: one line" "$TMP/err"
+
+# The prediction against reality on one program: frag_heap run once per
+# allocator; the glibc run's trace replayed through each.  Every
+# predicted peak heap RSS within 5% of the measured one, the same order.
+expect_status "memsim run --compare-allocators=$ALL" 0 "$MEMSIM" run -o "$TMP/cmp" --no-children \
+    --compare-allocators="$ALL" "$PROG/frag_heap" 20000
+C=$TMP/cmp/allocators.json
+expect_eq "a comparison per allocator" "$("$J" allocators.# <"$C")" "$NALL"
+i=0
+while [ "$i" -lt "$NALL" ]; do
+    name=$("$J" allocators.$i.name <"$C")
+    pr=$("$J" allocators.$i.predicted_peak_heap_rss_bytes <"$C")
+    me=$("$J" allocators.$i.measured_peak_heap_rss_bytes <"$C")
+    if awk -v p="$pr" -v m="$me" 'BEGIN { e = (p - m) / m; exit !(m > 0 && e <= 0.05 && e >= -0.05) }'; then
+        pass "$name: predicted $pr within 5% of measured $me"
+    else
+        fail "$name: prediction within 5%" "predicted $pr, measured $me"
+    fi
+    i=$((i + 1))
+done
+expect_eq "the allocators in the same order" "$("$J" pairs_in_order <"$C")" "$("$J" pairs <"$C")"
+expect_grep "the table on stderr" "predicted (the replay of the glibc run's trace) against measured" "$TMP/err"
+
+summary

@@ -1,0 +1,171 @@
+/* sample, sampleset: the Poisson process over allocated bytes, and the
+ * set of sampled blocks a free looks in. */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/rng.h"
+#include "core/sampling.h"
+#include "preload/sample.h"
+#include "preload/sampleset.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+/* Distinct 16-byte-aligned addresses, as an allocator's. */
+static uintptr_t addr_of(unsigned thread, unsigned i)
+{
+    return 0x7f0000000000ull + ((uint64_t)thread << 32) + (uint64_t)i * 48;
+}
+
+START_TEST(set_absent_until_added_and_after_taken)
+{
+    ck_assert(!sampleset_absent((void *)0x1000)); /* before sampling: every free looks */
+    ck_assert(!sampleset_take((void *)0x1000));
+    ck_assert_int_eq(sampleset_start(), 0);
+    enum { N = 20000 }; /* past the first table's 128 blocks: it moves on, several times */
+    for (unsigned i = 0; i < N; i++)
+        ck_assert(sampleset_add((void *)addr_of(0, i)));
+    for (unsigned i = 0; i < N; i++)
+        ck_assert_msg(!sampleset_absent((void *)addr_of(0, i)), "block %u looks absent", i);
+    for (unsigned i = 0; i < N; i++) {
+        ck_assert(sampleset_take((void *)addr_of(0, i)));
+        ck_assert(!sampleset_take((void *)addr_of(0, i)));
+    }
+    /* Every counter is back at 0: nothing of them is left to look for. */
+    for (unsigned i = 0; i < N; i++)
+        ck_assert(sampleset_absent((void *)addr_of(0, i)));
+    ck_assert(!sampleset_add((void *)0x1003)); /* not aligned: the mark needs bit 0 */
+}
+END_TEST
+
+START_TEST(set_most_frees_stop_at_the_counter)
+{
+    ck_assert_int_eq(sampleset_start(), 0);
+    for (unsigned i = 0; i < 100; i++)
+        ck_assert(sampleset_add((void *)addr_of(0, i)));
+    unsigned absent = 0;
+    for (unsigned i = 0; i < 100000; i++)
+        absent += sampleset_absent((void *)addr_of(1, i));
+    /* 100 blocks over 1,024 counters: about 9% of other addresses look. */
+    ck_assert_uint_gt(absent, 85000);
+}
+END_TEST
+
+/* Threads adding and taking their own blocks while the table moves on
+ * under them: no block added is ever missed by its take. */
+enum { THREADS = 4, ROUNDS = 30, PER = 3000 };
+
+static void *churn(void *arg)
+{
+    unsigned t = (unsigned)(uintptr_t)arg;
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        unsigned base = r * PER;
+        for (unsigned i = 0; i < PER; i++)
+            if (!sampleset_add((void *)addr_of(t, base + i)))
+                return (void *)1;
+        for (unsigned i = 0; i < PER; i++)
+            if (sampleset_absent((void *)addr_of(t, base + i)) ||
+                !sampleset_take((void *)addr_of(t, base + i)))
+                return (void *)2;
+    }
+    return NULL;
+}
+
+START_TEST(set_threads_never_miss_a_block)
+{
+    ck_assert_int_eq(sampleset_start(), 0);
+    pthread_t th[THREADS];
+    for (unsigned t = 0; t < THREADS; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, churn, (void *)(uintptr_t)t), 0);
+    for (unsigned t = 0; t < THREADS; t++) {
+        void *rc;
+        pthread_join(th[t], &rc);
+        ck_assert_ptr_null(rc);
+    }
+}
+END_TEST
+
+/* Over many allocations of mixed sizes, the number sampled and the
+ * weights' sum are within 4 standard errors of what they stand for. */
+START_TEST(sampler_is_unbiased)
+{
+    const uint64_t interval = 64 << 10;
+    sample_start(interval, 7, true);
+    rng_t r;
+    rng_seed(&r, 1);
+    double expected = 0, var_expected = 0, estimate = 0, var_estimate = 0, total = 0;
+    unsigned sampled = 0;
+    for (unsigned i = 0; i < 2000000; i++) {
+        /* mostly small, some large: 16 B .. 4 KiB, and one in 100 up to 1 MiB */
+        uint64_t n = rng_below(&r, 100) ? 16 + rng_below(&r, 4081) : rng_below(&r, 1u << 20);
+        total += (double)n;
+        double p = sampling_prob(n, interval);
+        expected += p;
+        var_expected += p * (1 - p);
+        bool took = !sample_skip(n) && sample_take(n);
+        if (took) {
+            sampled++;
+            estimate += sampling_weight(n, interval);
+            var_estimate += sampling_var(n, interval);
+        }
+    }
+    ck_assert_double_lt(fabs(sampled - expected), 4 * sqrt(var_expected));
+    ck_assert_double_lt(fabs(estimate - total), 4 * sqrt(var_estimate));
+    ck_assert_double_gt(estimate, 0.9 * total);
+}
+END_TEST
+
+START_TEST(sampler_always_takes_huge_allocations)
+{
+    sample_start(4096, 3, true);
+    for (unsigned i = 0; i < 10000; i++)
+        ck_assert(!sample_skip(40 * 4096) && sample_take(40 * 4096)); /* 37 T is the most drawn */
+}
+END_TEST
+
+START_TEST(sampler_same_seed_same_samples)
+{
+    uint64_t a[64], b[64];
+    for (int run = 0; run < 2; run++) {
+        sample_start(8192, 42, true);
+        memsim_sample_left = 0;
+        uint64_t *out = run ? b : a;
+        unsigned k = 0;
+        for (unsigned i = 0; k < 64; i++)
+            if (!sample_skip(100) && sample_take(100))
+                out[k++] = i;
+    }
+    for (int i = 0; i < 64; i++)
+        ck_assert_uint_eq(a[i], b[i]);
+}
+END_TEST
+
+START_TEST(weights_of_core_sampling)
+{
+    /* p = 1 - e^-1 for s = T; w = s / p; an allocation much larger is itself */
+    ck_assert_double_eq_tol(sampling_prob(4096, 4096), 1 - exp(-1), 1e-12);
+    ck_assert_double_eq_tol(sampling_weight(4096, 4096), 4096 / (1 - exp(-1)), 1e-6);
+    ck_assert_double_eq_tol(sampling_weight(100u << 20, 4096), 100u << 20, 1e-3);
+    ck_assert_double_eq_tol(sampling_var(100u << 20, 4096), 0, 1e-3);
+    ck_assert_double_eq_tol(sampling_weight(1, 1u << 20), (1u << 20) + 0.5, 1e-3);
+    ck_assert_double_eq(sampling_weight(0, 4096), 0);
+}
+END_TEST
+
+Suite *sample_suite(void)
+{
+    Suite *s = suite_create("sample");
+    TCase *tc = tcase_create("sample");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, set_absent_until_added_and_after_taken);
+    tcase_add_test(tc, set_most_frees_stop_at_the_counter);
+    tcase_add_test(tc, set_threads_never_miss_a_block);
+    tcase_add_test(tc, sampler_is_unbiased);
+    tcase_add_test(tc, sampler_always_takes_huge_allocations);
+    tcase_add_test(tc, sampler_same_seed_same_samples);
+    tcase_add_test(tc, weights_of_core_sampling);
+    suite_add_tcase(s, tc);
+    return s;
+}
