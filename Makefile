@@ -60,6 +60,10 @@ CHECK_LIBS     = $(shell pkg-config --libs check)
 # (named by soname: the runtime is on every Debian system, no -dev needed).
 DW_LIBS        = $(shell pkg-config --libs libdw) -l:libstdc++.so.6
 ZSTD_LIBS      = $(shell pkg-config --libs libzstd)
+# memsim-analyze --pprof: protobuf-c's runtime (the message code is
+# generated from analyzer/profile.proto by protoc-c) and zlib's gzip.
+PB_LIBS        = $(shell pkg-config --libs libprotobuf-c) -lz
+ANALYZE_LIBS   = $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) $(PB_LIBS)
 
 ifeq ($(V),)
 Q = @
@@ -95,7 +99,13 @@ RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 CLI_TESTABLE = $(filter-out $(BUILD)/cli/memsim.o,$(CLI_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
-ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
+# The pprof messages' code, generated (analyzer/profile.proto).
+PB_GEN    = $(BUILD)/gen/analyzer/profile.pb-c.c
+PB_OBJ    = $(BUILD)/gen/analyzer/profile.pb-c.o
+# The HTML pages' script and style, as C strings (scripts/embed.sh).
+ASSETS_GEN = $(BUILD)/gen/analyzer/report_assets.c
+ASSETS_OBJ = $(BUILD)/gen/analyzer/report_assets.o
+ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o) $(PB_OBJ) $(ASSETS_OBJ)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
@@ -130,7 +140,7 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 # heap_mix_je is heap_mix linked with jemalloc, built only where
 # libjemalloc is installed (Debian package libjemalloc-dev).
 JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
-PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes \
+PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
 # What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
@@ -164,7 +174,27 @@ $(BUILD)/%.o: %.c Makefile | $(DEPS_OK)
 	$(Q)$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
-$(BUILD)/analyzer/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
+$(BUILD)/analyzer/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS) -I$(BUILD)/gen
+$(BUILD)/analyzer/report_pprof.o: $(PB_GEN)
+
+$(PB_GEN): analyzer/profile.proto | $(DEPS_OK)
+	$(call say,PROTOC,$<)
+	$(Q)mkdir -p $(BUILD)/gen
+	$(Q)protoc-c --c_out=$(BUILD)/gen $<
+
+$(ASSETS_GEN): analyzer/report.js analyzer/report.css scripts/embed.sh
+	$(call say,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ sh scripts/embed.sh report_js analyzer/report.js && \
+		sh scripts/embed.sh report_css analyzer/report.css; } >$@.tmp && mv $@.tmp $@
+
+$(ASSETS_OBJ): $(ASSETS_GEN)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(STD) -O2 $(SANFLAGS) -fPIC -c -o $@ $<
+
+$(PB_OBJ): $(PB_GEN)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(STD) -O2 -g $(SANFLAGS) -fPIC -I$(BUILD)/gen -c -o $@ $<
 $(BUILD)/tests/unit/%.o: EXTRA_CFLAGS = $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 $(BUILD)/tests/tools/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 
@@ -180,7 +210,7 @@ $(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 
 $(ANALYZE): $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
 $(REPLAY): allocators/replay.c allocators/oplog.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
@@ -214,7 +244,7 @@ $(UNIT): $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABL
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
 		-o $@ $(UNIT_OBJ) $(PRELOAD_TESTABLE) $(RECORDER_TESTABLE) $(ANALYZER_TESTABLE) $(CLI_TESTABLE) $(ALLOC_OBJ) $(LIBCORE) \
-		$(CHECK_LIBS) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) \
+		$(CHECK_LIBS) $(ANALYZE_LIBS) \
 		-ldl -lpthread -lm
 
 $(JSONQ): $(BUILD)/tests/tools/jsonq.o
@@ -343,7 +373,7 @@ $(MALLINFO_METER): tests/tools/mallinfo_meter.c Makefile | $(DEPS_OK)
 # bench-floor: glibc's malloc through a trace's heap operations (bench/analyze.sh).
 $(BENCHFLOOR): $(BUILD)/bench/tools/floor.o $(ANALYZER_TESTABLE) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZER_TESTABLE) $(ALLOC_OBJ) $(LIBCORE) $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZER_TESTABLE) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
 # libas-squeeze.so: the address space runs out as memsim-analyze resolves lines (test_analyze.sh).
 $(AS_SQUEEZE): tests/tools/as_squeeze.c Makefile | $(DEPS_OK)

@@ -626,7 +626,7 @@ static int allocators_on_init(process_t *pr)
 static void allocators_on_event(process_t *pr, const event_t *e)
 {
     alloc_writer_t *w = pr->alloc_writer;
-    if (__builtin_expect(!w, 1))
+    if (__builtin_expect(!w, 1) || pr->s.sample_bytes) /* sampled: see on_finish */
         return;
     switch (e->type) {
     case EV_ALLOC:
@@ -660,7 +660,11 @@ static void allocators_on_finish(process_t *pr)
     a->ran_with = w->ran_with;
     a->peak_live = pr->s.peak_heap;
     oplog_header_t h;
-    if (writer_finish(w, pr->s.peak_heap, &h)) {
+    if (pr->s.sample_bytes) {
+        /* A sampled trace holds one allocation in many: no sequence of
+         * requests to replay (the reports say so, as for the strategies). */
+        snprintf(a->problem, sizeof a->problem, "a sampled trace does not hold every request");
+    } else if (writer_finish(w, pr->s.peak_heap, &h)) {
         snprintf(a->problem, sizeof a->problem, "%s", w->why);
         escape_line(stderr, "%s: %s: allocators: %s: not replayed", ANALYZE_CMD, pr->path, w->why);
     } else {

@@ -77,6 +77,18 @@ int inputs_collect(const char *arg, paths_t *p)
     if (json_is_integer(peak) && json_integer_value(peak) > 0 &&
         (uint64_t)json_integer_value(peak) > p->run_peak_tree_rss)
         p->run_peak_tree_rss = (uint64_t)json_integer_value(peak);
+    const json_t *cmd = json_object_get(res, "command");
+    bool had = p->run_command[0] != '\0';
+    for (size_t i = 0, at = 0; !had && json_is_array(cmd) && i < json_array_size(cmd) &&
+                               at + 2 < sizeof p->run_command; i++) {
+        const char *w = json_string_value(json_array_get(cmd, i));
+        if (!w)
+            continue;
+        if (at)
+            p->run_command[at++] = ' ';
+        escape_copy(p->run_command + at, sizeof p->run_command - at, w);
+        at += strlen(p->run_command + at);
+    }
     json_decref(res);
     if (p->n == first) {
         escape_line(stderr, "%s: %s holds no memsim traces (memsim.*.jsonl[.zst])", ANALYZE_CMD, arg);

@@ -16,6 +16,9 @@ typedef struct paths_s {
      * polls saw (and the kernel's peak of its waited-for children); the
      * highest over the directories given, 0 when none has one. */
     uint64_t run_peak_tree_rss;
+    /* Its "command", joined by blanks (escaped as escape_copy does); ""
+     * when none was read (the first directory's that has one). */
+    char run_command[1024];
 } paths_t;
 
 /* Add arg's traces; 0, or -1 after one line on stderr. */

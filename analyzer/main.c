@@ -7,14 +7,18 @@
  * feeds the consumers of analyzer/consumers.h: the summary, the
  * allocation sites, the program's mappings, the strategy replay), runs
  * the findings on what they gathered (analyzer/findings.h), then prints
- * one of its reports (analyzer/report.h): text, JSON, a flame graph's
- * collapsed stacks, an HTML page or a flame graph as SVG.  This file only orchestrates.
+ * its reports (analyzer/report.h): text, JSON, a flame graph's
+ * collapsed stacks, an HTML page, a flame graph as SVG, a pprof profile;
+ * several of them from one pass with --output.  --diff compares two runs
+ * (analyzer/diff.h).  This file only orchestrates.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/analysis.h"
+#include "analyzer/diff.h"
 #include "analyzer/escape.h"
 #include "analyzer/inputs.h"
 #include "analyzer/options.h"
@@ -37,65 +41,98 @@ static __attribute__((noinline)) void reserve_stack(void)
         ((volatile char *)pad)[i - 1] = 0;
 }
 
+/* Each form asked for, from one analysis: --collapsed and --flamegraph
+ * alone; otherwise the files of --output, --html and --pprof, and the
+ * report on stdout (--json, or the text) when no file was asked. */
+static int write_reports(analysis_t *a, const analyze_opts_t *o)
+{
+    process_t *procs = a->procs;
+    size_t n = a->n;
+    symbols_t *sym = a->store;
+    if (o->collapsed != ANALYZE_NO_COLLAPSED) {
+        report_collapsed(procs, n, sym, (sites_key_t)o->collapsed);
+        return 0;
+    }
+    if (o->flamegraph) {
+        int out = report_flamegraph(procs, n, sym, o->flame_key, o->flamegraph);
+        if (!out && strcmp(o->flamegraph, "-"))
+            escape_line(stderr, "%s: the flame graph is in %s", ANALYZE_CMD, o->flamegraph);
+        return out;
+    }
+    if (options_stdout_report(o))
+        return o->json ? report_json(stdout, procs, n, sym, o, a->run_peak)
+                       : report_text(stdout, procs, n, sym, o, a->run_peak);
+    int rc = 0;
+    char tmp[4200];
+    const struct { const char *path, *opt; bool json; } files[] = {
+        {o->out_text, "--output text", false}, {o->out_json, "--output json", true}};
+    for (size_t i = 0; i < 2 && !rc; i++) {
+        if (!files[i].path)
+            continue;
+        FILE *f = report_open(files[i].path, tmp, sizeof tmp, files[i].opt);
+        rc = !f ? -1
+             : (files[i].json ? report_json : report_text)(f, procs, n, sym, o, a->run_peak);
+        if (f && report_close(f, files[i].path, tmp, files[i].opt))
+            rc = -1;
+    }
+    if (!rc && o->html) {
+        rc = report_html(procs, n, sym, o, a->run_peak, o->html);
+        if (!rc && strcmp(o->html, "-") && !o->out_text && !o->out_json)
+            escape_line(stderr, "%s: the report is in %s", ANALYZE_CMD, o->html);
+    }
+    if (!rc && o->out_pprof) {
+        rc = report_pprof(procs, n, sym, o->out_pprof);
+        if (!rc && strcmp(o->out_pprof, "-") && !o->out_text && !o->out_json)
+            escape_line(stderr, "%s: the profile is in %s", ANALYZE_CMD, o->out_pprof);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     reserve_stack();
     analyze_opts_t o;
     if (options_parse(argc, argv, &o))
         return 2;
-    paths_t paths = {0};
-    for (int i = optind; i < argc; i++)
-        if (inputs_collect(argv[i], &paths))
-            return 2;
-    process_t *procs = calloc(paths.n, sizeof *procs);
-    if (!procs) {
-        fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
+    suppress_t sup;
+    if (suppress_init(&sup, o.default_suppressions, o.suppressions, o.nsuppressions)) {
+        options_fini(&o);
         return 2;
     }
     /* One symbol store for every trace: processes of a tree share modules. */
     symbols_t store;
-    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph;
+    /* The leak suppressions match the leaked stacks' frames: with sites
+     * (a file of them asks for sites; the built-in list alone does not:
+     * --sites 0 leaves the symbols, and their memory, out). */
+    bool want_sites = o.sites || o.collapsed != ANALYZE_NO_COLLAPSED || o.flamegraph || o.html ||
+                      o.out_pprof || o.diff || o.nsuppressions;
     if (want_sites && symbols_init(&store)) {
         fprintf(stderr, "%s: out of memory\n", ANALYZE_CMD);
         return 2;
     }
     symbols_t *sym = want_sites ? &store : NULL;
-    int rc = 0;
-    for (size_t i = 0; i < paths.n; i++)
-        if (process_analyze(&procs[i], paths.v[i], &o, sym))
-            rc = 2;
-    /* A run of one process: memsim run's polls are its tree's. */
-    if (paths.n == 1 && procs[0].ok && paths.run_peak_tree_rss > procs[0].s.peak_tree_rss)
-        procs[0].s.peak_tree_rss = paths.run_peak_tree_rss;
-    int out;
-    if (o.collapsed != ANALYZE_NO_COLLAPSED) {
-        report_collapsed(procs, paths.n, sym, (sites_key_t)o.collapsed);
-        out = 0;
-    } else if (o.flamegraph) {
-        out = report_flamegraph(procs, paths.n, sym, o.flame_key, o.flamegraph);
-        if (!out && strcmp(o.flamegraph, "-"))
-            escape_line(stderr, "%s: the flame graph is in %s", ANALYZE_CMD, o.flamegraph);
-    } else if (o.html) {
-        out = report_html(procs, paths.n, sym, &o, paths.run_peak_tree_rss, o.html);
-        if (!out && strcmp(o.html, "-"))
-            escape_line(stderr, "%s: the report is in %s", ANALYZE_CMD, o.html);
-    } else if (o.json) {
-        out = report_json(procs, paths.n, sym, &o, paths.run_peak_tree_rss);
+    int rc;
+    if (o.diff) {
+        rc = diff_main(argv[optind], argv[optind + 1], &o, sym, &sup);
     } else {
-        out = report_text(procs, paths.n, sym, &o, paths.run_peak_tree_rss);
+        analysis_t a;
+        rc = analysis_run(&a, argv + optind, (size_t)(argc - optind), &o, sym, &sup);
+        if (rc >= 0) {
+            o.run_command = a.command;
+            if (write_reports(&a, &o))
+                rc = 2;
+            int want = findings_severity_rank(o.fail_on);
+            for (size_t i = 0; i < a.n && want >= 0 && !rc; i++)
+                if (a.procs[i].ok && findings_worst(&a.procs[i].findings) >= want)
+                    rc = 1;
+        } else {
+            rc = 2;
+        }
+        analysis_fini(&a);
     }
-    if (out)
-        rc = 2;
-    int want = findings_severity_rank(o.fail_on);
-    for (size_t i = 0; i < paths.n && want >= 0 && !rc; i++)
-        if (procs[i].ok && findings_worst(&procs[i].findings) >= want)
-            rc = 1;
-    for (size_t i = 0; i < paths.n; i++)
-        process_fini(&procs[i]);
     if (sym)
         symbols_fini(sym);
-    inputs_free(&paths);
-    free(procs);
+    suppress_fini(&sup);
     options_fini(&o);
     return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "analyzer/sites.h"
 #include "core/args.h"
+#include "include/memsim.h"
 
 static void usage(FILE *f)
 {
@@ -24,9 +25,27 @@ static void usage(FILE *f)
             "under every allocation strategy.\n"
             "\n"
             "      --json              one JSON object for tools (docs/analysis-format.md)\n"
-            "      --html FILE         write one self-contained HTML report with plots to\n"
+            "      --html FILE         write one self-contained interactive HTML report to\n"
             "                          FILE instead (-: standard output; it opens offline\n"
             "                          in any browser)\n"
+            "      --pprof FILE        write a gzipped pprof profile (profile.proto) to FILE\n"
+            "                          instead: allocations, bytes, in use at the peak and\n"
+            "                          leaked, for go tool pprof, speedscope, Pyroscope, Parca\n"
+            "  -o, --output FORM=FILE  write the report as FORM (text, json, html, pprof) to\n"
+            "                          FILE; several of them come from one pass\n"
+            "      --diff BASE NEW     compare two runs (traces or run directories): the\n"
+            "                          totals, functions and findings that grew or shrank\n"
+            "                          (text, --json, or --html FILE)\n"
+            "      --fail-on-growth PCT\n"
+            "                          with --diff: exit 1 when the peak heap or the leaked\n"
+            "                          bytes grew by more than PCT percent\n"
+            "      --suppressions FILE leaks to leave out of the leak figures: one pattern a\n"
+            "                          line (leak:PATTERN or PATTERN; * any text; # comments)\n"
+            "                          matched against any frame's function, library or\n"
+            "                          source file\n"
+            "      --no-default-suppressions\n"
+            "                          count the C runtime's and the loader's one-time\n"
+            "                          allocations as leaks too\n"
             "  -s, --strategy A,B      replay only these (known: %s)\n"
             "      --no-replay         skip the strategy replay\n"
             "      --allocators A,B    replay the trace through these real allocators too,\n"
@@ -74,17 +93,20 @@ static void usage(FILE *f)
             "                          critical also needs these bytes (default 256M)\n"
             "      --remediation FILE  JSON {\"classification\": [\"text\", ...]} replacing the\n"
             "                          built-in remediation texts\n"
+            "      --version           the version\n"
             "  -h, --help              this text\n"
             "\n"
-            "Exit status: 0, 1 when a finding reaches --fail-on, 2 for usage or unreadable\n"
-            "input.\n"
+            "Exit status: 0, 1 when a finding reaches --fail-on (or the growth\n"
+            "--fail-on-growth), 2 for usage or unreadable input.\n"
             "\n"
             "EXAMPLES\n"
             "  memsim-analyze memsim-myprog-20261130-120000/\n"
             "  memsim-analyze --json memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze -s best-fit,buddy -d 2G memsim.myprog.4242.0.jsonl\n"
             "  memsim-analyze --allocators glibc,jemalloc,mimalloc,tcmalloc DIR\n"
-            "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n",
+            "  memsim-analyze --flamegraph leaks.svg --flamegraph-weight leaked DIR\n"
+            "  memsim-analyze --diff before/ after/ --fail-on-growth 5\n"
+            "  memsim-analyze --pprof heap.pb.gz DIR && go tool pprof -top heap.pb.gz\n",
             strategy_names(names, sizeof names), catalog_names(anames, sizeof anames));
 }
 
@@ -94,7 +116,9 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
            OPT_REMEDIATION, OPT_SITES, OPT_COLLAPSED, OPT_PROGRESS, OPT_NO_PROGRESS,
            OPT_MIN_BYTES, OPT_MIN_SHARE, OPT_WARN_SHARE, OPT_CRITICAL_SHARE, OPT_DRIFT_SPAN,
            OPT_FRAG_SPAN, OPT_WARN_BYTES, OPT_CRITICAL_BYTES, OPT_ALL, OPT_PID,
-           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_ALLOCATORS };
+           OPT_EXE, OPT_HTML, OPT_FLAMEGRAPH, OPT_FLAME_WEIGHT, OPT_PPROF, OPT_DIFF,
+           OPT_FAIL_GROWTH, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPP, OPT_VERSION,
+           OPT_ALLOCATORS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"strategy", required_argument, NULL, 's'},
@@ -125,14 +149,22 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
         {"flamegraph-weight", required_argument, NULL, OPT_FLAME_WEIGHT},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"pprof", required_argument, NULL, OPT_PPROF},
+        {"output", required_argument, NULL, 'o'},
+        {"diff", no_argument, NULL, OPT_DIFF},
+        {"fail-on-growth", required_argument, NULL, OPT_FAIL_GROWTH},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPP},
+        {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (analyze_opts_t){.replay = true, .findings = FINDINGS_DEFAULTS, .sites = ANALYZE_DEFAULT_SITES,
-                          .collapsed = ANALYZE_NO_COLLAPSED};
+                          .collapsed = ANALYZE_NO_COLLAPSED, .default_suppressions = true,
+                          .fail_on_growth = -1, .run_command = ""};
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:d:ho:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: o->json = true; break;
         case OPT_NO_REPLAY: o->replay = false; break;
@@ -310,6 +342,59 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
                 return -1;
             }
             break;
+        case OPT_PPROF:
+        case 'o': {
+            const char *form = c == OPT_PPROF ? "pprof" : optarg, *file = optarg;
+            size_t len = strcspn(optarg, "=");
+            if (c == 'o') {
+                if (!optarg[len]) {
+                    fprintf(stderr, "%s: --output: \"%s\" is not FORM=FILE (text, json, html, "
+                                    "pprof)\n", ANALYZE_CMD, optarg);
+                    return -1;
+                }
+                file = optarg + len + 1;
+            } else {
+                len = strlen(form);
+            }
+            const char **to = !strncmp(form, "text", len) && len == 4    ? &o->out_text
+                              : !strncmp(form, "json", len) && len == 4  ? &o->out_json
+                              : !strncmp(form, "html", len) && len == 4  ? &o->html
+                              : !strncmp(form, "pprof", len) && len == 5 ? &o->out_pprof
+                                                                         : NULL;
+            if (!to) {
+                fprintf(stderr, "%s: --output: \"%.*s\" is not a form (text, json, html, pprof)\n",
+                        ANALYZE_CMD, (int)len, form);
+                return -1;
+            }
+            if (!*file) {
+                fprintf(stderr, "%s: %s: an empty file name\n", ANALYZE_CMD,
+                        c == 'o' ? "--output" : "--pprof");
+                return -1;
+            }
+            *to = file;
+            break;
+        }
+        case OPT_DIFF:
+            o->diff = true;
+            break;
+        case OPT_FAIL_GROWTH:
+            if (args_real(ANALYZE_CMD, "--fail-on-growth", optarg, 0.0, 1e9, &o->fail_on_growth))
+                return -1;
+            break;
+        case OPT_SUPPRESSIONS:
+            if (o->nsuppressions == ANALYZE_MAX_SUPPRESSIONS) {
+                fprintf(stderr, "%s: --suppressions: more than %d files\n", ANALYZE_CMD,
+                        ANALYZE_MAX_SUPPRESSIONS);
+                return -1;
+            }
+            o->suppressions[o->nsuppressions++] = optarg;
+            break;
+        case OPT_NO_DEFAULT_SUPP:
+            o->default_suppressions = false;
+            break;
+        case OPT_VERSION:
+            printf("%s %s\n", ANALYZE_CMD, MEMSIM_VERSION);
+            exit(0);
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: %s needs a value\n", ANALYZE_CMD, argv[optind - 1]);
@@ -322,6 +407,26 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
     }
     if (optind >= argc) {
         fprintf(stderr, "%s: no trace given (see %s --help)\n", ANALYZE_CMD, ANALYZE_CMD);
+        return -1;
+    }
+    if (o->diff && argc - optind != 2) {
+        fprintf(stderr, "%s: --diff compares two runs: BASE NEW (%d given)\n", ANALYZE_CMD,
+                argc - optind);
+        return -1;
+    }
+    if (o->fail_on_growth >= 0 && !o->diff) {
+        fprintf(stderr, "%s: --fail-on-growth needs --diff\n", ANALYZE_CMD);
+        return -1;
+    }
+    if (o->diff && (o->collapsed != ANALYZE_NO_COLLAPSED || o->flamegraph || o->out_pprof ||
+                    o->out_text || o->out_json)) {
+        fprintf(stderr, "%s: --diff writes text, --json or --html FILE\n", ANALYZE_CMD);
+        return -1;
+    }
+    if ((o->out_text || o->out_json || o->out_pprof) &&
+        (o->flamegraph || o->collapsed != ANALYZE_NO_COLLAPSED || o->json)) {
+        fprintf(stderr, "%s: --output and --pprof exclude --json, --collapsed and --flamegraph\n",
+                ANALYZE_CMD);
         return -1;
     }
     if (o->flamegraph && (o->json || o->html || o->collapsed != ANALYZE_NO_COLLAPSED)) {
@@ -350,6 +455,11 @@ int options_parse(int argc, char **argv, analyze_opts_t *o)
         for (size_t i = 0; i < strategy_count() && i < REPLAY_MAX_STRATEGIES; i++)
             o->strategies[o->nstrategies++] = strategy_at(i);
     return 0;
+}
+
+bool options_stdout_report(const analyze_opts_t *o)
+{
+    return !o->out_text && !o->out_json && !o->out_pprof && !o->html;
 }
 
 void options_fini(analyze_opts_t *o)

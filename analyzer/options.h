@@ -25,6 +25,7 @@
  * tree's peak (unless --all, --pid or --exe). */
 #define ANALYZE_SHOWN_SHARE 0.01
 #define ANALYZE_MAX_PIDS 64
+#define ANALYZE_MAX_SUPPRESSIONS 16
 
 typedef struct analyze_opts_s {
     bool json, replay;
@@ -47,9 +48,25 @@ typedef struct analyze_opts_s {
     const char *html;        /* --html FILE, or NULL */
     const char *flamegraph;  /* --flamegraph FILE, or NULL */
     const char *flame_key;   /* --flamegraph-weight: peak, calls, leaked or mapped */
+    /* --output FORM=FILE (and --html FILE, --pprof FILE): each form
+     * written to its file, all from one pass; NULL when not asked. */
+    const char *out_text, *out_json, *out_pprof;
+    /* Leak suppressions (analyzer/suppress.h). */
+    bool default_suppressions;                     /* not --no-default-suppressions */
+    const char *suppressions[ANALYZE_MAX_SUPPRESSIONS]; /* --suppressions FILE, in order */
+    size_t nsuppressions;
+    /* --diff BASE NEW: the two inputs compared (analyzer/diff.h). */
+    bool diff;
+    double fail_on_growth;   /* --fail-on-growth PCT; < 0: not asked */
     catalog_spec_t allocators[CATALOG_MAX_SPECS]; /* --allocators: the real allocators */
     size_t nallocators;
+    /* Not options: what main learned of the inputs, for the reports. */
+    const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;
+
+/* Whether the report goes to standard output: no --output, --html nor
+ * --pprof asked for a file instead. */
+bool options_stdout_report(const analyze_opts_t *o);
 
 /* Parse argv into *o; the traces start at optind.  0, or -1 after one
  * line on stderr.  --help prints the usage and exits 0. */

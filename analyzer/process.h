@@ -43,6 +43,9 @@ typedef struct process_s {
     struct alloc_writer_s *alloc_writer; /* --allocators: the operation file, while read */
     struct allocators_s *allocators;     /* --allocators: the real allocators' figures */
     findings_t findings;
+    /* Leaks the suppressions left out (analyzer/suppress.h): the summary's
+     * leaked_bytes and leaked_allocations are what remains. */
+    uint64_t suppressed_bytes, suppressed_blocks;
     bool ok;                 /* read: the reports may use it */
 } process_t;
 

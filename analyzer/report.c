@@ -3,10 +3,44 @@
  */
 #include "analyzer/report.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "analyzer/escape.h"
+
+FILE *report_open(const char *path, char *tmp, size_t len, const char *opt)
+{
+    if (!strcmp(path, "-"))
+        return stdout;
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        escape_line(stderr, "%s: %s: cannot write %s: %s", ANALYZE_CMD, opt, tmp, strerror(errno));
+    return f;
+}
+
+int report_close(FILE *f, const char *path, const char *tmp, const char *opt)
+{
+    bool bad = ferror(f);
+    if (f == stdout) {
+        if (fflush(f) || bad) {
+            escape_line(stderr, "%s: %s: cannot write the standard output: %s", ANALYZE_CMD, opt,
+                        strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (fclose(f) || bad || rename(tmp, path)) {
+        escape_line(stderr, "%s: %s: cannot write %s: %s", ANALYZE_CMD, opt, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
 
 int report_tree(const process_t *procs, size_t n, ptree_t *t)
 {

@@ -19,12 +19,15 @@
 #include "analyzer/process.h"
 #include "analyzer/ptree.h"
 
-/* 0, or -1 when the host is out of memory (one line said).  run_peak:
- * the peak tree RSS of memsim run's resources.json (0: none). */
-int report_text(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+/* Onto out; 0, or -1 when the host is out of memory (one line said).
+ * run_peak: the peak tree RSS of memsim run's resources.json (0: none). */
+int report_text(FILE *out, process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak);
-int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+int report_json(FILE *out, process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak);
+/* A gzipped pprof profile (profile.proto) of every process at path,
+ * written whole, then renamed into place; 0, or -1 after one line. */
+int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path);
 void report_collapsed(process_t *procs, size_t n, symbols_t *store, sites_key_t key);
 /* One self-contained HTML file at path (written whole, then renamed into
  * place); 0, or -1 after one line. */
@@ -38,6 +41,13 @@ int report_flamegraph(process_t *procs, size_t n, symbols_t *store, const char *
                       const char *path);
 
 /* Shared by the forms. */
+
+/* A report file: path's temporary name in tmp (len bytes), opened for
+ * writing; stdout for "-".  NULL after one line naming opt. */
+FILE *report_open(const char *path, char *tmp, size_t len, const char *opt);
+/* Close it and rename it into place (flush stdout); 0, or -1 after one
+ * line (the temporary removed). */
+int report_close(FILE *f, const char *path, const char *tmp, const char *opt);
 
 /* The process tree of the traces that were read; 0 or -1. */
 int report_tree(const process_t *procs, size_t n, ptree_t *t);

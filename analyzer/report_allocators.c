@@ -79,20 +79,20 @@ static void series_ns(const alloc_row_t *r, char *buf, size_t len, double v)
 
 /* ---- text ---------------------------------------------------------------------------- */
 
-void report_allocators_text(const process_t *pr)
+void report_allocators_text(FILE *f, const process_t *pr)
 {
     const allocators_t *a = of(pr);
     if (!a)
         return;
     char b1[32], b2[32], b3[32];
     if (a->problem[0]) {
-        escape_line(stdout, "  allocators:     not replayed: %s", a->problem);
+        escape_line(f, "  allocators:     not replayed: %s", a->problem);
         return;
     }
-    printf("  allocators (the trace's %" PRIu64 " heap operations on %u %s, replayed through each "
+    fprintf(f, "  allocators (the trace's %" PRIu64 " heap operations on %u %s, replayed through each "
            "in a process of its own, best first; %.2f s in parallel):\n",
            a->ops, a->threads, a->threads == 1 ? "thread" : "threads", a->wall_s);
-    printf("    %-28s %10s %11s %9s %10s %9s %8s %8s\n", "allocator", "peak RSS", "over best",
+    fprintf(f, "    %-28s %10s %11s %9s %10s %9s %8s %8s\n", "allocator", "peak RSS", "over best",
            "overhead", "RSS at end", "faults", "CPU/op", "wall/op");
     uint64_t best = best_peak(a);
     for (size_t i = 0; i < a->nordered; i++) {
@@ -102,24 +102,24 @@ void report_allocators_text(const process_t *pr)
             snprintf(over, sizeof over, "+%s", units_format_bytes(r->peak_rss - best, b2, sizeof b2));
         series_ns(r, cpu, sizeof cpu, r->ops ? r->cpu_s * 1e9 / (double)r->ops : 0);
         series_ns(r, wall, sizeof wall, allocators_ns_per_op(r));
-        escape_line(stdout, "    %-28s %10s %11s %8.1f%% %10s %9" PRIu64 " %8s %8s%s",
+        escape_line(f, "    %-28s %10s %11s %8.1f%% %10s %9" PRIu64 " %8s %8s%s",
                     r->spec->label, units_format_bytes(r->peak_rss, b1, sizeof b1), over,
                     100 * overhead(a, r), units_format_bytes(r->end_rss, b3, sizeof b3),
                     r->minor_faults + r->major_faults, cpu, wall,
                     r->failed ? " (requests refused)" : "");
         for (int k = 0; k < OPLOG_KINDS; k++)
             if (r->substituted & (1u << k))
-                printf("      (%s is not %s's: those calls went through its posix_memalign)\n",
+                fprintf(f, "      (%s is not %s's: those calls went through its posix_memalign)\n",
                        kind_names[k], r->spec->a->name);
     }
     for (size_t i = 0; i < a->nrows; i++) {
         const alloc_row_t *r = &a->rows[i];
         if (r->status == ALLOC_MISSING)
-            escape_line(stdout, "    %-28s not installed: %s", r->spec->label, r->message);
+            escape_line(f, "    %-28s not installed: %s", r->spec->label, r->message);
         else if (r->status == ALLOC_FAILED)
-            escape_line(stdout, "    %-28s failed: %s", r->spec->label, r->message);
+            escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
     }
-    printf("    peak RSS: the most memory the replay held resident over what it held at its start\n"
+    fprintf(f, "    peak RSS: the most memory the replay held resident over what it held at its start\n"
            "    (the allocator's own and its blocks' pages, each block written once); overhead:\n"
            "    peak RSS / peak live - 1 (Johnstone-Wilson; peak live %s); RSS at end: still\n"
            "    held after the last operation; faults: page faults; CPU/op and wall/op: the\n"
@@ -128,7 +128,7 @@ void report_allocators_text(const process_t *pr)
     rank_entry_t rank[CATALOG_MAX_SPECS + REPLAY_MAX_STRATEGIES];
     size_t n = report_allocators_ranking(pr, rank);
     if (n > 1 && pr->nresults) {
-        printf("  ranking (allocators by peak RSS, strategies by peak footprint, best first):\n");
+        fprintf(f, "  ranking (allocators by peak RSS, strategies by peak footprint, best first):\n");
         for (size_t i = 0; i < n; i++) {
             char over[40] = "best";
             if (i)
@@ -136,24 +136,24 @@ void report_allocators_text(const process_t *pr)
                          units_format_bytes(rank[i].peak - rank[0].peak, b2, sizeof b2));
             char name[200];
             snprintf(name, sizeof name, "%s%s", rank[i].name, rank[i].strategy ? " (strategy)" : "");
-            escape_line(stdout, "    %2zu. %-28s %10s %11s", i + 1, name,
+            escape_line(f, "    %2zu. %-28s %10s %11s", i + 1, name,
                         units_format_bytes(rank[i].peak, b1, sizeof b1), over);
         }
     }
     const alloc_row_t *from, *to;
     if (switching(a, &from, &to)) {
         if (from == to)
-            escape_line(stdout, "  switching:      the program ran with %s, already the best of "
+            escape_line(f, "  switching:      the program ran with %s, already the best of "
                         "those replayed (%s)", from->spec->label,
                         units_format_bytes(from->peak_rss, b1, sizeof b1));
         else
-            escape_line(stdout, "  switching:      the program ran with %s (%s at its peak); "
+            escape_line(f, "  switching:      the program ran with %s (%s at its peak); "
                         "%s would save %s (%.1f%%)", from->spec->label,
                         units_format_bytes(from->peak_rss, b1, sizeof b1), to->spec->label,
                         units_format_bytes(from->peak_rss - to->peak_rss, b2, sizeof b2),
                         100.0 * (double)(from->peak_rss - to->peak_rss) / (double)from->peak_rss);
     } else if (a->ran_with) {
-        escape_line(stdout, "  switching:      the program ran with %s, which was not replayed "
+        escape_line(f, "  switching:      the program ran with %s, which was not replayed "
                     "without settings", a->ran_with->name);
     }
 }

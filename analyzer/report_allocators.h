@@ -14,7 +14,7 @@
 
 #include "analyzer/process.h"
 
-void report_allocators_text(const process_t *pr);
+void report_allocators_text(FILE *f, const process_t *pr);
 json_t *report_allocators_json(const process_t *pr);
 void report_allocators_html(FILE *f, const process_t *pr);
 

@@ -1,9 +1,11 @@
 /*
- * report_html: one self-contained HTML file (see report.h): inline CSS,
- * inline SVG drawn here, and a few lines of inline script for the flame
- * graph's weight and search.  A Content-Security-Policy forbids every
- * fetch, so the file opens offline and nothing in it can load anything.
- * Every string from a trace goes through escape_html.
+ * report_html: one self-contained HTML file (see report.h), in the frame
+ * of analyzer/report_page.h (its style, its one script, a policy that
+ * forbids every fetch).  Drawn here as inline SVG: the strategy bars, the
+ * fragmentation maps, the request sizes, the processes over time.  The
+ * timeline and the flame graph are data blocks the page's script draws
+ * (and zooms, toggles, turns bottom-up).  Every string from a trace goes
+ * through escape_html, or escape_json into a data block.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,8 +18,11 @@
 #include "analyzer/downsample.h"
 #include "analyzer/escape.h"
 #include "analyzer/flame.h"
+#include <jansson.h>
 #include "analyzer/groups.h"
+#include "analyzer/proctable.h"
 #include "analyzer/report.h"
+#include "analyzer/report_page.h"
 #include "analyzer/report_allocators.h"
 #include "analyzer/timeline.h"
 #include "core/units.h"
@@ -31,212 +36,150 @@
 
 static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_format_bytes(b, buf, len); }
 
-/* ---- the timeline ---------------------------------------------------------------- */
+/* ---- the timeline (drawn by the page's script from a data block) ---------------- */
 
-typedef struct series_s {
-    const char *name, *color;
-    double *v;
-} series_t;
+#define TL_BUCKETS 300 /* points kept of a series: twice this at most (min and max) */
 
-static void polyline(FILE *f, const double *t, const double *v, size_t n, double t1, double vmax,
-                     const char *color, const char *name)
+/* One series into the data: its times and values, cut to TL_BUCKETS
+ * buckets' minima and maxima (analyzer/downsample.h). */
+static void add_series(json_t *list, const char *name, const char *color, bool on, bool dash,
+                       const double *t, const double *v, size_t n)
 {
-    double ot[2 * W], ov[2 * W];
-    size_t m = downsample_minmax(t, v, n, W - PAD_L - PAD_R, ot, ov);
-    fprintf(f, "<polyline class=\"series\" data-name=\"%s\" fill=\"none\" stroke=\"%s\" "
-               "stroke-width=\"1.5\" points=\"", name, color);
+    double ot[2 * TL_BUCKETS + 2], ov[2 * TL_BUCKETS + 2];
+    size_t m = n <= 2 * TL_BUCKETS ? n : downsample_minmax(t, v, n, TL_BUCKETS, ot, ov);
+    const double *tt = n <= 2 * TL_BUCKETS ? t : ot, *vv = n <= 2 * TL_BUCKETS ? v : ov;
+    json_t *jt = json_array(), *jv = json_array();
     for (size_t i = 0; i < m; i++) {
-        double x = PAD_L + (t1 > 0 ? ot[i] / t1 : 0) * (W - PAD_L - PAD_R);
-        double y = PAD_T + (1 - (vmax > 0 ? ov[i] / vmax : 0)) * (TL_H - PAD_T - PAD_B);
-        fprintf(f, "%.1f,%.1f ", x, y);
+        json_array_append_new(jt, json_real(round(tt[i] * 1e4) / 1e4));
+        json_array_append_new(jv, json_integer((json_int_t)vv[i]));
     }
-    fputs("\"/>\n", f);
+    json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:b, s:o, s:o}", "name", name, "color",
+                                          color, "on", on, "dash", dash, "t", jt, "v", jv));
 }
 
 static const char *const scolors[] = {"#8c564b", "#e377c2", "#bcbd22", "#393b79", "#ad494a",
                                       "#637939"};
 
-static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
+/* The timeline's data: the samples' series, heap and mapped live from
+ * every event, each strategy's footprint (off at first), the phases and
+ * the findings. */
+static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
 {
     const summary_t *s = &pr->s;
     size_t n = s->npoints;
-    if (n < 2) {
-        fputs("<p class=\"none\">Fewer than two samples: no timeline.</p>\n", f);
-        return;
-    }
-    double *t = malloc(n * sizeof *t);
-    series_t ser[] = {
-        {"RSS", "#d62728", NULL},          {"tree RSS", "#ff9896", NULL},
-        {"heap live", "#1f77b4", NULL},    {"mapped live", "#2ca02c", NULL},
-        {"heap + mapped", "#17becf", NULL}, {"allocator reserved", "#9467bd", NULL},
-        {"gap (RSS - reserved)", "#7f7f7f", NULL},
-    };
-    size_t ns = sizeof ser / sizeof ser[0];
-    bool ok = t != NULL, has_children = false;
+    json_t *series = json_array(), *phases = json_array(), *findings = json_array();
+    double *t = malloc((n ? n : 1) * sizeof *t), *v = malloc((n ? n : 1) * sizeof *v);
+    bool has_children = false;
     for (size_t i = 0; i < n; i++)
         has_children = has_children || s->points[i].tree_rss > s->points[i].used;
-    for (size_t k = 0; k < ns; k++)
-        ok = (ser[k].v = malloc(n * sizeof(double))) && ok;
-    double vmax = 1;
-    for (size_t i = 0; ok && i < n; i++) {
-        const summary_point_t *p = &s->points[i];
-        t[i] = summary_secs(s, p->t);
-        double vals[] = {(double)p->used, (double)p->tree_rss, (double)p->heap_live, (double)p->mapped,
-                         (double)(p->heap_live + p->mapped), (double)p->reserved,
-                         p->used > p->reserved ? (double)(p->used - p->reserved) : 0};
-        for (size_t k = 0; k < ns; k++) {
-            ser[k].v[i] = vals[k];
-            if (vals[k] > vmax)
-                vmax = vals[k];
+    double t1 = n ? summary_secs(s, s->points[n - 1].t) : 0;
+    enum { RSS, TREE, RESERVED, GAP };
+    static const struct { const char *name, *color; } sampled[] = {
+        {"RSS", "#d62728"}, {"tree RSS", "#ff9896"}, {"allocator reserved", "#9467bd"},
+        {"gap (RSS - reserved)", "#7f7f7f"}};
+    for (int k = 0; t && v && n >= 2 && k < 4; k++) {
+        if (k == TREE && !has_children)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            const summary_point_t *p = &s->points[i];
+            t[i] = summary_secs(s, p->t);
+            v[i] = k == RSS ? (double)p->used : k == TREE ? (double)p->tree_rss
+                 : k == RESERVED ? (double)p->reserved
+                 : p->used > p->reserved ? (double)(p->used - p->reserved) : 0;
         }
+        add_series(series, sampled[k].name, sampled[k].color, k != GAP, false, t, v, n);
     }
-    /* heap and mapped live from every event (analyzer/timeline.h): each
-     * bucket's minimum and maximum, so that what lived between two
-     * samples is drawn too */
+    free(t);
+    free(v);
+    /* heap and mapped live from every event: each bucket's min and max */
     const timeline_t *tl = &pr->timeline;
+    double *et = malloc(2 * TIMELINE_BUCKETS * sizeof *et), *ev[3];
+    for (int k = 0; k < 3; k++)
+        ev[k] = malloc(2 * TIMELINE_BUCKETS * sizeof **ev);
     size_t ne = 0;
-    double *et = malloc(2 * TIMELINE_BUCKETS * sizeof *et);
-    double *eh = malloc(2 * TIMELINE_BUCKETS * sizeof *eh);
-    double *em = malloc(2 * TIMELINE_BUCKETS * sizeof *em);
-    double *es = malloc(2 * TIMELINE_BUCKETS * sizeof *es);
-    for (size_t i = 0; et && eh && em && es && i < tl->n; i++) {
+    for (size_t i = 0; et && ev[0] && ev[1] && ev[2] && i < tl->n; i++) {
         const timeline_bucket_t *b = &tl->v[i];
         if (!b->used)
             continue;
-        double at = summary_secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
-        double at2 = summary_secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
-        et[ne] = at, eh[ne] = (double)b->heap_min, em[ne] = (double)b->mapped_min;
-        es[ne++] = (double)b->sum_min;
-        et[ne] = at2, eh[ne] = (double)b->heap_max, em[ne] = (double)b->mapped_max;
-        es[ne++] = (double)b->sum_max;
-        if ((double)b->sum_max > vmax)
-            vmax = (double)b->sum_max;
+        et[ne] = summary_secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
+        et[ne + 1] = summary_secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
+        ev[0][ne] = (double)b->heap_min, ev[0][ne + 1] = (double)b->heap_max;
+        ev[1][ne] = (double)b->mapped_min, ev[1][ne + 1] = (double)b->mapped_max;
+        ev[2][ne] = (double)b->sum_min, ev[2][ne + 1] = (double)b->sum_max;
+        ne += 2;
     }
-    /* the strategies' footprints join the scale unless one is far above
-     * the program's own memory (it would flatten everything else) */
-    bool drawn[REPLAY_MAX_STRATEGIES] = {0};
-    double own = vmax;
-    for (size_t k = 0; k < pr->nresults; k++) {
-        const replay_result_t *r = &pr->results[k];
-        double top = 0;
-        for (size_t i = 0; i < r->nseries && i < pr->nmarks; i++)
-            top = (double)r->series[i] > top ? (double)r->series[i] : top;
-        drawn[k] = r->nseries >= 2 && pr->nmarks >= 2 && top <= 3 * own;
-        if (drawn[k] && top > vmax)
-            vmax = top;
-    }
-    double t1 = ok ? t[n - 1] : 0;
+    static const struct { const char *name, *color; } evs[] = {
+        {"heap live", "#1f77b4"}, {"mapped live", "#2ca02c"}, {"heap + mapped", "#17becf"}};
+    for (int k = 0; ne >= 2 && k < 3; k++)
+        add_series(series, evs[k].name, evs[k].color, true, false, et, ev[k], ne);
     if (ne && et[ne - 1] > t1)
         t1 = et[ne - 1];
-    char a[32];
-    fprintf(f, "<svg id=\"timeline\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-               "role=\"img\" aria-label=\"timeline\">\n", W, TL_H, W, TL_H);
-    /* phases, shaded and named */
-    for (size_t i = 0; ok && i < s->nphases; i++) {
-        const summary_phase_t *ph = &s->phases[i];
-        double b = summary_secs(s, ph->begin), e = ph->end == UINT64_MAX ? t1 : summary_secs(s, ph->end);
-        double x0 = PAD_L + (t1 > 0 ? b / t1 : 0) * (W - PAD_L - PAD_R);
-        double x1 = PAD_L + (t1 > 0 ? e / t1 : 0) * (W - PAD_L - PAD_R);
-        fprintf(f, "<g class=\"phase\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-                   "fill=\"#%s\" opacity=\"0.35\"/><text x=\"%.1f\" y=\"%d\" class=\"phase-name\">",
-                x0, PAD_T, x1 - x0 > 0.5 ? x1 - x0 : 0.5, TL_H - PAD_T - PAD_B,
-                i % 2 ? "fde0c5" : "e5f5e0", x0 + 3, PAD_T + 12);
-        escape_html(f, ph->name);
-        fputs("</text></g>\n", f);
-    }
-    /* axes */
-    for (int k = 0; k <= 4; k++) {
-        double y = PAD_T + (1 - k / 4.0) * (TL_H - PAD_T - PAD_B);
-        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
-                   "<text x=\"%d\" y=\"%.1f\" class=\"axis\" text-anchor=\"end\">%s</text>\n",
-                PAD_L, W - PAD_R, y, y, PAD_L - 4, y + 4,
-                fmt_bytes((uint64_t)(vmax * k / 4), a, sizeof a));
-    }
-    for (int k = 0; k <= 4; k++) {
-        double x = PAD_L + k / 4.0 * (W - PAD_L - PAD_R);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"axis\" text-anchor=\"middle\">%.2f s</text>\n",
-                x, TL_H - 10, t1 * k / 4);
-    }
-    for (size_t k = 0; ok && k < ns; k++) {
-        if (k == 1 && !has_children) /* the tree is the process itself */
-            continue;
-        if (ne && (k == 2 || k == 3 || k == 4)) /* from the events */
-            polyline(f, et, k == 2 ? eh : k == 3 ? em : es, ne, t1, vmax, ser[k].color, ser[k].name);
-        else
-            polyline(f, t, ser[k].v, n, t1, vmax, ser[k].color, ser[k].name);
-    }
     free(et);
-    free(eh);
-    free(em);
-    free(es);
-    /* each strategy's footprint at the samples, dashed */
+    for (int k = 0; k < 3; k++)
+        free(ev[k]);
+    /* each strategy's footprint at the samples, dashed, off at first */
     double *st = malloc((pr->nmarks + 1) * sizeof *st), *sv = malloc((pr->nmarks + 1) * sizeof *sv);
-    for (size_t k = 0; ok && st && sv && k < pr->nresults; k++) {
+    for (size_t k = 0; st && sv && k < pr->nresults; k++) {
         const replay_result_t *r = &pr->results[k];
         size_t m = r->nseries < pr->nmarks ? r->nseries : pr->nmarks;
-        if (!drawn[k])
+        if (m < 2)
             continue;
         for (size_t i = 0; i < m; i++) {
             st[i] = summary_secs(s, pr->marks_t[i]);
             sv[i] = (double)r->series[i];
         }
-        fprintf(f, "<g class=\"strategy-series\" stroke-dasharray=\"5 3\">");
         char name[64];
         snprintf(name, sizeof name, "footprint: %s", r->name);
-        polyline(f, st, sv, m, t1, vmax, scolors[k % 6], name);
-        fputs("</g>\n", f);
+        add_series(series, name, scolors[k % 6], false, true, st, sv, m);
     }
     free(st);
     free(sv);
-    /* findings where their evidence lies, described on hover */
-    for (size_t i = 0; ok && i < pr->findings.n; i++) {
+    for (size_t i = 0; i < s->nphases; i++) {
+        const summary_phase_t *ph = &s->phases[i];
+        json_array_append_new(phases, json_pack("{s:o, s:f, s:f}", "name", escape_json(ph->name), "b",
+                                                summary_secs(s, ph->begin), "e",
+                                                ph->end == UINT64_MAX ? t1 : summary_secs(s, ph->end)));
+    }
+    for (size_t i = 0; i < pr->findings.n; i++) {
         const finding_t *fd = &pr->findings.v[i];
-        double x = PAD_L + (t1 > 0 ? summary_secs(s, fd->t) / t1 : 0) * (W - PAD_L - PAD_R);
-        char desc[1024];
-        report_describe(pr, store, fd, fr, desc, sizeof desc);
-        fprintf(f, "<g class=\"finding %s\"><title>[%s] %s: ", findings_severity_name(fd->severity),
-                findings_severity_name(fd->severity), findings_class_words(fd->classification));
-        escape_html(f, desc);
+        char text[3000], a[32];
+        int at = snprintf(text, sizeof text, "[%s] %s: ", findings_severity_name(fd->severity),
+                          findings_class_words(fd->classification));
+        report_describe(pr, store, fd, fr, text + at, sizeof text - (size_t)at);
         report_part_t parts[FINDING_MAX_ATTRIBUTION];
         size_t np = report_parts(pr, store, fd, fr, parts);
         for (size_t k = 0; k < np; k++) {
-            fprintf(f, "\n%.0f%% %s ", 100 * parts[k].share, fmt_bytes(parts[k].bytes, a, sizeof a));
-            escape_html(f, parts[k].label);
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof text - len, "\n%.0f%% %s %s", 100 * parts[k].share,
+                     fmt_bytes(parts[k].bytes, a, sizeof a), parts[k].label);
         }
-        fputs("</title>", f);
-        double X0 = PAD_L + (t1 > 0 ? summary_secs(s, fd->t0) / t1 : 0) * (W - PAD_L - PAD_R);
-        double X1 = PAD_L + (t1 > 0 ? summary_secs(s, fd->t1) / t1 : 0) * (W - PAD_L - PAD_R);
-        if (fd->classification == FINDING_DRIFT) { /* its fitted line, from where it is >= 0 */
-            double v0 = fd->v0;
-            if (v0 < 0 && fd->v1 > 0) {
-                X0 += (X1 - X0) * (-v0 / (fd->v1 - v0));
-                v0 = 0;
-            }
-            double Y0 = PAD_T + (1 - (vmax > 0 ? v0 / vmax : 0)) * (TL_H - PAD_T - PAD_B);
-            double Y1 = PAD_T + (1 - (vmax > 0 ? fd->v1 / vmax : 0)) * (TL_H - PAD_T - PAD_B);
-            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"fit\"/>",
-                    X0, X1, Y0, Y1);
-        } else { /* the stretch */
-            fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"stretch\"/>",
-                    X0, TL_H - PAD_B - 8, X1 - X0 > 2 ? X1 - X0 : 2, 8);
+        double v0 = fd->v0, T0 = summary_secs(s, fd->t0), T1 = summary_secs(s, fd->t1);
+        if (fd->classification == FINDING_DRIFT && v0 < 0 && fd->v1 > 0) { /* from where it is >= 0 */
+            T0 += (T1 - T0) * (-v0 / (fd->v1 - v0));
+            v0 = 0;
         }
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"finding-line\"/>"
-                   "<circle cx=\"%.1f\" cy=\"%d\" r=\"6\"/></g>\n",
-                x, x, PAD_T, TL_H - PAD_B, x, PAD_T + 6);
+        json_array_append_new(findings, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:o}", "kind",
+                                                  fd->classification == FINDING_DRIFT ? "fit" : "stretch",
+                                                  "severity", findings_severity_name(fd->severity), "t",
+                                                  summary_secs(s, fd->t), "t0", T0, "t1", T1, "v0", v0,
+                                                  "v1", fd->v1, "text", escape_json(text)));
     }
-    fputs("</svg>\n<p class=\"legend\">", f);
-    for (size_t k = 0; k < ns; k++)
-        if (k != 1 || has_children)
-            fprintf(f, "<span style=\"color:%s\">&#9632;</span> %s &nbsp; ", ser[k].color,
-                    ser[k].name);
-    for (size_t k = 0; k < pr->nresults; k++)
-        if (drawn[k])
-            fprintf(f, "<span style=\"color:%s\">&#9473;</span> footprint under %s &nbsp; ",
-                    scolors[k % 6], pr->results[k].name);
-    fputs("<span class=\"critical\">&#9679;</span> a finding (hover for what it is)</p>\n", f);
-    free(t);
-    for (size_t k = 0; k < ns; k++)
-        free(ser[k].v);
+    return json_pack("{s:f, s:f, s:o, s:o, s:o}", "t0", 0.0, "t1", t1 > 0 ? t1 : 1e-3, "series",
+                     series, "phases", phases, "findings", findings);
+}
+
+static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index)
+{
+    if (pr->s.npoints < 2) {
+        fputs("<p class=\"none\">Fewer than two samples: no timeline.</p>\n", f);
+        return;
+    }
+    char id[32];
+    snprintf(id, sizeof id, "timeline-%zu", index);
+    json_t *d = timeline_data(pr, store, fr);
+    report_page_data(f, id, d);
+    json_decref(d);
+    fprintf(f, "<div class=\"timeline\" id=\"timeline\" data-src=\"%s\"></div>\n", id);
 }
 
 /* ---- strategies ------------------------------------------------------------------ */
@@ -375,24 +318,176 @@ static void histogram(FILE *f, const summary_t *s)
     fputs("</svg>\n", f);
 }
 
-/* ---- the flame graph (an icicle: roots on top; analyzer/flame.h) ------------------- */
+/* ---- the flame graph (drawn by the page's script from a data block) ------------- */
 
-static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, const char *key,
-                  bool shown)
+#define HTML_STACKS 1500       /* stacks kept of the process the user ran or chose */
+#define HTML_STACKS_BRIEF 300  /* of the others */
+
+/* Stacks as a trie, so shared prefixes are written once: nodes is
+ * [parent, name] pairs (parent -1 for an outermost frame), names a
+ * string table; a stack is its innermost node. */
+typedef struct trie_s {
+    json_t *nodes, *names;
+    size_t nnodes;
+    /* child lookup: (parent, name) -> node, open addressing */
+    struct { int64_t parent, name, node; } *slots;
+    size_t nslots, nused;
+    json_t *name_ids;       /* name -> index */
+} trie_t;
+
+static uint64_t mix(uint64_t a, uint64_t b) { return (a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + (a << 6)); }
+
+static int64_t trie_name(trie_t *t, const char *name)
 {
-    flame_node_t root;
-    bool bytes = strcmp(key, "calls") != 0;
-    flame_build(&root, pr, store, fr, key, NULL);
-    int depth = flame_depth(&root);
-    fprintf(f, "<svg class=\"flame plot\" data-key=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" "
-               "height=\"%d\"%s>\n", key, W, depth * FLAME_ROW, W, depth * FLAME_ROW,
-            shown ? "" : " style=\"display:none\"");
-    if (root.w)
-        flame_draw(f, &root, W, bytes);
-    else
-        fprintf(f, "<text x=\"10\" y=\"14\">nothing to weigh by %s</text>\n", key);
-    fputs("</svg>\n", f);
-    flame_free(&root);
+    json_t *got = json_object_get(t->name_ids, name);
+    if (got)
+        return json_integer_value(got);
+    int64_t id = (int64_t)json_array_size(t->names);
+    json_array_append_new(t->names, escape_json(name));
+    json_object_set_new(t->name_ids, name, json_integer(id));
+    return id;
+}
+
+static int64_t trie_child(trie_t *t, int64_t parent, int64_t name)
+{
+    if (2 * (t->nused + 1) > t->nslots) {
+        size_t ns = t->nslots ? 2 * t->nslots : 1024;
+        void *old = t->slots;
+        size_t on = t->nslots;
+        t->slots = malloc(ns * sizeof *t->slots);
+        if (!t->slots) {
+            t->slots = old;
+            return -1;
+        }
+        for (size_t i = 0; i < ns; i++)
+            t->slots[i].node = -1;
+        t->nslots = ns;
+        for (size_t i = 0; old && i < on; i++) {
+            __typeof__(t->slots) o = old;
+            if (o[i].node < 0)
+                continue;
+            size_t at = mix((uint64_t)o[i].parent, (uint64_t)o[i].name) & (ns - 1);
+            while (t->slots[at].node >= 0)
+                at = (at + 1) & (ns - 1);
+            t->slots[at] = o[i];
+        }
+        free(old);
+    }
+    size_t at = mix((uint64_t)parent, (uint64_t)name) & (t->nslots - 1);
+    for (; t->slots[at].node >= 0; at = (at + 1) & (t->nslots - 1))
+        if (t->slots[at].parent == parent && t->slots[at].name == name)
+            return t->slots[at].node;
+    int64_t node = (int64_t)t->nnodes++;
+    t->slots[at].parent = parent;
+    t->slots[at].name = name;
+    t->slots[at].node = node;
+    t->nused++;
+    json_array_append_new(t->nodes, json_integer(parent));
+    json_array_append_new(t->nodes, json_integer(name));
+    return node;
+}
+
+/* A stack's innermost node: its frames outermost first, FLAME_DEPTH of
+ * them at most (the innermost kept). */
+static int64_t trie_stack(trie_t *t, process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
+{
+    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
+    if (!nf)
+        return trie_child(t, -1, trie_name(t, id ? "[stack without frames]" : "[no stack]"));
+    int64_t node = -1;
+    size_t from = nf > FLAME_DEPTH ? nf - FLAME_DEPTH : 0;
+    for (size_t k = nf; k-- > from;) {
+        char label[64];
+        const symbols_frame_t *sf = &fr->v[k];
+        node = trie_child(t, node, trie_name(t, sf->function ? sf->function
+                                                             : symbols_label(sf, label, sizeof label)));
+        if (node < 0)
+            return -1;
+    }
+    return node;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The stacks the page keeps: the heaviest by each weight, max in all at
+ * most; sorted, without repeats.  malloc'd. */
+static size_t chosen_stacks(process_t *pr, size_t max, uint64_t **out)
+{
+    *out = NULL;
+    if (!pr->have_sites)
+        return 0;
+    static const sites_key_t keys[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_LEAKED,
+                                       SITES_BY_TEMPORARIES};
+    static const double share[] = {0.55, 0.25, 0.1, 0.1};
+    uint64_t *all = malloc((max + 4) * sizeof *all);
+    size_t n = 0;
+    for (size_t k = 0; all && k < 4; k++) {
+        uint64_t *ids;
+        size_t m = sites_top(&pr->sites, keys[k], (size_t)(share[k] * (double)max) + 1, &ids);
+        for (size_t i = 0; i < m && n < max + 4; i++)
+            all[n++] = ids[i];
+        free(ids);
+    }
+    if (!all)
+        return 0;
+    qsort(all, n, sizeof *all, by_id);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || all[u - 1] != all[i])
+            all[u++] = all[i];
+    *out = all;
+    return u;
+}
+
+static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index, bool full)
+{
+    trie_t t = {.nodes = json_array(), .names = json_array(), .name_ids = json_object()};
+    uint64_t *ids;
+    size_t n = chosen_stacks(pr, full ? HTML_STACKS : HTML_STACKS_BRIEF, &ids);
+    json_t *stacks = json_array(), *w[4] = {json_array(), json_array(), json_array(), json_array()};
+    static const sites_key_t keys[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_LEAKED,
+                                       SITES_BY_TEMPORARIES};
+    for (size_t i = 0; i < n; i++) {
+        int64_t leaf = trie_stack(&t, pr, store, ids[i], fr);
+        if (leaf < 0)
+            break;
+        json_array_append_new(stacks, json_integer(leaf));
+        for (int k = 0; k < 4; k++)
+            json_array_append_new(w[k], json_integer((json_int_t)sites_key(&pr->sites, ids[i], keys[k])));
+    }
+    free(ids);
+    /* the mapping sites, weighted by bytes mapped at the mapped peak */
+    json_t *mstacks = json_array(), *mw = json_array();
+    uint64_t *mids;
+    size_t mn = mappings_top(&pr->maps, MAPPINGS_BY_PEAK, full ? 200 : 50, &mids);
+    for (size_t i = 0; i < mn; i++) {
+        int64_t leaf = trie_stack(&t, pr, store, mids[i], fr);
+        if (leaf < 0)
+            break;
+        json_array_append_new(mstacks, json_integer(leaf));
+        json_array_append_new(mw, json_integer((json_int_t)mappings_site_peak(&pr->maps, mids[i], NULL)));
+    }
+    free(mids);
+    json_t *weights = json_pack(
+        "[{s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o},"
+        " {s:s, s:s, s:b, s:b, s:o}]",
+        "key", "peak", "label", "bytes live at the peak heap", "bytes", 1, "v", w[0], "key", "calls",
+        "label", "calls", "bytes", 0, "v", w[1], "key", "leaked", "label", "leaked bytes", "bytes", 1,
+        "v", w[2], "key", "temporaries", "label", "temporary allocations", "bytes", 0, "v", w[3],
+        "key", "mapped", "label", "bytes mapped at the mapped peak", "bytes", 1, "mapped", 1, "v", mw);
+    json_t *d = json_pack("{s:o, s:o, s:o, s:o, s:o}", "names", t.names, "nodes", t.nodes, "stacks",
+                          stacks, "mstacks", mstacks, "weights", weights);
+    char id[32];
+    snprintf(id, sizeof id, "flame-%zu", index);
+    report_page_data(f, id, d);
+    json_decref(d);
+    json_decref(t.name_ids);
+    free(t.slots);
+    fprintf(f, "<div class=\"flamegraph\" data-src=\"%s\"></div>\n", id);
 }
 
 /* ---- tables ------------------------------------------------------------------------ */
@@ -422,43 +517,88 @@ static void stack_details(FILE *f, process_t *pr, symbols_t *store, uint64_t id,
     fputs("</ol></details>", f);
 }
 
+/* A table of the top functions by key: every figure (each sums all the
+ * function's stacks, analyzer/groups.h), sortable; its name opens its
+ * callers and callees in the flame graph. */
 static void sites_table(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
-                        frames_t *fr, sites_key_t key, const char *what)
+                        frames_t *fr, groups_t *g, sites_key_t key, const char *what,
+                        const char *cls)
 {
-    if (!pr->have_sites)
-        return;
-    groups_t g;
-    if (groups_build(&g, &pr->sites, store, key, fr))
-        return;
-    char a[32], b[32], c[32];
-    if (!g.n) {
-        fprintf(f, "<h3>Top allocating functions by %s</h3>\n<p class=\"none\">None.</p>\n", what);
-        groups_free(&g);
+    groups_sort(g, &pr->sites, key);
+    size_t ranked = groups_ranked(g), max = o->sites ? o->sites : ANALYZE_DEFAULT_SITES;
+    fprintf(f, "<h3>Top allocating functions by %s</h3>\n", what);
+    if (!ranked) {
+        fputs("<p class=\"none\">None.</p>\n", f);
         return;
     }
-    fprintf(f, "<h3>Top allocating functions by %s</h3>\n<table class=\"sites\"><tr><th>#</th>"
-               "<th>function</th><th>live at peak</th><th>calls</th><th>allocated</th>"
-               "<th>leaked</th><th>stacks</th></tr>\n", what);
-    size_t n = g.n < (o->sites ? o->sites : 10) ? g.n : (o->sites ? o->sites : 10);
+    fprintf(f, "<table class=\"sortable sites %s\"><thead><tr><th>#</th><th>function</th>"
+               "<th>live at peak</th><th>calls</th><th>temporary</th><th>allocated</th>"
+               "<th>leaked</th><th>stacks</th></tr></thead><tbody>\n", cls);
+    char a[32], b[32], c[32];
+    size_t n = ranked < max ? ranked : max;
     for (size_t i = 0; i < n; i++) {
-        const group_t *gr = &g.v[i];
-        fprintf(f, "<tr><td>%zu</td><td>", i + 1);
+        const group_t *gr = &g->v[i];
+        fprintf(f, "<tr><td data-v=\"%zu\">%zu</td><td><a href=\"#\" class=\"callers\" data-fn=\"", i + 1,
+                i + 1);
+        escape_html(f, gr->function);
+        fputs("\" title=\"its callers and callees in the flame graph\">", f);
         escape_html(f, gr->name);
-        fprintf(f, "</td><td>%s</td><td>%" PRIu64 "</td><td>%s</td><td>%s in %" PRIu64
-                   "</td><td>%zu ",
-                fmt_bytes(gr->peak, a, sizeof a), gr->calls, fmt_bytes(gr->allocated, b, sizeof b),
-                fmt_bytes(gr->leaked, c, sizeof c), gr->leaked_blocks, gr->nids);
+        fprintf(f, "</a></td><td class=\"num\" data-v=\"%" PRIu64 "\">%s</td><td class=\"num\" "
+                   "data-v=\"%" PRIu64 "\">%" PRIu64 "</td><td class=\"num\" data-v=\"%" PRIu64
+                   "\">%" PRIu64 "</td><td class=\"num\" data-v=\"%" PRIu64 "\">%s</td><td "
+                   "class=\"num\" data-v=\"%" PRIu64 "\">%s in %" PRIu64 "</td><td data-v=\"%zu\">%zu ",
+                gr->peak, fmt_bytes(gr->peak, a, sizeof a), gr->calls, gr->calls, gr->temporaries,
+                gr->temporaries, gr->allocated, fmt_bytes(gr->allocated, b, sizeof b), gr->leaked,
+                fmt_bytes(gr->leaked, c, sizeof c), gr->leaked_blocks, gr->nids, gr->nids);
         stack_details(f, pr, store, gr->ids[0], fr);
         fputs("</td></tr>\n", f);
     }
-    fputs("</table>\n", f);
-    groups_free(&g);
+    fputs("</tbody></table>\n", f);
+}
+
+/* The program's own mapping sites, by bytes mapped at the mapped peak. */
+static void mapping_table(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                          frames_t *fr)
+{
+    const mappings_t *m = &pr->maps;
+    fputs("<h3 id=\"mapping-sites\">Mapping sites: where the program's own mappings were made</h3>\n", f);
+    uint64_t *ids;
+    size_t n = m->calls ? mappings_top(m, MAPPINGS_BY_PEAK, o->sites ? o->sites : ANALYZE_DEFAULT_SITES,
+                                       &ids) : 0;
+    if (!n) {
+        fputs("<p class=\"none\">None.</p>\n", f);
+        return;
+    }
+    fputs("<table class=\"sortable mapping-sites\"><thead><tr><th>#</th><th>where</th><th>mapped at "
+          "peak</th><th>mmap calls</th><th>mapped in all</th><th>still mapped at the end</th>"
+          "<th>kind</th><th>stack</th></tr></thead><tbody>\n", f);
+    char a[32], b[32], c[32], where[512];
+    for (size_t i = 0; i < n; i++) {
+        const mapping_site_t *ms = &m->sites[ids[i]];
+        uint64_t peak = mappings_site_peak(m, ids[i], NULL);
+        report_site_label(pr, store, ids[i], fr, where, sizeof where);
+        fprintf(f, "<tr><td data-v=\"%zu\">%zu</td><td>", i + 1, i + 1);
+        escape_html(f, where);
+        fprintf(f, "</td><td class=\"num\" data-v=\"%" PRIu64 "\">%s</td><td class=\"num\" data-v=\"%"
+                   PRIu64 "\">%" PRIu64 "</td><td class=\"num\" data-v=\"%" PRIu64 "\">%s</td><td "
+                   "class=\"num\" data-v=\"%" PRIu64 "\">%s</td><td>%s</td><td>",
+                peak, fmt_bytes(peak, a, sizeof a), ms->calls, ms->calls, ms->mapped,
+                fmt_bytes(ms->mapped, b, sizeof b), ms->live, fmt_bytes(ms->live, c, sizeof c),
+                ms->file ? "file-backed" : "anonymous");
+        stack_details(f, pr, store, ids[i], fr);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
+    free(ids);
 }
 
 /* ---- a process --------------------------------------------------------------------- */
 
+/* full: the process the user ran, or one --all, --pid or --exe chose:
+ * every table; else the figures, findings, timeline, flame graph and the
+ * top functions by peak. */
 static void process_section(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
-                            frames_t *fr, size_t index)
+                            frames_t *fr, size_t index, bool full)
 {
     const summary_t *s = &pr->s;
     char a[32], b[32], c[32], d[32];
@@ -477,14 +617,29 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
             fmt_bytes(pr->maps.peak, b, sizeof b), fmt_bytes(process_peak_rss(pr), c, sizeof c),
             fmt_bytes(s->leaked_bytes, d, sizeof d), s->leaked_allocations, sev[SEVERITY_CRITICAL],
             sev[SEVERITY_WARNING], sev[SEVERITY_INFO]);
-    fprintf(f, "<p>%" PRIu64 " allocations (%" PRIu64 " reallocs), %s in all, %" PRIu64
-               " frees, %" PRIu64 " temporary; %" PRIu64 " mmap calls. Trace: ",
-            s->allocations, s->reallocs, fmt_bytes(s->bytes_allocated, a, sizeof a), s->frees,
-            s->temporaries, pr->maps.calls);
+    if (s->sample_bytes) /* the figures are estimates: their standard errors */
+        fprintf(f, "<p>A sampled trace: an allocation in about every %s (%" PRIu64 " recorded); "
+                   "the bytes are estimates: %s &plusmn; %s in all, peak heap &plusmn; %s, leaked "
+                   "&plusmn; %s; calls and temporaries not counted, strategies not replayed; "
+                   "%" PRIu64 " mmap calls.",
+                fmt_bytes(s->sample_bytes, a, sizeof a), s->allocations,
+                fmt_bytes(s->bytes_allocated, b, sizeof b),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_allocated)), c, sizeof c),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_peak_heap)), d, sizeof d),
+                fmt_bytes((uint64_t)llround(summary_se(s->var_heap)), (char[32]){0}, 32),
+                pr->maps.calls);
+    else
+        fprintf(f, "<p>%" PRIu64 " allocations (%" PRIu64 " reallocs), %s in all, %" PRIu64
+                   " frees, %" PRIu64 " temporary; %" PRIu64 " mmap calls.",
+                s->allocations, s->reallocs, fmt_bytes(s->bytes_allocated, a, sizeof a), s->frees,
+                s->temporaries, pr->maps.calls);
+    if (pr->suppressed_blocks)
+        fprintf(f, " Leaks suppressed: %s in %" PRIu64 " blocks (the C runtime's and the loader's "
+                   "one-time allocations, --suppressions).",
+                fmt_bytes(pr->suppressed_bytes, a, sizeof a), pr->suppressed_blocks);
+    fputs(" Trace: ", f);
     escape_html(f, pr->path);
-    fputs(".</p>\n<h3>Timeline</h3>\n", f);
-    timeline(f, pr, store, fr);
-    fputs("<h3>Findings</h3>\n", f);
+    fputs(".</p>\n<h3>Findings</h3>\n", f);
     if (!pr->findings.n)
         fputs("<p class=\"none\">None.</p>\n", f);
     for (size_t i = 0; i < pr->findings.n; i++) {
@@ -520,25 +675,31 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         }
         fputs("</ul></div>\n", f);
     }
+    fputs("<h3>Timeline</h3>\n", f);
+    timeline(f, pr, store, fr, index);
+    fputs("<h3>Flame graph</h3>\n", f);
+    flame(f, pr, store, fr, index, full);
+    groups_t g = {0};
+    if (pr->have_sites && !groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr)) {
+        sites_table(f, pr, store, o, fr, &g, SITES_BY_PEAK, "bytes live at the peak heap", "by-peak");
+        if (full && s->sample_bytes) { /* no calls nor temporaries counted */
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_ALLOCATED, "bytes allocated (estimates)",
+                        "by-allocated");
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_LEAKED, "leaked bytes", "by-leaked");
+        } else if (full) {
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_CALLS, "calls", "by-calls");
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_TEMPORARIES,
+                        "temporary allocations (freed right after they were made)", "by-temporaries");
+            sites_table(f, pr, store, o, fr, &g, SITES_BY_LEAKED, "leaked bytes", "by-leaked");
+        }
+        groups_free(&g);
+    }
+    if (full)
+        mapping_table(f, pr, store, o, fr);
     fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
     strategies(f, pr);
     report_allocators_html(f, pr);
     maps(f, pr);
-    fputs("<h3>Flame graph</h3>\n<p class=\"controls\">weight: "
-          "<label><input type=\"radio\" name=\"w", f);
-    fprintf(f, "%zu\" value=\"peak\" checked> live at peak</label> <label><input type=\"radio\" "
-               "name=\"w%zu\" value=\"calls\"> calls</label> <label><input type=\"radio\" name=\"w%zu\" "
-               "value=\"leaked\"> leaked bytes</label> <label><input type=\"radio\" name=\"w%zu\" "
-               "value=\"mapped\"> mapped bytes</label> &nbsp; search: <input type=\"search\" "
-               "class=\"find\" placeholder=\"function\"></p>\n<div class=\"flames\">\n",
-            index, index, index, index);
-    flame(f, pr, store, fr, "peak", true);
-    flame(f, pr, store, fr, "calls", false);
-    flame(f, pr, store, fr, "leaked", false);
-    flame(f, pr, store, fr, "mapped", false);
-    fputs("</div>\n", f);
-    sites_table(f, pr, store, o, fr, SITES_BY_PEAK, "bytes live at the peak heap");
-    sites_table(f, pr, store, o, fr, SITES_BY_LEAKED, "leaked bytes");
     fputs("<h3>Request sizes</h3>\n", f);
     histogram(f, s);
     fputs("</section>\n", f);
@@ -601,103 +762,110 @@ static void gantt(FILE *f, const process_t *procs, size_t n)
     free(order);
 }
 
-static const char css[] =
-    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1000px}"
-    "h1{font-size:1.4em}h2{border-top:2px solid #ddd;padding-top:.6em}.pid{color:#888;font-size:.7em}"
-    ".cards{display:flex;flex-wrap:wrap;gap:.6em}.cards div{background:#f4f6f8;padding:.5em .8em;"
-    "border-radius:6px;min-width:8em}.cards b{display:block;font-size:1.2em}"
-    ".plot{display:block;max-width:100%;height:auto;background:#fff}.grid{stroke:#eee}"
-    ".axis{font-size:11px;fill:#666}.phase-name{font-size:11px;fill:#555}"
-    ".finding circle{fill:#d62728;cursor:help}.finding.warning circle{fill:#ff7f0e}"
-    ".finding.info circle{fill:#1f77b4}.finding-line{stroke:#d62728;stroke-dasharray:4 3}"
-    ".fit{stroke:#000;stroke-width:2;stroke-dasharray:8 4;opacity:.6}.stretch{fill:#ff7f0e;opacity:.6}"
-    ".finding-box{border-left:4px solid #d62728;padding:.2em .8em;margin:.5em 0;background:#fdf2f2}"
-    ".finding-box.warning{border-color:#ff7f0e;background:#fff6ec}.finding-box.info{border-color:"
-    "#1f77b4;background:#eef5fb}.critical{color:#d62728}.none{color:#888}"
-    ".bar text{font-size:12px}.fname{font-size:11px;pointer-events:none}"
-    ".frame rect{stroke:#fff;stroke-width:.5}.frame.hit rect{fill:#e377c2}"
-    "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.2em .4em;"
-    "text-align:left;vertical-align:top}.stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;"
-    "font-size:12px}.at{color:#888}.legend{font-size:12px}";
-
-/* The flame graph's weight switch and search: nothing else runs. */
-static const char script[] =
-    "document.querySelectorAll('section.process').forEach(function(s){"
-    "s.querySelectorAll('input[type=radio]').forEach(function(r){r.addEventListener('change',"
-    "function(){s.querySelectorAll('svg.flame').forEach(function(g){g.style.display="
-    "g.getAttribute('data-key')===r.value?'':'none';});});});"
-    "var q=s.querySelector('input.find');if(q)q.addEventListener('input',function(){var v="
-    "q.value.toLowerCase();s.querySelectorAll('g.frame').forEach(function(g){var t=g.querySelector("
-    "'title').textContent.toLowerCase();g.classList.toggle('hit',v!==''&&t.indexOf(v)>=0);});});});";
+/* The process tree: indented, exec chains and small processes folded,
+ * heaviest first, with command lines (analyzer/proctable.h). */
+static void tree_table(FILE *f, const process_t *procs, const proctable_t *pt, const size_t *section)
+{
+    fputs("<table class=\"ptree\"><thead><tr><th>process</th><th>pid</th><th>calls</th><th>peak heap"
+          "</th><th>peak mapped</th><th>peak RSS</th><th>leaked</th></tr></thead><tbody>\n", f);
+    char a[32], b[32], c[32], d[32];
+    for (size_t r = 0; r < pt->n; r++) {
+        const proctable_row_t *row = &pt->v[r];
+        int ind = (int)(row->depth > 12 ? 12 : row->depth) * 2;
+        if (row->proc == SIZE_MAX) {
+            fprintf(f, "<tr class=\"fold\"><td class=\"exe\">%*s(%zu smaller: ", ind, "", row->nfolded);
+            escape_html(f, row->names);
+            fprintf(f, ")</td><td></td><td class=\"num\">%" PRIu64 "</td><td class=\"num\">%s</td><td "
+                       "class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+                    row->calls, fmt_bytes(row->peak_heap, a, sizeof a),
+                    fmt_bytes(row->peak_mapped, b, sizeof b), fmt_bytes(row->peak_rss, c, sizeof c),
+                    fmt_bytes(row->leaked, d, sizeof d));
+            continue;
+        }
+        const process_t *pr = &procs[row->proc];
+        const summary_t *s = &pr->s;
+        fprintf(f, "<tr><td class=\"exe\">%*s", ind, "");
+        if (section[row->proc] != SIZE_MAX)
+            fprintf(f, "<a href=\"#p%zu\">", section[row->proc]);
+        escape_html(f, s->exe[0] ? frames_base_name(s->exe) : "?");
+        if (section[row->proc] != SIZE_MAX)
+            fputs("</a>", f);
+        fputs(" <span class=\"cmd\">", f);
+        escape_html(f, s->argv);
+        if (row->via[0]) {
+            fputs(" (exec'd via ", f);
+            escape_html(f, row->via);
+            fputs(")", f);
+        }
+        fprintf(f, "</span></td><td>%" PRId64 "</td><td class=\"num\">%" PRIu64 "</td><td class=\"num\">%s"
+                   "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+                s->pid, s->allocations, fmt_bytes(s->peak_heap, a, sizeof a),
+                fmt_bytes(pr->maps.peak, b, sizeof b),
+                s->samples ? fmt_bytes(process_peak_rss(pr), c, sizeof c) : "-",
+                fmt_bytes(s->leaked_bytes, d, sizeof d));
+    }
+    fputs("</tbody></table>\n", f);
+}
 
 int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak, const char *path)
 {
     char tmp[4200];
-    bool to_stdout = !strcmp(path, "-");
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
-    if (!f) {
-        escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, tmp, strerror(errno));
+    FILE *f = report_open(path, tmp, sizeof tmp, "--html");
+    if (!f)
         return -1;
-    }
     frames_t fr = {0};
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n<title>memsim: ",
-          f);
-    size_t first = SIZE_MAX, shown = 0;
+    ptree_t t;
+    proctable_t pt = {.main_proc = SIZE_MAX};
+    size_t *order = report_order(procs, n), *section = malloc((n ? n : 1) * sizeof *section);
+    bool have_tree = n > 1 && !report_tree(procs, n, &t);
+    if (have_tree && proctable_build(&pt, procs, n, &t))
+        pt = (proctable_t){.main_proc = SIZE_MAX};
+    /* the title: the command that was run */
+    char title[1200];
+    size_t first = SIZE_MAX;
     for (size_t i = 0; i < n; i++)
         if (procs[i].ok && (first == SIZE_MAX || report_weight(&procs[i]) > report_weight(&procs[first])))
             first = i;
-    escape_html(f, first != SIZE_MAX ? procs[first].s.exe : "no trace");
-    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>memsim report: ", css);
-    escape_html(f, first != SIZE_MAX ? procs[first].s.exe : "no trace");
-    fputs("</h1>\n", f);
-    if (n > 1)
-        gantt(f, procs, n);
+    snprintf(title, sizeof title, "memsim report: %s",
+             o->run_command && o->run_command[0] ? o->run_command
+             : first != SIZE_MAX ? procs[first].s.exe : "no trace");
+    report_page_head(f, title);
+    /* the sections: the program the user ran first, then the processes
+     * that matter, heaviest first (as the text report) */
+    uint64_t total = report_total_weight(procs, n);
+    size_t shown = 0, main = n == 1 ? 0 : pt.main_proc;
+    bool chosen = o->all || o->npids || o->exe;
+    for (size_t i = 0; section && i < n; i++)
+        section[i] = SIZE_MAX;
+    if (section && main != SIZE_MAX && procs[main].ok && (!(o->npids || o->exe) || n == 1 ||
+                                                          report_shown(&procs[main], o, total)))
+        section[main] = shown++;
+    for (size_t k = 0; order && section && k < n; k++) {
+        process_t *pr = &procs[order[k]];
+        if (order[k] != main && pr->ok && (n == 1 || report_shown(pr, o, total)))
+            section[order[k]] = shown++;
+    }
     if (n > 1) {
         char a[32];
-        fprintf(f, "<p>%zu traces; peak tree RSS %s.</p>\n<table class=\"tree\"><tr><th>pid</th>"
-                   "<th>exe</th><th>peak heap</th><th>peak mapped</th><th>peak RSS</th></tr>\n",
-                n, fmt_bytes(report_tree_peak(procs, n, run_peak), a, sizeof a));
-        for (size_t i = 0; i < n; i++) {
-            if (!procs[i].ok)
-                continue;
-            char b[32], c[32];
-            fprintf(f, "<tr><td>%" PRId64 "</td><td>", procs[i].s.pid);
-            escape_html(f, procs[i].s.exe);
-            fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-                    fmt_bytes(procs[i].s.peak_heap, a, sizeof a),
-                    fmt_bytes(procs[i].maps.peak, b, sizeof b),
-                    fmt_bytes(process_peak_rss(&procs[i]), c, sizeof c));
+        fprintf(f, "<p>%zu traces; peak tree RSS %s.</p>\n", n,
+                fmt_bytes(report_tree_peak(procs, n, run_peak), a, sizeof a));
+        if (pt.n && section) {
+            fputs("<h2>Process tree</h2>\n", f);
+            tree_table(f, procs, &pt, section);
         }
-        fputs("</table>\n", f);
+        gantt(f, procs, n);
     }
-    /* the processes that matter, heaviest first (as the text report) */
-    uint64_t total = report_total_weight(procs, n);
-    size_t *order = report_order(procs, n);
-    for (size_t k = 0; order && k < n; k++) {
-        process_t *pr = &procs[order[k]];
-        if (pr->ok && (n == 1 || report_shown(pr, o, total)))
-            process_section(f, pr, store, o, &fr, shown++);
-    }
+    for (size_t s = 0; section && s < shown; s++)
+        for (size_t i = 0; i < n; i++)
+            if (section[i] == s)
+                process_section(f, &procs[i], store, o, &fr, s, i == main || chosen || n == 1);
+    report_page_tail(f);
     free(order);
-    fprintf(f, "<script>%s</script>\n</body></html>\n", script);
+    free(section);
     free(fr.v);
-    bool bad = ferror(f);
-    if (to_stdout) {
-        if (fflush(f) || bad) {
-            escape_line(stderr, "%s: --html: cannot write the standard output: %s", ANALYZE_CMD,
-                        strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    if (fclose(f) || bad || rename(tmp, path)) {
-        escape_line(stderr, "%s: --html: cannot write %s: %s", ANALYZE_CMD, path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    if (have_tree)
+        ptree_free(&t);
+    proctable_free(&pt);
+    return report_close(f, path, tmp, "--html");
 }

@@ -51,24 +51,29 @@ static json_t *sites_json(process_t *pr, symbols_t *store, const analyze_opts_t 
     size_t n = sites_top(&pr->sites, SITES_BY_PEAK, o->sites, &ids);
     for (size_t i = 0; i < n; i++) {
         const site_t *st = sites_get(&pr->sites, ids[i]);
-        json_t *site = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "id", (json_int_t)ids[i],
-                                 "calls", (json_int_t)sites_calls(st), "allocated_bytes",
-                                 (json_int_t)st->allocated, "peak_bytes",
-                                 (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes",
-                                 (json_int_t)st->live, "leaked_allocations",
-                                 (json_int_t)st->live_blocks, "frames",
-                                 frames_json(pr, store, ids[i], fr));
-        if (pr->s.sample_bytes)
+        json_t *site = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "id", (json_int_t)ids[i], "calls",
+            (json_int_t)sites_calls(st), "allocated_bytes", (json_int_t)st->allocated, "peak_bytes",
+            (json_int_t)sites_peak_bytes(&pr->sites, ids[i]), "leaked_bytes", (json_int_t)st->live,
+            "leaked_allocations", (json_int_t)st->live_blocks, "temporary_allocations",
+            (json_int_t)st->temporaries, "leak_suppressed", st->suppressed, "frames",
+            frames_json(pr, store, ids[i], fr));
+        if (pr->s.sample_bytes) {
+            /* a sampled trace does not see them */
+            json_object_set_new(site, "temporary_allocations", json_null());
             estimate_errors(site, sites_key_var(&pr->sites, ids[i], SITES_BY_PEAK),
                             st->var_allocated, st->var_live);
+        }
         json_array_append_new(out, site);
     }
     free(ids);
     return out;
 }
 
-/* The top allocating functions (analyzer/groups.h) by peak, allocated
- * and leaked bytes. */
+/* The top allocating functions (analyzer/groups.h: each function's
+ * figures summed over all its stacks) by peak, allocated bytes, calls,
+ * temporaries and leaked bytes: one grouping, sorted once per list.  A
+ * sampled trace counts no temporaries: by_temporaries is empty. */
 static json_t *functions_json(process_t *pr, symbols_t *store, const analyze_opts_t *o,
                               frames_t *fr)
 {
@@ -77,26 +82,39 @@ static json_t *functions_json(process_t *pr, symbols_t *store, const analyze_opt
         sites_key_t key;
     } lists[] = {{"by_peak", SITES_BY_PEAK},
                  {"by_allocated", SITES_BY_ALLOCATED},
+                 {"by_calls", SITES_BY_CALLS},
+                 {"by_temporaries", SITES_BY_TEMPORARIES},
                  {"by_leaked", SITES_BY_LEAKED}};
+    bool sampled = pr->s.sample_bytes != 0;
     json_t *out = json_object();
+    groups_t g = {0};
+    bool have = pr->have_sites && o->sites && groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr) == 0;
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         json_t *list = json_array();
-        groups_t g = {0};
-        if (pr->have_sites && groups_build(&g, &pr->sites, store, lists[l].key, fr) == 0) {
-            for (size_t i = 0; i < g.n && i < o->sites; i++) {
+        if (have && !(sampled && lists[l].key == SITES_BY_TEMPORARIES)) {
+            groups_sort(&g, &pr->sites, lists[l].key);
+            size_t n = groups_ranked(&g);
+            for (size_t i = 0; i < n && i < o->sites; i++) {
                 const group_t *gr = &g.v[i];
-                json_t *f = json_pack("{s:o, s:I, s:I, s:I}", "function", escape_json(gr->name),
-                                      "peak_bytes", (json_int_t)gr->peak, "allocated_bytes",
-                                      (json_int_t)gr->allocated, "leaked_bytes",
-                                      (json_int_t)gr->leaked);
-                if (pr->s.sample_bytes)
+                json_t *f = json_pack(
+                    "{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "function",
+                    escape_json(gr->name), "file", gr->file[0] ? escape_json(gr->file) : json_null(),
+                    "line", gr->line ? json_integer(gr->line) : json_null(), "stacks",
+                    (json_int_t)gr->nids, "calls", (json_int_t)gr->calls, "peak_bytes",
+                    (json_int_t)gr->peak, "allocated_bytes", (json_int_t)gr->allocated,
+                    "leaked_bytes", (json_int_t)gr->leaked, "leaked_allocations",
+                    (json_int_t)gr->leaked_blocks, "temporary_allocations",
+                    (json_int_t)gr->temporaries);
+                if (sampled) {
+                    json_object_set_new(f, "temporary_allocations", json_null());
                     estimate_errors(f, gr->var_peak, gr->var_allocated, gr->var_leaked);
+                }
                 json_array_append_new(list, f);
             }
         }
-        groups_free(&g);
         json_object_set_new(out, lists[l].name, list);
     }
+    groups_free(&g);
     return out;
 }
 
@@ -239,6 +257,10 @@ static json_t *process_json(process_t *pr, symbols_t *store, const analyze_opts_
         "leaked_allocations", (json_int_t)s->leaked_allocations,
         "temporary_allocations", (json_int_t)s->temporaries,
         "unknown_frees", (json_int_t)s->unknown_frees, "bad_lines", (json_int_t)pr->r.bad_lines);
+    json_object_set_new(summary, "suppressed_leaked_bytes",
+                        json_integer((json_int_t)pr->suppressed_bytes));
+    json_object_set_new(summary, "suppressed_leaked_allocations",
+                        json_integer((json_int_t)pr->suppressed_blocks));
     json_object_set_new(summary, "unknown_records", json_integer(pr->r.unknown));
     if (s->sample_bytes) /* a sampled trace does not see them */
         json_object_set_new(summary, "temporary_allocations", json_null());
@@ -321,7 +343,7 @@ static json_t *tree_json(const process_t *procs, const ptree_t *t, uint64_t run_
                      (json_int_t)report_tree_peak(procs, t->n, run_peak), "nodes", nodes);
 }
 
-int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
+int report_json(FILE *to, process_t *procs, size_t n, symbols_t *store, const analyze_opts_t *o,
                 uint64_t run_peak)
 {
     frames_t fr = {0};
@@ -346,8 +368,8 @@ int report_json(process_t *procs, size_t n, symbols_t *store, const analyze_opts
         out = json_pack("{s:o, s:o}", "processes", list, "tree", tree_json(procs, &t, run_peak));
         ptree_free(&t);
     }
-    json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    putchar('\n');
+    json_dumpf(out, to, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', to);
     json_decref(out);
     free(fr.v);
     return 0;

@@ -111,6 +111,7 @@ static inline void snapshot(const sites_t *s, site_t *st)
 {
     if (st->snap_epoch != s->peak_epoch) {
         st->snap = st->live;
+        st->snap_blocks = st->live_blocks;
         st->var_snap = st->var_live;
         st->snap_epoch = s->peak_epoch;
     }
@@ -244,8 +245,21 @@ static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
     return problem;
 }
 
+/* A free (or a realloc's) that the summary just counted as a temporary:
+ * on the stack of the block it ended. */
+static inline void temporary_check(sites_t *s, const summary_t *sum)
+{
+    if (__builtin_expect(sum->temporaries != s->temporaries, 0)) {
+        s->temporaries = sum->temporaries;
+        if (sum->has_freed && sum->freed.tag < s->cap)
+            s->v[sum->freed.tag].temporaries++;
+    }
+}
+
 int sites_add_with(sites_t *s, const event_t *e, summary_t *sum)
 {
+    if (e->type == EV_FREE || e->type == EV_REALLOC)
+        temporary_check(s, sum);
     switch (e->type) {
     case EV_ALLOC:
     case EV_REALLOC:
@@ -283,6 +297,14 @@ uint64_t sites_peak_bytes(const sites_t *s, uint64_t id)
     return st->snap_epoch == s->peak_epoch ? st->snap : st->live;
 }
 
+uint64_t sites_peak_blocks(const sites_t *s, uint64_t id)
+{
+    if (id >= s->cap)
+        return 0;
+    const site_t *st = &s->v[id];
+    return st->snap_epoch == s->peak_epoch ? st->snap_blocks : st->live_blocks;
+}
+
 uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key)
 {
     if (id >= s->cap)
@@ -290,7 +312,8 @@ uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key)
     switch (key) {
     case SITES_BY_PEAK: return sites_peak_bytes(s, id);
     case SITES_BY_CALLS: return sites_calls(&s->v[id]);
-    case SITES_BY_LEAKED: return s->v[id].live;
+    case SITES_BY_LEAKED: return s->v[id].suppressed ? 0 : s->v[id].live;
+    case SITES_BY_TEMPORARIES: return s->v[id].temporaries;
     case SITES_BY_ALLOCATED: return s->v[id].allocated;
     }
     return 0;
@@ -304,7 +327,8 @@ double sites_key_var(const sites_t *s, uint64_t id, sites_key_t key)
     switch (key) {
     case SITES_BY_PEAK: return st->snap_epoch == s->peak_epoch ? st->var_snap : st->var_live;
     case SITES_BY_CALLS: return 0;
-    case SITES_BY_LEAKED: return st->var_live;
+    case SITES_BY_LEAKED: return st->suppressed ? 0 : st->var_live;
+    case SITES_BY_TEMPORARIES: return 0;
     case SITES_BY_ALLOCATED: return st->var_allocated;
     }
     return 0;

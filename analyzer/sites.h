@@ -9,10 +9,13 @@
  *   leaked      bytes and blocks still live at the end, each block
  *               counted on the stack of the allocation that created it; a
  *               realloc moves its block to the realloc's stack
- *   peak        the site's live bytes at the moment of the global peak
- *               heap (the most requested bytes live at once, as
- *               analyzer/summary.h defines it: the first time it is
+ *   peak        the site's live bytes (and blocks) at the moment of the
+ *               global peak heap (the most requested bytes live at once,
+ *               as analyzer/summary.h defines it: the first time it is
  *               reached); the sites' peaks add up to the peak heap
+ *   temporaries the summary's temporary allocations (heaptrack's rule,
+ *               analyzer/summary.h) made on this stack; they add up to
+ *               the summary's count
  *
  * The peak is kept with a lazy epoch snapshot: peak_epoch counts the
  * times a new global peak was reached; before a site's live bytes
@@ -59,7 +62,11 @@ typedef struct site_s {
     uint64_t live;        /* bytes live now: at the end, the leaked bytes */
     uint64_t live_blocks; /* blocks live now: at the end, the leaked blocks */
     uint64_t snap;        /* live at the peak number snap_epoch */
+    uint64_t snap_blocks; /* live_blocks then */
     uint64_t snap_epoch;
+    uint64_t temporaries; /* temporary allocations made here */
+    bool suppressed;      /* its leaks match a leak suppression (analyzer/suppress.h):
+                             not counted as leaked (sites_key, the groups) */
     /* A sampled trace's (analyzer/summary.h): allocated, live and snap are
      * estimates, and these their variances. */
     double var_allocated, var_live, var_snap;
@@ -82,6 +89,7 @@ typedef struct sites_s {
     uint64_t peak_epoch;      /* new peaks reached so far */
     symbols_space_t *space;   /* the trace's modules; NULL: frames stay without one */
     uint64_t problem_id;      /* the stack id of the last problem returned */
+    uint64_t temporaries;     /* the summary's count when sites last looked */
 } sites_t;
 
 /* 0, or -1 when the host is out of memory.  space may be NULL. */
@@ -109,18 +117,20 @@ static inline const site_t *sites_get(const sites_t *s, uint64_t id)
     return id < s->cap ? &s->v[id] : NULL;
 }
 
-/* The site's live bytes at the global peak. */
+/* The site's live bytes, and blocks, at the global peak. */
 uint64_t sites_peak_bytes(const sites_t *s, uint64_t id);
+uint64_t sites_peak_blocks(const sites_t *s, uint64_t id);
 
 typedef enum sites_key_e {
     SITES_BY_PEAK,
     SITES_BY_CALLS,
     SITES_BY_LEAKED,
+    SITES_BY_TEMPORARIES,
     SITES_BY_ALLOCATED,
 } sites_key_t;
 
-/* The site's figure for key (peak bytes, calls, leaked bytes, allocated
- * bytes). */
+/* The site's figure for key (peak bytes, calls, leaked bytes: 0 when
+ * suppressed, temporary allocations, allocated bytes). */
 uint64_t sites_key(const sites_t *s, uint64_t id, sites_key_t key);
 /* A site's calls: the alloc and realloc records, or in a sampled trace
  * their estimated number (each stands for 1 / p calls). */

@@ -1,7 +1,7 @@
 /*
- * run_report: `memsim run --analyze`'s reports, report.txt and
- * report.json in the run directory, and report.txt shown (see
- * run_report.h).
+ * run_report: `memsim run --analyze`'s reports, report.txt, report.json
+ * and report.html in the run directory from one pass of the analyzer,
+ * and report.txt shown (see run_report.h).
  */
 #include "cli/run_report.h"
 
@@ -168,14 +168,14 @@ static void forward(pid_t pid, int *sent)
     }
 }
 
-/* The analyzer (with opt, e.g. "--json", when not NULL) on r->dir, its stdout through a pipe
+/* The analyzer (with the options extra, nextra of them) on r->dir, its stdout through a pipe
  * into a temporary file renamed r->dir/name once it has exited 0 (or 1,
  * a --fail-on finding, not asked here) and every byte is written.  Its
  * stderr goes to errfd, or stays memsim run's when errfd < 0.  0; -1
  * when name was not written: the cause is in *why (empty when a signal
  * for memsim run ended it), an old file of that name removed. */
-static int analyze_into(const rr_t *r, const char *opt, const char *name, int errfd, char *why,
-                        size_t whylen)
+static int analyze_into(const rr_t *r, char *const *extra, size_t nextra, const char *name,
+                        int errfd, char *why, size_t whylen)
 {
     char tmp[RR_PATH], final[RR_PATH];
     snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", r->dir, name);
@@ -200,15 +200,13 @@ static int analyze_into(const rr_t *r, const char *opt, const char *name, int er
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
     if (errfd >= 0)
         posix_spawn_file_actions_adddup2(&fa, errfd, STDERR_FILENO);
-    char *argv[RUN_REPORT_MAX_OPTS + 5], html_to[] = "-";
+    char *argv[RUN_REPORT_MAX_OPTS + 16];
     size_t k = 0;
     argv[k++] = (char *)r->tool;
     for (size_t i = 0; i < r->opts->n; i++)
         argv[k++] = r->opts->v[i];
-    if (opt)
-        argv[k++] = (char *)opt;
-    if (opt && !strcmp(opt, "--html"))
-        argv[k++] = html_to; /* the page on its standard output */
+    for (size_t i = 0; i < nextra && i < 12; i++)
+        argv[k++] = extra[i];
     argv[k++] = (char *)r->dir;
     argv[k] = NULL;
     pid_t pid;
@@ -227,8 +225,7 @@ static int analyze_into(const rr_t *r, const char *opt, const char *name, int er
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
-    char what[64];
-    snprintf(what, sizeof what, "memsim-analyze%s%s", opt ? " " : "", opt ? opt : "");
+    const char *what = "memsim-analyze";
     int st = 0, werr = 0, sent = 0;
     if (e) {
         snprintf(why, whylen, "cannot run %s: %s", r->tool, strerror(e));
@@ -289,44 +286,6 @@ static void show(const char *path, int fd)
     close(in);
 }
 
-/* The fd's captured bytes (the JSON run's stderr) onto stderr. */
-static void replay_stderr(FILE *f)
-{
-    if (!f)
-        return;
-    fflush(f);
-    rewind(f);
-    static char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (write_all(STDERR_FILENO, buf, n) != 0)
-            break;
-}
-
-/* One more form of the report, into r->dir/name, when go (the text was
- * written and no signal came): the analyzer's stderr is kept and shown
- * only if it fails, with one line.  Otherwise an old file of that name
- * is removed: it is not this run's.  Whether name was written. */
-static bool quiet_report(const rr_t *r, bool go, const char *opt, const char *name,
-                         const char *cmd, char *why, size_t whylen)
-{
-    if (!go || rr_caught) {
-        char path[RR_PATH];
-        snprintf(path, sizeof path, "%s/%s", r->dir, name);
-        unlink(path);
-        return false;
-    }
-    FILE *err = tmpfile();
-    bool ok = analyze_into(r, opt, name, err ? fileno(err) : -1, why, whylen) == 0;
-    if (!ok && *why) {
-        replay_stderr(err);
-        fprintf(stderr, "%s: --analyze: no %s: %s\n", cmd, name, why);
-    }
-    if (err)
-        fclose(err);
-    return ok;
-}
-
 void run_report(const char *cmd, const char *self_dir, const char *dir,
                 const run_report_opts_t *opts)
 {
@@ -359,21 +318,36 @@ void run_report(const char *cmd, const char *self_dir, const char *dir,
     rr_catch();
     fflush(NULL);
 
-    /* The text, with the analyzer's stderr (warnings, progress) as ours. */
-    int out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
-    bool have_txt = analyze_into(&r, NULL, "report.txt", -1, why, sizeof why) == 0;
-    if (!have_txt && *why)
-        fprintf(stderr, "%s: --analyze: no report.txt nor report.json: %s\n", cmd, why);
-    if (have_txt) {
-        char path[RR_PATH];
-        snprintf(path, sizeof path, "%s/report.txt", dir);
-        show(path, out);
+    /* One pass of the analyzer for the three forms: the text on its
+     * standard output (into report.txt here), the JSON and the page into
+     * their files (each written whole by the analyzer, then renamed into
+     * place); its stderr (warnings, progress) is ours.  The old reports go
+     * first: a failed analysis leaves none of them. */
+    static const char *const names[] = {"report.txt", "report.json", "report.html"};
+    char paths[3][RR_PATH];
+    for (int i = 0; i < 3; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+        unlink(paths[i]);
     }
-
-    /* The JSON and the page: their warnings are the text run's again,
-     * shown only when one fails. */
-    quiet_report(&r, have_txt, "--json", "report.json", cmd, why, sizeof why);
-    bool have_html = quiet_report(&r, have_txt, "--html", "report.html", cmd, why, sizeof why);
+    char json_to[RR_PATH + 8], html_to[RR_PATH + 8], out_o[] = "--output", text_to[] = "text=-";
+    snprintf(json_to, sizeof json_to, "json=%s", paths[1]);
+    snprintf(html_to, sizeof html_to, "html=%s", paths[2]);
+    char *extra[] = {out_o, text_to, out_o, json_to, out_o, html_to};
+    int out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+    bool have_txt = analyze_into(&r, extra, 6, "report.txt", -1, why, sizeof why) == 0;
+    struct stat st;
+    bool have_json = have_txt && stat(paths[1], &st) == 0;
+    bool have_html = have_txt && stat(paths[2], &st) == 0;
+    if (!have_txt) {
+        unlink(paths[1]);
+        unlink(paths[2]);
+        if (*why)
+            fprintf(stderr, "%s: --analyze: no report.txt nor report.json: %s\n", cmd, why);
+    } else {
+        show(paths[0], out);
+        if (!have_json)
+            fprintf(stderr, "%s: --analyze: no report.json\n", cmd);
+    }
     if (have_txt && !rr_caught) {
         char line[9 * RR_QUOTED + 64], html[RR_PATH + 16], qhtml[RR_QUOTED] = "";
         if (have_html) {
@@ -465,7 +439,8 @@ int run_report_opts_check(const char *cmd, const run_report_opts_t *o)
         goto out;
     const char *form = ao.json ? "--json" : ao.html ? "--html"
                      : ao.collapsed != ANALYZE_NO_COLLAPSED ? "--collapsed"
-                     : ao.flamegraph ? "--flamegraph" : NULL;
+                     : ao.flamegraph ? "--flamegraph" : ao.out_pprof ? "--pprof"
+                     : ao.out_text || ao.out_json ? "--output" : ao.diff ? "--diff" : NULL;
     if (form)
         fprintf(stderr, "%s: --analyze-opts: %s is memsim run's to choose (it writes report.txt, "
                         "report.json and report.html)\n", cmd, form);

@@ -2,7 +2,7 @@
 # Make sure the Debian packages memsim builds against are installed.
 # As root: install what is missing.  Otherwise: say exactly what to run.
 set -u
-PKGS="gcc pkg-config libjansson-dev check libunwind-dev libdw-dev libzstd-dev zstd"
+PKGS="gcc pkg-config libjansson-dev check libunwind-dev libdw-dev libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 # The real allocators memsim-analyze --allocators and memsim run --allocator
 # use (allocators/catalog.c): installed as root; otherwise one line says
 # how, and memsim builds and runs without them.

@@ -24,6 +24,15 @@ expect_status "memsim analyze --help: exit 0" 0 "$MEMSIM" analyze --help
 expect_eq "memsim analyze --help is memsim-analyze --help" "$(md5sum <"$TMP/out")" "$(md5sum <"$TMP/direct")"
 expect_grep "memsim-analyze --help names memsim analyze" "^   or: memsim analyze " "$TMP/direct"
 
+# memsim-analyze --version: the version memsim prints, exit 0, nothing on stderr.
+expect_status "memsim version" 0 "$MEMSIM" version
+ver=$(sed 's/^memsim //' "$TMP/out")
+expect_status "memsim-analyze --version: exit 0" 0 "$A" --version
+expect_eq "memsim-analyze --version: its name and memsim's version" "$(cat "$TMP/out")" "memsim-analyze $ver"
+expect_eq "memsim-analyze --version: nothing on stderr" "$(cat "$TMP/err")" ""
+expect_status "memsim analyze --version: exit 0" 0 "$MEMSIM" analyze --version
+expect_eq "memsim analyze --version: the same" "$(cat "$TMP/out")" "memsim-analyze $ver"
+
 expect_status "memsim help bogus: exit 2" 2 "$MEMSIM" help bogus
 expect_eq "memsim help bogus: one line naming it" "$(cat "$TMP/err")" \
     'memsim: help: unknown command "bogus" (commands: run, analyze, simulate, version, help)'

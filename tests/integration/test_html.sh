@@ -20,7 +20,8 @@ expect_status "a hostile trace's page" 0 "$A" --html "$TMP/evil.html" "$TMP/evil
 expect_eq "argv and phase names stay text" \
     "$(grep -c '<script>alert\|<b onmouseover' "$TMP/evil.html")" 0
 expect_grep "argv, escaped" '&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;' "$TMP/evil.html"
-expect_grep "the phase, escaped" '&lt;b onmouseover=alert(3)&gt;p&lt;/b&gt;' "$TMP/evil.html"
+expect_eq "the phase, escaped in the page's data" \
+    "$(grep -cF '\u003cb onmouseover=alert(3)\u003ep\u003c/b\u003e' "$TMP/evil.html")" 1
 
 if [ "${SANITIZE:-}" = 1 ]; then
     echo "# skip - the HTML report of real runs: libmemsim.so is not built with SANITIZE=1"
@@ -43,13 +44,16 @@ expect_eq "nothing on stdout" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
 R=$TMP/r.html
 expect_eq "the name never appears as markup" "$(grep -c '<img' "$R")" 0
 expect_grep "it appears escaped" '&lt;img src=x onerror=alert(1)&gt;' "$R"
-expect_eq "only its own script: one script element" "$(grep -o '<script' "$R" | wc -l | tr -d ' ')" 1
+expect_eq "only its own script: one script element, the others data" \
+    "$(grep -o '<script>' "$R" | wc -l | tr -d ' '):$(grep -o '<script' "$R" | grep -vc '^<script$')" 1:0
+expect_eq "every other script element a data block" \
+    "$(grep -o '<script[^>]*>' "$R" | grep -v '^<script>$' | grep -vc '^<script type="application/json" id="[a-z]*-[0-9]*">$')" 0
 expect_grep "a policy that forbids every fetch" "Content-Security-Policy\" content=\"default-src 'none'" "$R"
 expect_eq "no outside resource" "$(grep -c 'src="http\|href="http\|url(http' "$R")" 0
-expect_grep "a timeline" '<svg id="timeline"' "$R"
+expect_grep "a timeline, drawn from its data" '<div class="timeline" id="timeline" data-src="timeline-0">' "$R"
 expect_grep "strategy bars (a 24 MiB heap is replayed)" '<svg id="strategies"' "$R"
-expect_grep "a flame graph" '<svg class="flame plot" data-key="peak"' "$R"
-expect_grep "each strategy's footprint over time" 'data-name="footprint: best-fit"' "$R"
+expect_grep "a flame graph, drawn from its data" '<div class="flamegraph" data-src="flame-0">' "$R"
+expect_grep "each strategy's footprint over time" '"footprint: best-fit"' "$R"
 expect_eq "a fragmentation map per strategy" "$(grep -o '<g class="fragmap">' "$R" | wc -l | tr -d ' ')" 6
 expect_grep "request sizes" '<svg id="sizes"' "$R"
 expect_status "--html with --json" 2 "$A" --html "$TMP/x.html" --json "$T"
@@ -91,6 +95,28 @@ expect_eq "the flame graph has frames" \
     "$([ "$(grep -o '<g class="frame"' "$TMP/dom.html" | wc -l)" -ge 3 ] && echo yes)" yes
 expect_eq "the fragmentation maps are drawn" \
     "$([ "$(grep -o '<g class="fragmap">' "$TMP/dom.html" | wc -l)" -ge 6 ] && echo yes)" yes
+# The interactions, in Chromium driven by a script (tests/tools/browse.js,
+# tests/tools/report_steps.js): the timeline of the 24 MiB touch_mb page;
+# the flame graph of sites (two functions called from main).
+steps() { # steps PAGE: the step's figures in $TMP/steps
+    timeout 180 node tests/tools/browse.js "$1" tests/tools/report_steps.js >"$TMP/steps" 2>"$TMP/steps.err" ||
+        fail "the interactions in Chromium ($1)" "$(head -c 300 "$TMP/steps.err")"
+    expect_eq "no error in the page ($1)" "$(grep -c '^console-error' "$TMP/steps")" 0
+}
+v() { sed -n "s/^$1\t//p" "$TMP/steps"; }
+steps "$R"
+n=$(v series)
+expect_eq "the timeline draws its series" "$([ "${n:-0}" -ge 2 ] && echo yes)" yes
+expect_eq "a legend box unchecked hides its series" "$(v series_toggled):$(v first_series_drawn)" "$((n - 1)):false"
+mkdir -p "$TMP/srun"
+expect_status "sites traced" 0 env LD_PRELOAD="$BUILD/libmemsim.so" MEMSIM_OUTPUT="$TMP/srun" "$P/sites"
+expect_status "its page" 0 "$A" --html "$TMP/sites.html" "$TMP"/srun/memsim.sites.*
+steps "$TMP/sites.html"
+expect_eq "the flame graph from the root" "$(v flame_top)" all
+expect_eq "a click on main zooms to it: main on top, fewer frames" \
+    "$(v zoomed_top):$([ "$(v zoomed_frames)" -lt "$(v flame_frames)" ] && echo fewer)" "main:fewer"
+expect_eq "reset: the root again" "$(v reset_top)" all
+expect_eq "bottom-up: the heaviest allocating function, then its caller" "$(v bottom_up)" "all,leak_here,main"
 browse --window-size=1100,2600 --screenshot="$ART/html-report.png" "file://$R" >/dev/null 2>&1
 expect_eq "a screenshot kept ($ART/html-report.png)" \
     "$([ -s "$ART/html-report.png" ] && echo yes)" yes

@@ -121,8 +121,9 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     "$BUILD/memsim-analyze" --no-replay --sites 0 "$D" >"$TMP/tree.txt"
     expect_eq "tree: the text opens with the tree" "$(head -n 1 "$TMP/tree.txt" | cut -d, -f1)" \
         "process tree: 4 processes"
+    # (the process table, last: each child indented under its parent)
     expect_eq "tree: the forks, with their parent" \
-        "$(grep -c "^ *[0-9]* *$root_pid tree_touch .*  fork$" "$TMP/tree.txt")" 3
+        "$(grep -c "^ *[0-9]* *$root_pid   tree_touch .*  fork$" "$TMP/tree.txt")" 3
 
     # sh forks a child that execs ls, then execs true itself.
     D=$TMP/shtree
@@ -361,8 +362,9 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     expect_eq "--analyze-opts: report.json is memsim-analyze --json with them" \
         "$("$BUILD/memsim-analyze" --json --sites 1 --no-replay "$D" 2>/dev/null | grep -v '_s"' | md5sum)" \
         "$(grep -v '_s"' "$D/report.json" | md5sum)"
+    # (by peak, calls, temporary allocations and leaked bytes)
     expect_eq "--analyze-opts: report.txt has one site a ranking" \
-        "$(grep -c '^ *#2 ' "$D/report.txt"):$(grep -c '^ *#1 ' "$D/report.txt")" "0:3"
+        "$(grep -c '^ *#2 ' "$D/report.txt"):$(grep -c '^ *#1 ' "$D/report.txt")" "0:4"
     expect_eq "--analyze-opts: the again line has them" "$(tail -n 1 "$TMP/opts.err")" \
         "memsim run: report: $REAL/an-opts/report.txt, $REAL/an-opts/report.html (again: $ATOOL --sites 1 --no-replay $REAL/an-opts)"
     D=$TMP/an-det
@@ -425,15 +427,20 @@ if [ -x "$BUILD/memsim-analyze" ]; then
     expect_status "a crashing analyzer: the command's status stays" 0 frun --out "$D" "$PROG/touch_mb" 1 0 0
     expect_eq "a crashing analyzer: named" "$(sed 1d "$TMP/err")" \
         "memsim run: --analyze: no report.txt nor report.json: memsim-analyze was killed by signal 11 (Segmentation fault)"
-    fake 'if [ "$1" = --json ]; then echo "json: cannot" >&2; exit 2; fi; echo "the text"'
-    expect_status "only the JSON fails: the command's status" 0 frun --out "$D" "$PROG/touch_mb" 1 0 0
-    expect_eq "only the JSON fails: report.txt kept, no report.json" \
+    # One pass of the analyzer writes the three forms: the text on its
+    # stdout, the JSON and the page into the files of --output.
+    fake 'echo "$*" >>"$0.calls"; echo "the text"'
+    rm -f "$F/memsim-analyze.calls"
+    expect_status "an analyzer that writes only the text: the command's status" 0 \
+        frun --out "$D" "$PROG/touch_mb" 1 0 0
+    expect_eq "one pass of the analyzer for the three forms" "$(cat "$F/memsim-analyze.calls")" \
+        "--output text=- --output json=$D/report.json --output html=$D/report.html $D"
+    expect_eq "only the text written: report.txt kept, no report.json" \
         "$(cat "$D/report.txt" 2>&1):$(ls -A "$D" | grep -c 'report.json')" "the text:0"
-    expect_eq "only the JSON fails: its stderr and one line, then the again line" "$(sed 1d "$TMP/err")" \
+    expect_eq "only the text written: one line, then the again line" "$(sed 1d "$TMP/err")" \
         "the text
-json: cannot
-memsim run: --analyze: no report.json: memsim-analyze --json exited with status 2
-memsim run: report: $REAL/an-fail/report.txt, $REAL/an-fail/report.html (again: $REAL/fake/memsim-analyze $REAL/an-fail)"
+memsim run: --analyze: no report.json
+memsim run: report: $REAL/an-fail/report.txt (again: $REAL/fake/memsim-analyze $REAL/an-fail)"
     # A reader of the report gone: memsim run's status is still the command's.
     fake 'yes a long report | head -n 100000'
     { frun --out "$TMP/an-pipe" "$PROG/touch_mb" 1 0 3 2>&1; echo $? >"$TMP/pipe.st"; } |
@@ -494,6 +501,9 @@ bad "--strategy bogus" '--strategy: unknown strategy "bogus" (known: none, first
 bad "--analyze-opts --json" "^memsim run: --analyze-opts: --json is memsim run's to choose (it writes report.txt, report.json and report.html)\$" \
     --analyze-opts --json sh -c "$MARK"
 bad "--analyze-opts --html" "--analyze-opts: --html is memsim run's to choose" --analyze-opts '--html x' sh -c "$MARK"
+bad "--analyze-opts --pprof" "--analyze-opts: --pprof is memsim run's to choose" --analyze-opts '--pprof x' sh -c "$MARK"
+bad "--analyze-opts --output" "--analyze-opts: --output is memsim run's to choose" --analyze-opts '-o text=x' sh -c "$MARK"
+bad "--analyze-opts --diff" "^memsim" --analyze-opts '--diff' sh -c "$MARK"
 bad "--analyze-opts a bad value" '^memsim-analyze: --fail-on: "x" is not a severity (info, warning, critical)$' \
     --analyze-opts '--sites 2 --fail-on x' sh -c "$MARK"
 bad "--analyze-opts an unknown option" '^memsim-analyze: unknown option "--bogus"' --analyze-opts --bogus sh -c "$MARK"

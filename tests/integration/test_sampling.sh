@@ -108,4 +108,24 @@ expect_grep "functions by allocated bytes, with errors" "^  top allocating funct
 expect_grep "their figures with errors" "^    #[0-9]*  ring_medium (sample_stats.c): [0-9.]* MiB ± [0-9.]* [KM]iB live at peak, [0-9.]* MiB ± [0-9.]* [KM]iB allocated, nothing leaked$" "$TMP/out"
 expect_eq "no line with a call count" "$(grep -c '[0-9] calls\?[,:]' "$TMP/out")" 0
 
+# What a sampled trace cannot give, in the other forms: the real
+# allocators' replay (one line, as the strategies'), the JSON functions'
+# temporaries, pprof's note of estimates (its comment and period), and
+# --diff against the full trace (its temporaries not compared).
+"$A" --sites 3 --allocators glibc "$TMP"/s1/memsim.*.zst >"$TMP/alloc.out" 2>"$TMP/alloc.err"
+expect_grep "no allocators' replay, in one line" "^  allocators: *not replayed: a sampled trace does not hold every request$" "$TMP/alloc.out"
+expect_eq "no allocators' replay: nothing on stderr" "$(wc -c <"$TMP/alloc.err" | tr -d ' ')" 0
+"$A" --json --sites 3 "$TMP"/s1/memsim.*.zst >"$TMP/s1f.json"
+expect_eq "JSON: a function's temporaries null" "$("$J" functions.by_peak.0.temporary_allocations <"$TMP/s1f.json")" null
+expect_eq "JSON: no ranking by temporaries" "$("$J" functions.by_temporaries.0.function <"$TMP/s1f.json" 2>/dev/null || echo none)" none
+"$A" --pprof "$TMP/s1.pb.gz" "$TMP"/s1/memsim.*.zst 2>/dev/null
+expect_eq "pprof: its comment says the values are estimates" \
+    "$(gzip -dc "$TMP/s1.pb.gz" | grep -ac 'memsim: a sampled trace, an allocation in about every 65536 bytes')" 1
+"$A" --diff "$TMP/full" "$TMP/s1" >"$TMP/diff.out"
+expect_grep "diff: the sampled run named" "^  sampled: *the new run: its bytes and calls are estimates$" "$TMP/diff.out"
+expect_grep "diff: temporaries not compared" "^  temporary *not counted: a sampled run does not see them$" "$TMP/diff.out"
+"$A" --json --diff "$TMP/full" "$TMP/s1" >"$TMP/diff.json"
+expect_eq "diff JSON: the new run's interval" "$("$J" new.sample_bytes <"$TMP/diff.json")" 65536
+expect_eq "diff JSON: no temporaries' delta" "$("$J" delta.temporary_allocations <"$TMP/diff.json")" null
+
 summary

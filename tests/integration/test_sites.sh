@@ -240,6 +240,47 @@ if [ "${SANITIZE:-}" != 1 ]; then
     expect_eq "a's site: 100 calls" "$(d sites.1.calls)" 100
     expect_eq "a's site: in plug_a" "$(d sites.1.frames.0.function)" plug_a
     expect_eq "a's site: from libplug_a.so" "$(d sites.1.frames.0.module)" "$DL/libplug_a.so"
+
+    # A function's totals are the sums over all its stacks, the same in
+    # every list: step() is reached by 512 stacks of one call each
+    # (256 leaked, 256 temporary), other() by one of 1000 calls.
+    MS=$TMP/many
+    expect_status "many_stacks under memsim run" 0 "$BUILD/memsim" run --out "$MS" -- "$BUILD/programs/many_stacks"
+    expect_status "its report" 0 "$A" --no-replay --sites 2 "$MS"
+    cp "$TMP/out" "$TMP/many.txt"
+    step='step (many_stacks.c): 4.02 KiB live at peak, 512 calls, 256 temporary, 8.00 KiB allocated, leaked 4.00 KiB in 256 blocks'
+    expect_eq "step: its totals over its 512 stacks, in the four lists" \
+        "$(grep '^    #[0-9]  step ' "$TMP/many.txt" | sed 's/^    #[0-9]  //' | sort | uniq -c | sed 's/^ *//')" "4 $step"
+    expect_eq "the lists: step first by peak and leaked bytes, second by calls and temporaries" \
+        "$(grep '^  top allocating\|^    #[0-9]  ' "$TMP/many.txt" | sed 's/ (many_stacks.c).*//; s/^  top allocating functions by //; s/^    #//' | tr '\n' '/')" \
+        "peak:/1  step/calls:/1  other/2  step/temporary allocations:/1  other/2  step/leaked bytes:/1  step/"
+    expect_grep "the temporaries per function add up to the summary's" "^  allocations: .* 1256 temporary\$" "$TMP/many.txt"
+    expect_eq "step's stacks: 512 of them by calls" \
+        "$(grep -A1 '^    #2  step' "$TMP/many.txt" | sed -n 's/^      stack 1 of \([0-9]*\):.*/\1/p' | head -n 1)" 512
+
+    # Leak suppressions from a file: a pattern a line, on any frame's
+    # function, library or source file; what they leave out is counted.
+    s() { "$J" "$1" <"$TMP/out"; }
+    T=$(ls "$TMP"/run/memsim.sites.*.jsonl)
+    printf '# the planted leak\nleak:leak_h*\n\n' >"$TMP/supp.fn"
+    expect_status "--suppressions on a function" 0 "$A" --json --no-replay --suppressions "$TMP/supp.fn" "$T"
+    expect_eq "leak_here's leaks suppressed, counted apart" \
+        "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)/$(s summary.suppressed_leaked_allocations)" "0/30000/300"
+    expect_eq "its site marked" "$(s sites.0.leak_suppressed)/$(s sites.0.leaked_bytes)" "true/30000"
+    printf 'sites.c$\n' >"$TMP/supp.file"
+    expect_status "--suppressions on a source file" 0 "$A" --json --no-replay --suppressions "$TMP/supp.file" "$T"
+    expect_eq "by source file: the same" "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)" "0/30000"
+    printf 'leak:^leak$\n' >"$TMP/supp.none"
+    expect_status "--suppressions that match nothing" 0 "$A" --json --no-replay --suppressions "$TMP/supp.none" "$T"
+    expect_eq "anchored: leak_here is not ^leak\$" "$(s summary.leaked_bytes)/$(s summary.suppressed_leaked_bytes)" "30000/0"
+    expect_status "the text report" 0 "$A" --no-replay --suppressions "$TMP/supp.fn" "$T"
+    expect_grep "the text says how much was suppressed" \
+        "^  leaked:         0 B in 0 blocks; 29.3 KiB in 300 blocks suppressed " "$TMP/out"
+    expect_eq "by leaked bytes: nothing left" \
+        "$(grep -c '^  top allocating functions by leaked bytes: none$' "$TMP/out")" 1
+    expect_status "a suppressions file that is not there" 2 "$A" --suppressions "$TMP/nonexistent" "$T"
+    expect_eq "one line naming it" "$(cat "$TMP/err")" \
+        "memsim-analyze: --suppressions: cannot read $TMP/nonexistent: No such file or directory"
 fi
 
 summary
