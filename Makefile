@@ -443,7 +443,7 @@ man: $(MEMSIM) $(ANALYZE)
 	$(Q)$(SUBST) man/libmemsim.7 >$(BUILD)/man/libmemsim.7
 	$(Q)$(SUBST) dist/memsim.pc.in >$(BUILD)/memsim.pc
 
-install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) man
+install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) $(METER) man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
 	install -m 0755 $(MEMSIM) $(DESTDIR)$(BINDIR)/memsim
@@ -451,6 +451,7 @@ install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) man
 	install -m 0755 $(LIBMEMSIM) $(DESTDIR)$(PKGLIBDIR)/libmemsim.so
 	install -m 0755 $(RECORDER) $(DESTDIR)$(PKGLIBDIR)/memsim-recorder
 	install -m 0755 $(REPLAY) $(DESTDIR)$(PKGLIBDIR)/memsim-replay
+	install -m 0755 $(METER) $(DESTDIR)$(PKGLIBDIR)/libmemsim-meter.so
 	install -m 0644 include/memsim.h $(DESTDIR)$(INCLUDEDIR)/memsim.h
 	install -m 0644 $(BUILD)/memsim.pc $(DESTDIR)$(PCDIR)/memsim.pc
 	install -m 0644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
@@ -461,7 +462,7 @@ install: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memsim $(DESTDIR)$(BINDIR)/memsim-analyze \
 		$(DESTDIR)$(PKGLIBDIR)/libmemsim.so $(DESTDIR)$(PKGLIBDIR)/memsim-recorder \
-		$(DESTDIR)$(PKGLIBDIR)/memsim-replay \
+		$(DESTDIR)$(PKGLIBDIR)/memsim-replay $(DESTDIR)$(PKGLIBDIR)/libmemsim-meter.so \
 		$(DESTDIR)$(INCLUDEDIR)/memsim.h $(DESTDIR)$(PCDIR)/memsim.pc \
 		$(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(DESTDIR)$(MANDIR)/man7/libmemsim.7 \
 		$(DESTDIR)$(COMPDIR)/memsim $(DESTDIR)$(COMPDIR)/memsim-analyze

@@ -23,7 +23,7 @@ cat "$TMP/err" >"$TMP/install.err"
 # Every file, exactly.
 expect_eq "make install: exactly these files" \
     "$(cd "$P" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')" \
-    "./bin/memsim ./bin/memsim-analyze ./include/memsim.h ./lib/memsim/libmemsim.so ./lib/memsim/memsim-recorder ./lib/memsim/memsim-replay ./lib/pkgconfig/memsim.pc ./share/bash-completion/completions/memsim ./share/bash-completion/completions/memsim-analyze ./share/man/man1/memsim-analyze.1 ./share/man/man1/memsim-run.1 ./share/man/man1/memsim-simulate.1 ./share/man/man1/memsim.1 ./share/man/man7/libmemsim.7 "
+    "./bin/memsim ./bin/memsim-analyze ./include/memsim.h ./lib/memsim/libmemsim-meter.so ./lib/memsim/libmemsim.so ./lib/memsim/memsim-recorder ./lib/memsim/memsim-replay ./lib/pkgconfig/memsim.pc ./share/bash-completion/completions/memsim ./share/bash-completion/completions/memsim-analyze ./share/man/man1/memsim-analyze.1 ./share/man/man1/memsim-run.1 ./share/man/man1/memsim-simulate.1 ./share/man/man1/memsim.1 ./share/man/man7/libmemsim.7 "
 expect_eq "make install: nothing on the linker's search path" "$(ls "$P/lib" | tr '\n' ' ')" "memsim pkgconfig "
 expect_eq "make install: the programs executable" \
     "$(stat -c %a "$P/bin/memsim" "$P/bin/memsim-analyze" "$P/lib/memsim/memsim-recorder" | tr '\n' ' ')" \
