@@ -722,6 +722,7 @@ static bool refill(reader_t *r)
         if (!buf) {
             say(r, "%s:%ld: out of memory for a line of %zu bytes", r->path, r->lineno + 1,
                 have);
+            r->truncated = true; /* said: the input ends here, no other line about it */
             return false;
         }
         r->buf = buf;
@@ -762,6 +763,10 @@ static int next_line(reader_t *r, char **line, size_t *len)
             r->eof = true;
             if (r->end == r->pos)
                 return 0;
+            if (r->truncated) { /* no memory to read the rest of the line: not a line */
+                r->pos = r->end;
+                return 0;
+            }
         }
     }
 }

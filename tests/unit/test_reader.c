@@ -14,6 +14,7 @@
 
 #include "analyzer/reader.h"
 #include "core/rng.h"
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -445,6 +446,41 @@ START_TEST(long_and_last_lines)
 }
 END_TEST
 
+/* No memory to read a long line whole: one line says so, and the part
+ * read is not taken for a line of its own (it was: "a truncated last
+ * line" too, a second message for one cause). */
+START_TEST(no_memory_for_a_long_line_is_one_message)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
+    fprintf(f, "{\"ev\":\"sample\",\"t\":5,\"tid\":2,\"rss\":4096,\"children\":[");
+    for (int i = 0; i < 20000; i++)
+        fprintf(f, "%s{\"pid\":%d,\"rss\":8192}", i ? "," : "", i + 100);
+    fprintf(f, "]}\n");
+    fclose(f);
+    reader_t r;
+    ck_assert_int_eq(reader_open(&r, path), 0);
+    r.chunk = 4096;
+    event_t e;
+    ck_assert_int_eq(reader_next(&r, &e), 1);
+    ck_assert_int_eq(e.type, EV_META);
+    FILE *saved = quiet_begin();
+    failmalloc_arm(1); /* the read buffer's first growth for the long line */
+    int got = reader_next(&r, &e);
+    bool failed = failmalloc_disarm();
+    quiet_end(saved);
+    ck_assert(failed);
+    ck_assert_int_eq(got, 0);
+    ck_assert(r.truncated);
+    ck_assert_int_eq(r.bad_lines, 0);
+    reader_close(&r);
+    unlink(path);
+}
+END_TEST
+
 /* A trace cut by SIGKILL ends in NUL bytes: the reader stops at the
  * first one, without reading (or buffering) the rest of the tail. */
 START_TEST(nul_tail_is_not_read)
@@ -597,6 +633,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, fast_path_reads_what_jansson_reads);
     tcase_add_test(tc, any_read_size_reads_the_same);
     tcase_add_test(tc, long_and_last_lines);
+    tcase_add_test(tc, no_memory_for_a_long_line_is_one_message);
     tcase_add_test(tc, nul_tail_is_not_read);
     tcase_add_test(tc, compact_records_fast_and_slow_agree);
     tcase_add_test(tc, compressed_reads_as_plain);
