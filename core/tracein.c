@@ -133,7 +133,7 @@ static void decode_more(tracein_t *in)
             size_t cap = in->hold_cap ? in->hold_cap * 2 : 2 * IN_BUF;
             char *h = realloc(in->hold, cap);
             if (!h) {
-                in->error = strerror(ENOMEM);
+                in->error = "out of memory for the decompressed data";
                 return;
             }
             in->hold = h;
