@@ -212,15 +212,15 @@ $(ANALYZE): $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
-$(REPLAY): allocators/replay.c allocators/oplog.h Makefile | $(DEPS_OK)
+$(REPLAY): allocators/replay.c allocators/oplog.h core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< core/procfs.c -ldl -lpthread
 
-$(METER): allocators/meter.c Makefile | $(DEPS_OK)
+$(METER): allocators/meter.c core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< core/procfs.c -ldl -lpthread
 
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)

@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/procfs.h"
+
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_OWN 8192 /* the program's own anonymous mappings tracked */
 #define SMAPS_EVERY_NS (20ull * 1000 * 1000)
@@ -302,19 +304,11 @@ static void read_smaps(uint64_t *heap, uint64_t *anon)
     *heap = *heap > notheap ? *heap - notheap : 0;
 }
 
-static uint64_t status_kb(const char *field)
+/* The process's peak RSS (VmHWM) in bytes, or 0. */
+static uint64_t peak_rss(void)
 {
-    char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *p = strstr(buf, field);
-    return p ? strtoull(p + strlen(field), NULL, 10) * 1024 : 0;
+    procfs_status_t st;
+    return procfs_read_status(0, &st) ? 0 : st.hwm;
 }
 
 /* One sample: the heap now, from statm and the last smaps (read again
@@ -440,7 +434,7 @@ __attribute__((destructor)) static void meter_end(void)
                        "\"smaps_reads\":%llu}\n",
                        (int)getpid(), exe, (unsigned long long)M.peak,
                        (unsigned long long)(heap > M.base ? heap - M.base : 0),
-                       (unsigned long long)M.base, (unsigned long long)status_kb("VmHWM:"),
+                       (unsigned long long)M.base, (unsigned long long)peak_rss(),
                        own_untracked, (unsigned long long)M.samples, (unsigned long long)M.smaps_reads);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {

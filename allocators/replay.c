@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/procfs.h"
 #include "allocators/oplog.h"
 
 #define CMD "memsim-replay"
@@ -245,20 +246,11 @@ static uint64_t rss_now(void)
 
 static uint64_t over_base(uint64_t rss) { return rss > R.base_rss ? rss - R.base_rss : 0; }
 
-/* A /proc/self/status field in bytes (its kB), or 0. */
-static uint64_t status_kb(const char *field)
+/* The process's peak RSS (VmHWM) in bytes, or 0. */
+static uint64_t peak_rss(void)
 {
-    char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *p = strstr(buf, field);
-    return p ? strtoull(p + strlen(field), NULL, 10) * 1024 : 0;
+    procfs_status_t st;
+    return procfs_read_status(0, &st) ? 0 : st.hwm;
 }
 
 static void sample_by_count(uint64_t before, uint64_t after)
@@ -636,7 +628,7 @@ int main(int argc, char **argv)
     uint64_t wall = now_ns();
     getrusage(RUSAGE_SELF, &ru1);
     uint64_t end_rss = rss_now();
-    uint64_t hwm = status_kb("VmHWM:");
+    uint64_t hwm = peak_rss();
     atomic_store(&R.finished, 1);
     if (have_sampler)
         pthread_join(tsampler, NULL);
