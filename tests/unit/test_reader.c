@@ -404,19 +404,28 @@ START_TEST(any_read_size_reads_the_same)
 }
 END_TEST
 
-/* A line far longer than the read size is read whole; an unterminated
- * last line is read (and named truncated when it is not JSON). */
-START_TEST(long_and_last_lines)
+/* A trace file in path (a mkstemp template) of a meta record and a
+ * sample line far longer than a read (20,000 children), left open. */
+static FILE *long_line_trace(char *path)
 {
-    char path[] = "/tmp/memsim-reader-test.XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
     fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
     fprintf(f, "{\"ev\":\"sample\",\"t\":5,\"tid\":2,\"rss\":4096,\"children\":[");
     for (int i = 0; i < 20000; i++)
         fprintf(f, "%s{\"pid\":%d,\"rss\":8192}", i ? "," : "", i + 100);
     fprintf(f, "]}\n");
+    return f;
+}
+
+/* A line far longer than the read size is read whole; an unterminated
+ * last line is read (and named truncated when it is not JSON). */
+START_TEST(long_and_last_lines)
+{
+    char path[] = "/tmp/memsim-reader-test.XXXXXX";
+    FILE *f = long_line_trace(path);
     fprintf(f, "{\"ev\":\"free\",\"t\":6,\"tid\":1,\"fn\":\"free\",\"addr\":64,\"size\":8,"
                "\"stack\":1}");
     fclose(f);
@@ -452,14 +461,7 @@ END_TEST
 START_TEST(no_memory_for_a_long_line_is_one_message)
 {
     char path[] = "/tmp/memsim-reader-test.XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1}\n");
-    fprintf(f, "{\"ev\":\"sample\",\"t\":5,\"tid\":2,\"rss\":4096,\"children\":[");
-    for (int i = 0; i < 20000; i++)
-        fprintf(f, "%s{\"pid\":%d,\"rss\":8192}", i ? "," : "", i + 100);
-    fprintf(f, "]}\n");
+    FILE *f = long_line_trace(path);
     fclose(f);
     reader_t r;
     ck_assert_int_eq(reader_open(&r, path), 0);
