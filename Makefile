@@ -143,7 +143,7 @@ JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
 PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
-# What test_transparency.sh runs (issue 10: memsim changes nothing in the program).
+# What test_transparency.sh runs (memsim changes nothing in the program).
 TRANSPARENCY_PROGRAMS = fd_reuse fd_list fd_limit out_moved heap_mix main_exit own_segv overflow \
 	qexit fork_sig exit_sig small_stack coro spawn_env stack_use clone_child exec_fail sigdisp \
 	reallocarray0 many_threads frag_heap realloc_race many_live stack_flood
@@ -320,7 +320,7 @@ integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(METER) $(TRACECHECK) $(LI
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 
-# bench/preload.sh (issue 3's short runs, with MEMSIM_STRATEGY=none beside
+# bench/preload.sh (short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
 BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
 bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER)
@@ -344,12 +344,12 @@ bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECH
 	$(Q)sh bench/procs.sh $(BUILD) 50 1
 	$(Q)BENCH_QUICK=1 sh bench/timing.sh $(BUILD)
 
-# The strategy study (issue 14): real programs traced, replayed through
+# The strategy study: real programs traced, replayed through
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
 study: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ)
 	$(Q)sh bench/study.sh $(BUILD)
 
-# memsim against its peers (issue 14): docs/performance.md.
+# memsim against its peers: docs/performance.md.
 compare: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT)
 	$(Q)sh bench/compare.sh $(BUILD)
 

@@ -16,8 +16,8 @@
 #           (alloc_heavy 1 RSS_OPS): streaming, it must not grow with the
 #           trace's length
 #
-# Targets (issue 5): at least 2 million records per second without replay
-# on one core, and faster than heaptrack_print; (issue 11) the default
+# Targets: at least 2 million records per second without replay
+# on one core, and faster than heaptrack_print; the default
 # analysis, with all six strategies, no slower than heaptrack_print (wall
 # time: the replay runs on a second core).  Peak RSS comes from
 # /usr/bin/time (Debian package "time"); without it, from VmHWM polled in

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench-compare: memsim against the heap profilers people use today
-# (issue 14), measured in the same run, written into docs/performance.md
+# measured in the same run, written into docs/performance.md
 # (between its compare markers).
 #
 #   sh bench/compare.sh [BUILD]          (make compare)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench-study: how real programs would fare under each allocation strategy
-# (issue 14).  Traces real, deterministic workloads of Debian packages
+# bench-study: how real programs would fare under each allocation
+# strategy.  Traces real, deterministic workloads of Debian packages
 # under memsim, replays each trace through every strategy of core/ and
 # writes the results into docs/strategies.md (between its study markers)
 # and docs/strategies.svg.

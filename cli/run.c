@@ -2,11 +2,11 @@
  * run: `memsim run` — run a command under libmemsim.so and watch what the
  * operating system charges its process tree.
  *
- * The measurement is that of measure_command in the reference profiler
- * (its record's field names and reasons are kept): the command runs in a
- * new process group; the parent, which is not traced, sums the RSS of
- * the command and of its current descendants every 10 ms; a wall or RSS
- * budget ends the whole group.  Everything is checked before anything is
+ * The measurement is that of measure_command in the Python tool memsim
+ * started from (its record's field names and reasons are kept): the
+ * command runs in a new process group; the parent, which is not traced,
+ * sums the RSS of the command and of its current descendants every 10
+ * ms; a wall or RSS budget ends the whole group.  Everything is checked before anything is
  * made or started, so bad input leaves nothing behind.
  *
  * Output directory DIR:
@@ -74,7 +74,7 @@
 /* memsim run's status when a budget stopped the command (timeout(1)'s). */
 #define RUN_BUDGET_EXIT 124
 
-/* The seed's texts for the record, "interpreter" made "command". */
+/* The Python tool's texts for the record, "interpreter" made "command". */
 static const char RUN_SCOPE[] =
     "command launch through exit; simultaneous descendants; observer excluded";
 static const char RUN_LIMITATION[] =
@@ -915,7 +915,7 @@ static void sample(run_watch_t *w, double t, uint64_t rss, size_t procs)
 }
 
 /* The budget exceeded at time t with tree RSS rss, or NULL.  As the
- * seed: wall first, each reached at >=. */
+ * Python tool: wall first, each reached at >=. */
 static const char *over_budget(const run_opts_t *o, double t, uint64_t rss)
 {
     if (o->wall_s > 0 && t >= o->wall_s)
@@ -1143,8 +1143,8 @@ static void wait_traces(const char *dir)
     }
 }
 
-/* The command's exit_code as the seed reports it: its exit status, or
- * minus the signal that ended it. */
+/* The command's exit_code as the Python tool reports it: its exit
+ * status, or minus the signal that ended it. */
 static int exit_code(int status)
 {
     return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);

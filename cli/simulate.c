@@ -1,5 +1,5 @@
 /*
- * simulate: `memsim simulate` — run the seed's random workload through
+ * simulate: `memsim simulate` — run a seeded random workload through
  * the simulated device under each strategy and print a comparison.
  */
 #include "cli/simulate.h"

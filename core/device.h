@@ -1,13 +1,13 @@
 /*
- * device: the simulated device — the seed's DeviceMemorySimulator.
+ * device: the simulated device, as the Python ures.memory simulator models it.
  *
  * A device has an id, a capacity, a base address and one strategy at a
  * time.  Allocations and frees return result structs (success, address,
  * actual block size, time taken, error message) and never crash: a zero
  * size, a bad alignment, an unknown address, a double free or a request
  * larger than the device is a failed result with a clear message.
- * Statistics are kept per strategy, as the seed keeps them per
- * allocator.  A device is plain data: no global state, not thread-safe
+ * Statistics are kept per strategy, as the Python simulator keeps them
+ * per allocator.  A device is plain data: no global state, not thread-safe
  * (callers serialize).
  */
 #ifndef MEMSIM_CORE_DEVICE_H
@@ -47,7 +47,7 @@ typedef struct device_result_s {
     char error[DEVICE_ERROR_MAX];  /* empty on success */
 } device_result_t;
 
-/* Per-strategy statistics, as the seed's get_statistics(). */
+/* Per-strategy statistics, as the Python simulator's get_statistics(). */
 typedef struct device_stats_s {
     uint64_t allocations;        /* successful */
     uint64_t frees;              /* successful (completed or immediate) */
@@ -137,7 +137,7 @@ const device_stats_t *device_stats(const device_t *d, size_t i);
 /* Pool and strategy invariants; 0 or -1 with *why. */
 int device_check(const device_t *d, const char **why);
 
-/* The seed's print_status: totals, then every segment and block. */
+/* The Python simulator's print_status: totals, then every segment and block. */
 void device_print_status(const device_t *d, FILE *f);
 
 #endif

@@ -17,7 +17,7 @@
  *            goes back to the system: otherwise the first stream to free
  *            next to the untouched rest of a device would own all of it.
  *
- * Block states (the seed's lifecycle):
+ * Block states (the Python simulator's lifecycle):
  *   FREE            pristine: never allocated, or merged back into pristine
  *   ALLOC           in use
  *   FREE_REQUESTED  freed by the program but the free has not completed
@@ -300,7 +300,7 @@ static inline void pool_node_give(pool_t *p, block_t *b)
 
 /* ---- metrics and checks ------------------------------------------------- */
 
-/* Fragmentation as the seed computes it: mean over segments of
+/* Fragmentation as the Python simulator computes it: mean over segments of
  * 1 - 1/blocks (0 for a segment of one block). */
 double pool_seed_fragmentation(const pool_t *p);
 

@@ -1,11 +1,11 @@
 /*
- * workload: the seed's simulate_workload — a seeded random sequence of
+ * workload: the Python simulator's simulate_workload — a seeded random sequence of
  * allocations and frees run through a device.
  *
  * Each operation frees a random live block with probability
  * free_probability (when any is live), and otherwise allocates a size
  * drawn uniformly from [min_size, max_size].  A failed allocation adds
- * nothing to the live set, as in the seed.  The same seed gives the same
+ * nothing to the live set, as in the Python simulator.  The same seed gives the same
  * requests on every strategy as long as allocations succeed.
  */
 #ifndef MEMSIM_CORE_WORKLOAD_H

@@ -60,8 +60,8 @@
 #define CONFIG_DEFAULT_OUTPUT "."
 /* The live shadow device is opt-in: memsim-analyze replays the trace
  * through every strategy offline (the same figures), and the live one
- * cost the recorder about a third of its time per event (issue 11:
- * docs/preload.md, "Cost"). */
+ * cost the recorder about a third of its time per event
+ * (docs/preload.md, "Cost"). */
 #define CONFIG_DEFAULT_STRATEGY CONFIG_STRATEGY_NONE
 #define CONFIG_DEFAULT_STACK_DEPTH 64u
 #define CONFIG_DEFAULT_SAMPLE_MS 100u

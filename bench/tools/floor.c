@@ -16,9 +16,9 @@
  *
  * (bench/analyze.sh prints it beside heaptrack_print's time on the same
  * program).  The replay's six strategies cannot cost less than six
- * allocators as fast as glibc's: this is the floor under issue 11's
- * point 5.  Exit 0, 1 when the trace cannot be read or memory runs out,
- * 2 for a usage error.
+ * allocators as fast as glibc's: this is the floor under the target of
+ * an analysis no slower than heaptrack_print.  Exit 0, 1 when the trace
+ * cannot be read or memory runs out, 2 for a usage error.
  */
 #include <errno.h>
 #include <stdint.h>

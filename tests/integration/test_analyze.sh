@@ -193,7 +193,7 @@ fi
 
 # (Not under SANITIZE=1: no libmemsim.so.)
 if [ "${SANITIZE:-}" != 1 ]; then
-# A process tree (issue 12, point 7): one line per process, heaviest first
+# A process tree: one line per process, heaviest first
 # (peak heap + peak mapped); full reports only above 1% of the tree's.
 P=$BUILD/programs
 T=$TMP/tree-run

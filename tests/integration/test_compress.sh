@@ -1,4 +1,4 @@
-# Compressed traces, the default (issue 11): named .jsonl.zst, one zstd
+# Compressed traces, the default: named .jsonl.zst, one zstd
 # frame per flush, read by memsim-analyze and tracecheck exactly as the
 # plain ones; a recorder killed mid-run leaves every whole frame readable
 # and the program unharmed; a damaged or cut file is one clear line.

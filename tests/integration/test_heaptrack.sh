@@ -1,4 +1,4 @@
-# memsim against heaptrack, the reference profiler, on one deterministic
+# memsim against heaptrack, the profiler it is measured against, on one deterministic
 # program: the same allocation calls and the same peak heap.  heaptrack
 # adds one allocation call of its own and 72,704 bytes (its libstdc++
 # pool) to every C program it traces.
@@ -59,7 +59,7 @@ expect_eq "analyzer: leaked bytes agree within 1% ($an_leak vs heaptrack's $ht_l
     "$(awk -v a="$an_leak" -v b="$ht_leak" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d <= b / 100) ? "yes" : "no" }')" yes
 expect_eq "analyzer: temporary allocations agree" "$an_temp" "$ht_temp"
 
-# Temporaries as heaptrack counts them (issue 12): tests/programs/temps.c
+# Temporaries as heaptrack counts them: tests/programs/temps.c
 # holds each pattern that tells its rule from looser ones, 52 in all.
 PROG=$BUILD/programs/temps
 mkdir -p "$TMP/t"

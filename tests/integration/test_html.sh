@@ -1,4 +1,4 @@
-# memsim-analyze --html (issue 13): one self-contained HTML file, every
+# memsim-analyze --html: one self-contained HTML file, every
 # string from the trace escaped, loaded in headless Chromium (Debian's
 # chromium) with no console error; a screenshot is kept in
 # $BUILD/test-artifacts/.

@@ -1,65 +1,63 @@
-# README.md against the repository: its layout table names every file
-# (by its name, or a module's stem, in the row of its directory), and
-# every option of every command's --help is in it.
+# README.md against the repository: its layout table covers every file
+# (one row per folder), each folder row has a README.md saying what lives
+# there, and every option of every command's --help is in README.md.
 . tests/integration/lib.sh
 
 # ---- the layout table ----------------------------------------------------------------
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on && /^\| `/' README.md >"$TMP/rows"
+    awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on && /^\| `/' README.md |
+        cut -d'|' -f2 | grep -o '`[^`]*`' | tr -d '`' | tr ',' '\n' | tr -d ' ' |
+        grep . >"$TMP/paths"
     git ls-files -co --exclude-standard >"$TMP/files"
-    # One awk for every file and row (a shell loop of cut and grep per
-    # file and row made some 50,000 processes: ten minutes on a loaded
-    # machine).  A file is named when a path of the row's first column is
-    # the file, or the start of it and the row's text names the rest, the
-    # file's name or its stem (`stem`, `stem.c`, `stem.h`, `stem (`, `stem` ).
     while read -r f; do
         [ -e "$f" ] && printf '%s\n' "$f" # deleted in the work tree, not yet in the index
     done <"$TMP/files" >"$TMP/present"
-    missing=$(awk -v rows="$TMP/rows" '
-        BEGIN {
-            bq = sprintf("%c", 96)
-            while ((getline row < rows) > 0) {
-                n++
-                p1 = index(row, "|"); r1 = substr(row, p1 + 1)
-                p2 = index(r1, "|"); first = substr(r1, 1, p2 - 1); rest[n] = substr(r1, p2 + 1)
-                np[n] = 0
-                while (match(first, bq "[^" bq "]*" bq)) {
-                    tok = substr(first, RSTART + 1, RLENGTH - 2)
-                    first = substr(first, RSTART + RLENGTH)
-                    k = split(tok, parts, /[, ]+/)
-                    for (m = 1; m <= k; m++)
-                        if (parts[m] != "")
-                            path[n, ++np[n]] = parts[m]
-                }
-            }
-        }
+    # Every file is a row's path or lies under a row's folder (a path ending in /).
+    missing=$(awk -v paths="$TMP/paths" '
+        BEGIN { while ((getline p < paths) > 0) path[++n] = p }
         {
-            f = $0
-            base = f; sub(/.*\//, "", base)
-            stem = base; sub(/\..*/, "", stem)
-            found = 0
-            for (r = 1; r <= n && !found; r++)
-                for (m = 1; m <= np[r] && !found; m++) {
-                    p = path[r, m]
-                    if (f == p) { found = 1; break }
-                    if (substr(f, 1, length(p)) != p) continue
-                    rel = substr(f, length(p) + 1)
-                    t = rest[r]
-                    if (index(t, bq base bq) || index(t, bq rel bq) || index(t, bq stem bq) ||
-                        index(t, bq stem ".c" bq) || index(t, bq stem ".h" bq) ||
-                        index(t, bq stem " (") || index(t, bq stem bq " "))
-                        found = 1
-                }
-            if (!found) printf " %s", f
+            for (i = 1; i <= n; i++)
+                if ($0 == path[i] || (path[i] ~ /\/$/ && index($0, path[i]) == 1)) next
+            printf " %s", $0
         }' "$TMP/present")
-    expect_eq "README's layout table names every file" "$missing" ""
-    # and names no file that is gone: each backquoted path of the first column exists
+    expect_eq "README's layout table covers every file" "$missing" ""
+    # and names nothing that is gone
     gone=""
-    for p in $(cut -d'|' -f2 "$TMP/rows" | grep -o '`[^`]*`' | tr -d '`' | tr ',' ' '); do
+    for p in $(cat "$TMP/paths"); do
         [ -e "$p" ] || gone="$gone $p"
     done
     expect_eq "README's layout table: every path it names exists" "$gone" ""
+    # Every top-level folder has a row at or below it.
+    norow=""
+    for d in $(grep / "$TMP/present" | cut -d/ -f1 | sort -u); do
+        grep -q "^$d/" "$TMP/paths" || norow="$norow $d/"
+    done
+    expect_eq "README's layout table has a row for every top-level folder" "$norow" ""
+    # Every folder row opens with a README.md saying what lives there.
+    noreadme=""
+    for d in $(grep '/$' "$TMP/paths"); do
+        [ -s "${d}README.md" ] || noreadme="$noreadme ${d}README.md"
+    done
+    expect_eq "every folder of the layout table has a README.md" "$noreadme" ""
+    # Every folder holding source has a row (of its own, or of a file in it
+    # whose opening comment says what it is), or is named in the README.md
+    # of the nearest folder above it that has a row.
+    unnamed=""
+    for d in $(grep -E '/[^/]+\.(c|h|S|sh|py|pl|lua|js|def|proto)$' "$TMP/present" | sed 's,/[^/]*$,,' | sort -u); do
+        grep -qx "$d/" "$TMP/paths" && continue
+        grep -q "^$d/[^/]*\$" "$TMP/paths" && continue
+        up=$d
+        while case $up in */*) true ;; *) false ;; esac; do
+            up=${up%/*}
+            grep -qx "$up/" "$TMP/paths" && break
+        done
+        if grep -qx "$up/" "$TMP/paths" && grep -qF "${d#"$up"/}/" "$up/README.md"; then
+            continue
+        fi
+        unnamed="$unnamed $d/"
+    done
+    expect_eq "every folder with source has a row or is named in its folder's README.md" "$unnamed" ""
 else
     echo "# skip - README's layout table: not a git checkout"
 fi

@@ -1,6 +1,6 @@
 # make study, small: bench/study.sh with STUDY_QUICK=1 (two workloads,
 # shortened) writes its tables between the markers of a document, keeps
-# what is around them, and writes a well-formed SVG (issue 14).
+# what is around them, and writes a well-formed SVG.
 . tests/integration/lib.sh
 
 if [ "${SANITIZE:-}" = 1 ]; then

@@ -1,4 +1,4 @@
-# memsim changes nothing in the traced program (issue 10): each check
+# memsim changes nothing in the traced program: each check
 # runs a program plainly and under the preload and compares what the
 # program sees and does (stdout, stderr, exit status, its descriptors,
 # its signal dispositions, its environment, its stack, no hang), then

@@ -1,4 +1,4 @@
-/* device: the seed's examples, creation, switching, metrics and status. */
+/* device: the Python simulator's examples, creation, switching, metrics and status. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
-/* >>> sim = DeviceMemorySimulator(device_id=0, total_memory=256)
- * >>> sim.allocate(32).success  ->  True */
+/* The Python simulator's example: on a device of 256 bytes (id 0) an
+ * allocation of 32 bytes succeeds. */
 START_TEST(seed_example_small_device)
 {
     device_config_t cfg = {.id = 0, .total = 256};
@@ -27,8 +27,8 @@ START_TEST(seed_example_small_device)
 }
 END_TEST
 
-/* >>> sim = DeviceMemorySimulator(device_id=0, total_memory=1024)
- * >>> result = sim.allocate(size=64); sim.free(result.address).success -> True */
+/* The Python simulator's example: on a device of 1024 bytes (id 0) an
+ * allocation of 64 bytes succeeds, and so does the free of its address. */
 START_TEST(seed_example_alloc_free)
 {
     for (size_t i = 0; i < strategy_count(); i++) {
