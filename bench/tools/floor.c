@@ -19,7 +19,12 @@
  * its pages are touched as the replay's are: bench/allocators.sh runs
  * it with each allocator preloaded (the line still says "glibc": it is
  * whichever malloc the process has) for the allocator's own time on the
- * operations a replay makes.
+ * operations a replay makes.  A replay starts on fresh pages, so before
+ * each timed run the allocator is asked to give back the free memory the
+ * reading of the trace left it (malloc_trim, jemalloc's arena purge,
+ * mi_collect, tcmalloc's ReleaseFreeMemory: whichever the process has):
+ * otherwise an allocator that keeps freed pages would run on resident
+ * ones and pay none of the page faults the replay pays.
  *
  * (bench/analyze.sh prints it beside heaptrack_print's time on the same
  * program).  The replay's six strategies cannot cost less than six
@@ -27,6 +32,7 @@
  * point 5.  Exit 0, 1 when the trace cannot be read or memory runs out,
  * 2 for a usage error.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -140,6 +146,25 @@ static void fill(char *p, uint64_t size)
     p[size - 1] = 1;
 }
 
+/* Each allocator's call that returns its free memory to the system,
+ * those the process has (--write). */
+static void give_back(void)
+{
+    int (*trim)(size_t) = (int (*)(size_t))dlsym(RTLD_DEFAULT, "malloc_trim");
+    int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+        (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+    void (*mi_collect)(bool) = (void (*)(bool))dlsym(RTLD_DEFAULT, "mi_collect");
+    void (*tc_release)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+    if (trim)
+        trim(0);
+    if (mallctl)
+        mallctl("arena.4096.purge", NULL, NULL, NULL, 0); /* 4096: MALLCTL_ARENAS_ALL */
+    if (mi_collect)
+        mi_collect(true);
+    if (tc_release)
+        tc_release();
+}
+
 int main(int argc, char **argv)
 {
     bool write = argc > 1 && !strcmp(argv[1], "--write");
@@ -194,6 +219,8 @@ int main(int argc, char **argv)
         last_alloc[q.ops[i].slot] = q.ops[i].size != 0;
     for (long c = 0; c < copies; c++) {
         memset(ptr, 0, q.nslots * sizeof *ptr);
+        if (write)
+            give_back();
         uint64_t t0 = now_ns();
         for (size_t i = 0; i < q.n; i++) {
             const op_t *op = &q.ops[i];
