@@ -6,7 +6,7 @@
 #   make test CHECKS=1   the same with every invariant walker after every operation
 #   make bench           benchmarks: strategies against glibc, tracing against heaptrack
 #   make bench-quick     the same at small sizes, once each: a smoke run
-#   make study           real programs under every strategy: docs/strategies.md, .svg
+#   make study           real programs under every strategy and real allocator, predictions checked: docs/strategies.md, .svg
 #   make compare         memsim against heaptrack, massif and DHAT: docs/performance.md
 #   make demo            build, then show memsim on a bundled workload
 #   make install PREFIX=/usr/local
@@ -346,7 +346,7 @@ bench-quick: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECH
 
 # The strategy study: real programs traced, replayed through
 # every strategy; writes docs/strategies.md's tables and docs/strategies.svg.
-study: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ)
+study: $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(MEMSIM) $(REPLAY) $(METER) $(BENCHFLOOR)
 	$(Q)sh bench/study.sh $(BUILD)
 
 # memsim against its peers: docs/performance.md.

@@ -13,7 +13,8 @@
  *     resident pages are counted by mincore;
  *   - memsim's own memory when the run is traced: libmemsim.so's
  *     memsim_own_resident() (preload/sysmem.h);
- *   - the sampling thread's stack.
+ *   - the sampling thread's stack (mapped here; the thread makes no
+ *     heap call, so a trace of the run shows no thread of the meter's).
  * Other threads' stacks stay in (glibc maps them unnamed): a few pages
  * each.  The heap's RSS is counted over what it was when the library
  * started (after one malloc, so the allocator's start-up is in both the
@@ -54,6 +55,7 @@
 #define MAX_OWN 8192 /* the program's own anonymous mappings tracked */
 #define SMAPS_EVERY_NS (20ull * 1000 * 1000)
 #define MAX_RANGES 16
+#define SAMPLER_STACK (256 * 1024)
 
 static struct {
     bool on;
@@ -335,16 +337,6 @@ static void sample(void)
 static void *sampler(void *arg)
 {
     (void)arg;
-    pthread_attr_t a;
-    void *stack;
-    size_t size;
-    if (!pthread_getattr_np(pthread_self(), &a)) {
-        if (!pthread_attr_getstack(&a, &stack, &size)) {
-            self_stack = (uintptr_t)stack;
-            self_stack_end = (uintptr_t)stack + size;
-        }
-        pthread_attr_destroy(&a);
-    }
     while (!atomic_load(&M.stop)) {
         struct timespec d = {0, (long)M.interval_us * 1000};
         nanosleep(&d, NULL);
@@ -397,8 +389,23 @@ __attribute__((constructor)) static void meter_start(void)
     memsim_own = (size_t (*)(void))dlsym(RTLD_DEFAULT, "memsim_own_resident");
     free(malloc(1)); /* the allocator's start-up, in the baseline */
     pthread_atfork(NULL, NULL, child_after_fork);
-    M.have_thread = pthread_create(&M.thread, NULL, sampler, NULL) == 0;
-    usleep(2000); /* the thread has found its stack */
+    /* The sampler's stack is mapped here, by the system call (no
+     * wrapper records it as the program's), so that its range is known
+     * without asking the thread (pthread_getattr_np mallocs: the trace
+     * would show the sampler as a thread of the program, and glibc would
+     * give it an arena of its own); the thread itself makes no heap call. */
+    void *stack = (void *)syscall(SYS_mmap, NULL, (size_t)SAMPLER_STACK, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    pthread_attr_t attr;
+    if (stack != MAP_FAILED && !pthread_attr_init(&attr)) {
+        if (!pthread_attr_setstack(&attr, stack, SAMPLER_STACK)) {
+            self_stack = (uintptr_t)stack;
+            self_stack_end = (uintptr_t)stack + SAMPLER_STACK;
+            M.have_thread = pthread_create(&M.thread, &attr, sampler, NULL) == 0;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    usleep(2000); /* the thread has started */
     uint64_t heap, anon;
     read_smaps(&heap, &anon);
     M.base = heap;

@@ -13,7 +13,12 @@
 # Johnstone-Wilson fragmentation (peak footprint / peak live - 1) and
 # the footprint at its peak split into live, internal and external
 # bytes; then again on a device of 1.25 x its peak live bytes, for the
-# requests each strategy cannot serve there.
+# requests each strategy cannot serve there.  The same process's trace is
+# replayed through the real allocators (memsim-analyze --allocators:
+# glibc, jemalloc, mimalloc, tcmalloc), whose peak RSS and overhead (peak
+# RSS ÷ peak live − 1) stand beside the strategies.  Then the full study
+# runs bench/allocators.sh, which checks those replays' predictions
+# against real runs and writes its table between the prediction markers.
 #
 # Environment:
 #   STUDY_QUICK=1         two workloads (python-malloc, lua), shortened: the
@@ -23,6 +28,9 @@
 #                         without the markers gets them appended
 #   STUDY_SVG=FILE        the plot (docs/strategies.svg)
 #   STUDY_DEVICE_X=F      the constrained device as a multiple of peak live (1.25)
+#   STUDY_ALLOCATORS=A,B  the real allocators (glibc,jemalloc,mimalloc,tcmalloc;
+#                         empty: none); one not installed is a note and a dash
+#   STUDY_PREDICTION=0|1  run bench/allocators.sh after (1; 0 with STUDY_QUICK=1)
 #   STUDY_KEEP=DIR        keep the traces and inputs in DIR (default: a
 #                         scratch directory under $TMPDIR, removed at the end)
 #
@@ -42,6 +50,8 @@ DOC=${STUDY_DOC:-$TOP/docs/strategies.md}
 SVG=${STUDY_SVG:-$TOP/docs/strategies.svg}
 DEVX=${STUDY_DEVICE_X:-1.25}
 STRATEGIES=first-fit,best-fit,worst-fit,next-fit,buddy,caching
+ALLOCATORS=${STUDY_ALLOCATORS-glibc,jemalloc,mimalloc,tcmalloc}
+PREDICTION=${STUDY_PREDICTION:-$((1 - QUICK))}
 if [ "$QUICK" = 1 ]; then
     WORKLOADS=${STUDY_WORKLOADS:-python-malloc lua}
 else
@@ -69,10 +79,12 @@ mkdir -p "$IN"
 NOTES=$OUT/notes
 WROWS=$OUT/workloads
 SROWS=$OUT/strategies
+AROWS=$OUT/allocators
+: >"$AROWS"
 : >"$NOTES"
 : >"$WROWS"
 : >"$SROWS"
-note() { echo "$*" >>"$NOTES"; echo "bench-study: $*" >&2; }
+note() { grep -qxF "$*" "$NOTES" || echo "$*" >>"$NOTES"; echo "bench-study: $*" >&2; }
 
 # ---------------------------------------------------------------- inputs
 
@@ -150,8 +162,29 @@ study() {
         return
     }
     t4=$(now)
+    # the real allocators, on the same process's trace
+    if [ -n "$ALLOCATORS" ]; then
+        R=$OUT/$name.r.json
+        if "$ANALYZE" --json --sites 0 --no-replay --allocators "$ALLOCATORS" "$trace" >"$R" 2>"$OUT/$name.rerr"; then
+            k=0
+            while rn=$(q "$R" "allocators.rows.$k.name") && [ -n "$rn" ]; do
+                st=$(q "$R" "allocators.rows.$k.status")
+                if [ "$st" = ok ]; then
+                    echo "$name $rn $(q "$R" "allocators.rows.$k.peak_rss_bytes") $(q "$R" "allocators.rows.$k.overhead")" >>"$AROWS"
+                elif [ "$st" = missing ]; then
+                    note "allocator $rn is not installed: $(q "$R" "allocators.rows.$k.install")"
+                else
+                    note "$name: the $rn replay failed: $(q "$R" "allocators.rows.$k.message")"
+                fi
+                k=$((k + 1))
+            done
+        else
+            note "$name: memsim-analyze --allocators failed: $(head -c 200 "$OUT/$name.rerr")"
+        fi
+    fi
+    t5=$(now)
     C=$OUT/$name.c.json
-    echo "$name|$WHAT|${exe##*/}|$np|$events|$live|$dev|$(secs "$t0" "$t1")|$(secs "$t1" "$t2")|$(secs "$t2" "$t3")|$(secs "$t3" "$t4")" >>"$WROWS"
+    echo "$name|$WHAT|${exe##*/}|$np|$events|$live|$dev|$(secs "$t0" "$t1")|$(secs "$t1" "$t2")|$(secs "$t2" "$t3")|$(secs "$t3" "$t4")|$(secs "$t4" "$t5")" >>"$WROWS"
     ns=$(q "$J" "${pre}strategies.#")
     for i in $(seq 0 $((ns - 1))); do
         s=${pre}strategies.$i
@@ -167,7 +200,7 @@ study() {
         echo "$name $sn $(q "$J" "$s.peak_live_bytes") $(q "$J" "$s.peak_footprint_bytes") $(q "$J" "$s.fragmentation") $(q "$J" "$s.live_at_peak_bytes") $(q "$J" "$s.internal_fragmentation_at_peak_bytes") $(q "$J" "$s.external_fragmentation_at_peak_bytes") $failed $requests" >>"$SROWS"
     done
     [ -n "${STUDY_KEEP:-}" ] || rm -rf "$T"
-    echo " $(secs "$t0" "$t4") s" >&2
+    echo " $(secs "$t0" "$t5") s" >&2
 }
 
 START=$(now)
@@ -178,21 +211,25 @@ TOTAL=$(secs "$START" "$(now)")
 # ---------------------------------------------------------------- tables
 
 ORDER="first-fit best-fit worst-fit next-fit buddy caching"
+AORDER=$(echo "$ALLOCATORS" | tr ',' ' ')
 TABLES=$OUT/tables.md
-awk -v order="$ORDER" -v devx="$DEVX" -v total="$TOTAL" -v quick="$QUICK" -v when="$(date -u '+%Y-%m-%d')" \
+awk -v order="$ORDER" -v aorder="$AORDER" -v afile="$AROWS" -v devx="$DEVX" -v total="$TOTAL" -v quick="$QUICK" -v when="$(date -u '+%Y-%m-%d')" \
     -v rev="$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo '?')" -v cores="$(nproc)" \
     -v svg="$(basename "$SVG")" -v wfile="$WROWS" -v notes="$NOTES" '
 function pct(x) { return sprintf("%.1f%%", 100 * x) }
 function mib(b) { return sprintf("%.2f", b / 1048576) }
 BEGIN {
     ns = split(order, S, " ")
+    na = split(aorder, A, " ")
     FS = "|"
     while ((getline line < wfile) > 0) {
         split(line, f, "|")
         nw++; W[nw] = f[1]; what[f[1]] = f[2]; exe[f[1]] = f[3]; np[f[1]] = f[4]; ev[f[1]] = f[5]
         live[f[1]] = f[6]; dev[f[1]] = f[7]; tn[f[1]] = f[8]; tm[f[1]] = f[9]; ta[f[1]] = f[10]; tc[f[1]] = f[11]
+        tr[f[1]] = f[12]
     }
     FS = " "
+    while ((getline line < afile) > 0) { split(line, f, " "); k = f[1] SUBSEP f[2]; arss[k] = f[3]; aov[k] = f[4] }
 }
 { k = $1 SUBSEP $2; fp[k] = $4; jw[k] = $5; lp[k] = $6; in_[k] = $7; ex[k] = $8; fl[k] = $9; rq[k] = $10; pl[k] = $3 }
 END {
@@ -204,16 +241,26 @@ END {
     for (i = 1; i <= nw; i++) { w = W[i]
         printf "| %s | `%s` | %s | %d | %d | %s |\n", w, what[w], exe[w], np[w], ev[w], mib(live[w]) }
     print ""
-    print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row):"
-    print ""
     hdr = "| workload |"; sep = "|---|"
     for (j = 1; j <= ns; j++) { hdr = hdr " " S[j] " |"; sep = sep "---:|" }
-    print hdr; print sep
-    for (i = 1; i <= nw; i++) { w = W[i]; line = "| " w " |"; m = -1
+    ahdr = hdr; asep = sep
+    for (j = 1; j <= na; j++) { ahdr = ahdr " " A[j] " |"; asep = asep "---:|" }
+    if (na) {
+        print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row), and beside it each real allocator'"'"'s overhead: the same trace replayed through each (`memsim-analyze --allocators`), its peak RSS ÷ peak live − 1 (in bold the smallest allocator):"
+    } else
+        print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row):"
+    print ""
+    print ahdr; print asep
+    for (i = 1; i <= nw; i++) { w = W[i]; line = "| " w " |"; m = -1; am = -1
         for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]; if (k in jw && (m < 0 || jw[k] < m)) m = jw[k] }
+        for (j = 1; j <= na; j++) { k = w SUBSEP A[j]; if (k in aov && (am < 0 || aov[k] < am)) am = aov[k] }
         for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]
             c = (k in jw) ? pct(jw[k]) : "-"
             if ((k in jw) && jw[k] == m) c = "**" c "**"
+            line = line " " c " |" }
+        for (j = 1; j <= na; j++) { k = w SUBSEP A[j]
+            c = (k in aov) ? pct(aov[k]) : "-"
+            if ((k in aov) && aov[k] == am) c = "**" c "**"
             line = line " " c " |" }
         print line }
     print ""
@@ -234,19 +281,20 @@ END {
             line = line " " c " |" }
         print line }
     print ""
-    print "**Peak footprint**, MiB:"
+    print (na ? "**Peak footprint**, MiB, and each real allocator'"'"'s peak RSS over the replay'"'"'s baseline:" : "**Peak footprint**, MiB:")
     print ""
-    print hdr; print sep
+    print ahdr; print asep
     for (i = 1; i <= nw; i++) { w = W[i]; line = "| " w " |"
         for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]; line = line " " ((k in fp) ? mib(fp[k]) : "-") " |" }
+        for (j = 1; j <= na; j++) { k = w SUBSEP A[j]; line = line " " ((k in arss) ? mib(arss[k]) : "-") " |" }
         print line }
     print ""
     printf "![Johnstone–Wilson fragmentation per workload and strategy](%s)\n\n", svg
-    print "Seconds per workload: native run, traced run, analysis with the six replays, replay on the constrained device:"
+    print "Seconds per workload: native run, traced run, analysis with the six replays, replay on the constrained device, the replays through the real allocators:"
     print ""
-    print "| workload | native s | traced s | analysis s | constrained s |"
-    print "|---|---:|---:|---:|---:|"
-    for (i = 1; i <= nw; i++) { w = W[i]; printf "| %s | %s | %s | %s | %s |\n", w, tn[w], tm[w], ta[w], tc[w] }
+    print "| workload | native s | traced s | analysis s | constrained s | allocators s |"
+    print "|---|---:|---:|---:|---:|---:|"
+    for (i = 1; i <= nw; i++) { w = W[i]; printf "| %s | %s | %s | %s | %s | %s |\n", w, tn[w], tm[w], ta[w], tc[w], tr[w] }
     while ((getline line < notes) > 0) { if (!nn++) print ""; print "Note: " line "  " }
 }' "$SROWS" >"$TABLES"
 
@@ -315,3 +363,12 @@ mv "$SVG.tmp" "$SVG"
 splice "$DOC" '<!-- study:begin -->' '<!-- study:end -->' "$TABLES"
 cat "$TABLES"
 echo "bench-study: $(wc -l <"$WROWS") workloads in $TOTAL s; wrote $DOC and $SVG" >&2
+
+# ---------------------------------------------------------------- prediction
+
+# The replays' predictions against real runs (bench/allocators.sh), into
+# the document's prediction markers.
+if [ "$PREDICTION" = 1 ] && [ -n "$ALLOCATORS" ]; then
+    echo
+    ALLOC_DOC=$DOC ALLOC_QUICK=$QUICK sh "$HERE/allocators.sh" "$BUILD"
+fi

@@ -1,7 +1,7 @@
 /*
  * bench-floor: what a good allocator pays for a trace's heap operations.
  *
- *   bench-floor TRACE [COPIES]
+ *   bench-floor [--write] TRACE [COPIES]
  *
  * Reads the trace's allocs, frees and reallocs (memsim-analyze's reader,
  * any format version, compressed or not) into memory, as the replay
@@ -14,13 +14,27 @@
  *   (median of COPIES); COPIES replays at that cost: C s on one core,
  *   C/2 on two
  *
+ * With --write each block is written as memsim-replay writes it (its
+ * first 64 bytes, a byte in every page after, its last byte), so that
+ * its pages are touched as the replay's are: bench/allocators.sh runs
+ * it with each allocator preloaded (the line still says "glibc": it is
+ * whichever malloc the process has) for the allocator's own time on the
+ * operations a replay makes.  A replay starts on fresh pages, so before
+ * each timed run the allocator is asked to give back the free memory the
+ * reading of the trace left it (malloc_trim, jemalloc's arena purge,
+ * mi_collect, tcmalloc's ReleaseFreeMemory: whichever the process has):
+ * otherwise an allocator that keeps freed pages would run on resident
+ * ones and pay none of the page faults the replay pays.
+ *
  * (bench/analyze.sh prints it beside heaptrack_print's time on the same
  * program).  The replay's six strategies cannot cost less than six
  * allocators as fast as glibc's: this is the floor under the target of
  * an analysis no slower than heaptrack_print.  Exit 0, 1 when the trace
  * cannot be read or memory runs out, 2 for a usage error.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,10 +135,45 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* As memsim-replay fills a block (allocators/replay.c). */
+static void fill(char *p, uint64_t size)
+{
+    if (!p)
+        return;
+    memset(p, 0x5a, size < 64 ? size : 64);
+    for (uintptr_t a = ((uintptr_t)p | 4095) + 1; a < (uintptr_t)(p + size); a += 4096)
+        *(volatile char *)a = 1;
+    p[size - 1] = 1;
+}
+
+/* Each allocator's call that returns its free memory to the system,
+ * those the process has (--write). */
+static void give_back(void)
+{
+    int (*trim)(size_t) = (int (*)(size_t))dlsym(RTLD_DEFAULT, "malloc_trim");
+    int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+        (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+    void (*mi_collect)(bool) = (void (*)(bool))dlsym(RTLD_DEFAULT, "mi_collect");
+    void (*tc_release)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+    if (trim)
+        trim(0);
+    if (mallctl)
+        mallctl("arena.4096.purge", NULL, NULL, NULL, 0); /* 4096: MALLCTL_ARENAS_ALL */
+    if (mi_collect)
+        mi_collect(true);
+    if (tc_release)
+        tc_release();
+}
+
 int main(int argc, char **argv)
 {
+    bool write = argc > 1 && !strcmp(argv[1], "--write");
+    if (write) {
+        argv++;
+        argc--;
+    }
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: bench-floor TRACE [COPIES]\n");
+        fprintf(stderr, "usage: bench-floor [--write] TRACE [COPIES]\n");
         return 2;
     }
     char *end;
@@ -170,6 +219,8 @@ int main(int argc, char **argv)
         last_alloc[q.ops[i].slot] = q.ops[i].size != 0;
     for (long c = 0; c < copies; c++) {
         memset(ptr, 0, q.nslots * sizeof *ptr);
+        if (write)
+            give_back();
         uint64_t t0 = now_ns();
         for (size_t i = 0; i < q.n; i++) {
             const op_t *op = &q.ops[i];
@@ -180,6 +231,8 @@ int main(int argc, char **argv)
                     op->align, (op->size + op->align - 1) & ~(uint64_t)(op->align - 1));
             else
                 ptr[op->slot] = malloc(op->size);
+            if (write && op->size)
+                fill(ptr[op->slot], op->size);
         }
         ns[c] = now_ns() - t0;
         for (uint32_t i = 0; i < q.nslots; i++)

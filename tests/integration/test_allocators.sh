@@ -173,5 +173,8 @@ while [ "$i" -lt "$NALL" ]; do
 done
 expect_eq "the allocators in the same order" "$("$J" pairs_in_order <"$C")" "$("$J" pairs <"$C")"
 expect_grep "the table on stderr" "predicted (the replay of the glibc run's trace) against measured" "$TMP/err"
+# frag_heap has one thread, and the meter's sampling thread makes no heap
+# call of its own: the trace that is replayed has one thread.
+expect_eq "the meter's thread is no thread of the trace" "$("$J" allocators.threads <"$TMP/cmp/prediction.json")" 1
 
 summary
