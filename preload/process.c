@@ -26,6 +26,7 @@
 #include "preload/launch.h"
 #include "preload/modules.h"
 #include "preload/real.h"
+#include "preload/release.h"
 #include "preload/ring.h"
 #include "preload/sandbox.h"
 #include "preload/say.h"
@@ -292,10 +293,22 @@ static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *
      * (the ring holds the events meanwhile); one that cannot open its
      * trace says so at the end (process_end).  A new one must show it
      * started: the program runs untraced otherwise. */
-    if (!l.joined && recorder_ready(r, err, errlen))
+    if (!l.joined && recorder_ready(r, err, errlen)) {
+        munmap(l.arena, arena_bytes(l.arena)); /* the recorder has a mapping of its own */
         return -1;
+    }
     go_live(r, l.arena);
     return 0;
+}
+
+/* Tracing is over for good in this process: memsim_proc back to the
+ * static page of zeros, the traced pid forgotten (no hook takes the
+ * process for a copy to trace), the address space given back. */
+static void stop_for_good(void *arena)
+{
+    memsim_proc = &off;
+    memsim_traced_pid = 0;
+    release_all(arena);
 }
 
 static void on_exit_status(int status, void *arg);
@@ -327,10 +340,12 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     modules_init(exe);
     snprintf(env_output, sizeof env_output, "%s=%s", CONFIG_ENV_OUTPUT, cfg.output);
     if (thread_init() || !proc_page()) {
+        stop_for_good(NULL);
         say("memsim: out of memory at start; tracing is off");
         return;
     }
     if (start_fresh(true, getppid(), note, err, sizeof err)) {
+        stop_for_good(NULL);
         say(err);
         return;
     }
@@ -619,8 +634,10 @@ static void atfork_child(void)
         return; /* the parent was not traced */
     GUARD_SCOPE;
     stacks_reset(); /* the child's trace numbers its stacks afresh */
-    if (!cfg.trace_children)
+    if (!cfg.trace_children) {
+        stop_for_good(forking.arena);
         return;
+    }
     if (fork_region) {
         /* The parent's recorder forked a recorder for this region, with
          * its state: it waits for our pid. */
@@ -635,6 +652,7 @@ static void atfork_child(void)
      * seccomp sandbox, whose filters bind the child too: starting one
      * makes calls the program never makes (clone, memfd_create, ...). */
     if (seccomp_active()) {
+        stop_for_good(forking.arena);
         say("memsim: a child forked in a seccomp sandbox found no free region: it is not traced");
         return;
     }
@@ -642,8 +660,10 @@ static void atfork_child(void)
     modules_reset();
     if (start_fresh(false, forking.pid, "forked without a free region: blocks allocated before "
                                         "the fork are unknown",
-                    err, sizeof err))
+                    err, sizeof err)) {
+        stop_for_good(forking.arena);
         say(err);
+    }
 }
 
 /* ---- clone() without fork -------------------------------------------------------- */
