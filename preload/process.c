@@ -54,6 +54,8 @@ static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILD
 static char note[512];          /* a remark for the meta record and stderr, or "" */
 static char env_ahead[PATH_MAX + 16]; /* MEMSIM_AHEAD=<library>: the note said in the tree */
 static bool note_said;          /* an ancestor said the same note: not again */
+static char gone_line[PATH_MAX + 100]; /* process_recorder_gone's line for the end, or "" */
+static _Atomic pid_t gone_pid;  /* the process whose recorder went, 0: none */
 
 #define ENV_ARENA "MEMSIM_ARENA"   /* the tree's recorder, for the programs it execs */
 
@@ -447,9 +449,35 @@ static void wait_for_end(proc_t *p)
         sandbox_nap(1000000);
 }
 
+void process_recorder_gone(void)
+{
+    proc_t *p = memsim_proc;
+    pid_t none = 0;
+    if (!proc_tracing() || sandbox_getpid() != p->pid ||
+        !atomic_compare_exchange_strong(&gone_pid, &none, p->pid))
+        return;
+    snprintf(gone_line, sizeof gone_line,
+             "memsim: %s may be incomplete: its recorder did not finish with it",
+             p->region->trace_path);
+    atomic_store(&p->active, false);
+}
+
+void process_release_stopped(void)
+{
+    proc_t *p = memsim_proc;
+    if (p != &off && p->pid && atomic_load(&gone_pid) == p->pid && proc_one_thread() &&
+        !ring_posting() && sandbox_getpid() == p->pid)
+        stop_for_good(p->arena);
+}
+
 void process_end(msg_end_t reason, int status, int sig)
 {
     proc_t *p = memsim_proc;
+    if (!proc_tracing() && gone_line[0] && atomic_load(&gone_pid) == sandbox_getpid()) {
+        if (atomic_exchange(&gone_pid, -1) > 0) /* once */
+            say(gone_line);
+        return;
+    }
     if (!proc_tracing() || sandbox_getpid() != p->pid)
         return; /* a vfork child runs on its parent's memory: not its trace */
     pid_t none = 0, me = thread_tid();
@@ -630,8 +658,14 @@ static void atfork_child(void)
     memsim_traced_pid = pid;
     thread_forget_tid();
     ring_forget_thread();
-    if (!forking.active || forking.pid == 0)
-        return; /* the parent was not traced */
+    if (!forking.active || forking.pid == 0) {
+        /* The parent was not traced; or it was, and stopped (its recorder
+         * gone) with threads that kept it from giving its arena back:
+         * this copy has one thread. */
+        if (forking.pid != 0 && forking.arena)
+            stop_for_good(forking.arena);
+        return;
+    }
     GUARD_SCOPE;
     stacks_reset(); /* the child's trace numbers its stacks afresh */
     if (!cfg.trace_children) {

@@ -24,7 +24,8 @@
 /* Release everything above.  arena: the arena this process has mapped,
  * or NULL; its size is read from its header.  Only where nothing else of
  * memsim's may touch them: the process has one thread (the caller) and
- * the caller is outside any post of its own (start-up, a fork's child).
+ * the caller is outside any post of its own (start-up, a fork's child,
+ * a hook back from the post that found the recorder gone).
  * In a seccomp sandbox that forbids munmap, the mappings stay. */
 void release_all(void *arena);
 

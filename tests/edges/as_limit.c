@@ -14,7 +14,9 @@
  * MODE: "plain" (the default); "threads", after 4 threads that each
  * malloc and free once have come and gone; "fork", in a forked child
  * (the parent waits and exits with its status); "wait", after a line
- * read from stdin (time for the test to do something to the process).
+ * read from stdin (time for the test to do something to the process)
+ * and 100,000 mallocs of 64 bytes, each kept until the 1,000th after
+ * it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -112,6 +114,11 @@ int main(int argc, char **argv)
         char c;
         if (read(0, &c, 1) != 1)
             return 7;
+        static void *kept[1000];
+        for (int i = 0; i < 100000; i++) {
+            free(kept[i % 1000]);
+            kept[i % 1000] = malloc(64);
+        }
     } else if (strcmp(mode, "plain") != 0) {
         return 2;
     }

@@ -47,6 +47,49 @@ if need_program as_limit; then
         LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/no/such/dir"
     as_limit_case "threads come and gone, untraced" threads \
         LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/no/such/dir"
+    # Its recorder killed (SIGKILL) while it waits for a line: its next
+    # posts find the ring closed, tracing stops, the process (one thread)
+    # gives its address space back, and at exit one line says the trace
+    # may be incomplete.
+    libs=$(untraced env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$EDGES/as_limit" libs)
+    n=$(echo | (ulimit -v $((KIB - libs)); untraced "$EDGES/as_limit" wait) 2>&1)
+    fresh_out
+    rm -f "$TMP/line"
+    mkfifo "$TMP/line"
+    (ulimit -v "$KIB"; traced "$EDGES/as_limit" wait <"$TMP/line" >"$TMP/gone.out" 2>"$TMP/gone.err") &
+    waiter=$!
+    exec 9>"$TMP/line"
+    rec=
+    i=0
+    while [ -z "$rec" ] && [ $i -lt 1200 ]; do
+        for f in "$OUT"/memsim.as_limit.*.jsonl.zst; do
+            [ -e "$f" ] || continue
+            for c in /proc/[0-9]*/comm; do
+                [ "$(cat "$c" 2>/dev/null)" = memsim-recorder ] || continue
+                for fd in "${c%/comm}"/fd/*; do
+                    [ "$(readlink "$fd" 2>/dev/null)" = "$f" ] && rec=$(echo "$c" | cut -d/ -f3)
+                done
+            done
+        done
+        [ -z "$rec" ] && sleep 0.05
+        i=$((i + 1))
+    done
+    [ -n "$rec" ] && kill -KILL "$rec"
+    echo >&9
+    exec 9>&-
+    wait $waiter
+    st=$?
+    t=$(cat "$TMP/gone.out")
+    nb=${n% *} np=${n#* } tb=${t% *} tp=${t#* }
+    if [ -n "$rec" ] && [ "$st" = 0 ] && [ "$tb" = "$nb" ] && [ "$tp" -ge $((np - 2)) ] 2>/dev/null &&
+        [ "$tp" -le $((np + 2)) ]; then
+        pass "as_limit: its recorder killed: as natively ($t against $n)"
+    else
+        fail "as_limit: its recorder killed: as natively" \
+            "recorder ${rec:-not found}, status $st, $t against $n natively"
+    fi
+    expect_eq "as_limit: its recorder killed: one line, at exit" \
+        "$(grep -c 'may be incomplete: its recorder did not finish with it$' "$TMP/gone.err")/$(wc -l <"$TMP/gone.err" | tr -d ' ')" 1/1
     # Traced: the arena (an eighth of the limit at most) and 6 MiB more.
     libs=$(untraced env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$EDGES/as_limit" libs)
     n=$( (ulimit -v $((KIB - libs)); untraced "$EDGES/as_limit") 2>&1)
