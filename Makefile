@@ -322,7 +322,7 @@ endif
 
 # bench/preload.sh (short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
-BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
+BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(BUILD)/edges/fork_timer $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
 bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER)
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)

@@ -16,6 +16,10 @@
 #                (a wait for a recorder that cannot start takes 10 s)
 #   frag_heap    the share of its time in mallinfo2 (libmallinfo-meter.so
 #                ahead of libmemsim.so): at most 2%
+#   fork_timer   a timer's handler forks every 20 ms while main works
+#                (tests/edges/fork_timer, unpaced): traced, within 2 s (a
+#                traced fork dearer than the interval never lets it end:
+#                cut at 60 s)
 #   sample interval
 #                MEMSIM_SAMPLE_MS=20 over a 1 s hold: 40 to 66 samples
 #   memsim run budgets
@@ -34,7 +38,7 @@ LIB=$BIN/libmemsim.so
 PROG=$BIN/programs
 METER=$BIN/libmallinfo-meter.so
 for f in "$LIB" "$BIN/memsim-recorder" "$BIN/memsim" "$BIN/jsonq" "$METER" "$PROG/exit_sig" "$PROG/heap_mix" \
-    "$PROG/frag_heap" "$PROG/touch_mb"; do
+    "$PROG/frag_heap" "$PROG/touch_mb" "$BIN/edges/fork_timer"; do
     [ -e "$f" ] || { echo "bench-timing: $f is missing (make bench builds it)" >&2; exit 1; }
 done
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-timing.XXXXXX")
@@ -80,6 +84,7 @@ echo "bench-timing: medians of $RUNS interleaved runs; load $(cut -d' ' -f1-3 /p
 timed "exit_sig" 1000 "$PROG/exit_sig"
 timed "ulimit -Sn 4 heap_mix" 5000 sh -c 'ulimit -Sn 4; exec "$0"' "$PROG/heap_mix"
 timed "ulimit -n 4 heap_mix" 5000 sh -c 'ulimit -n 4; exec "$0"' "$PROG/heap_mix"
+timed "fork_timer 20 ms" 2000 timeout 60 "$BIN/edges/fork_timer" 20 300
 
 # frag_heap: "CALLS NS_IN_MALLINFO2 NS_ALIVE" per run from the meter.
 : >"$OUT/share"

@@ -132,11 +132,15 @@ static inline void job_post(events_job_t *j, uint32_t stack)
         j->t = m.t;
         return;
     }
-    ring_post(r, &m, NULL, 0, 0);
+    if (!ring_post(r, &m, NULL, 0, 0) &&
+        atomic_load_explicit(&r->ring.closed, memory_order_relaxed))
+        process_recorder_gone();
     mallinfo_due(r);
 }
 
 void events_job(void *arg) { job_post(arg, 0); }
+
+void events_stopped(void) { process_release_stopped(); }
 
 void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(pc, got)); }
 

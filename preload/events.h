@@ -80,6 +80,10 @@ typedef struct events_job_s {
  * stack the unwinder put in pc (memsim_on_stack_bt's). */
 void events_job(void *arg);
 void events_job_bt(void *arg, uintptr_t *pc, int got);
+/* Tracing stopped during the job (process_recorder_gone): back on the
+ * program's stack, outside any post, the process may give its address
+ * space back. */
+void events_stopped(void) __attribute__((cold, noinline));
 
 /* The job on memsim's stack, its stack captured there (EVENTS_JOB_STACK,
  * when stacks are on); errno kept.  Without memory for memsim's stack:
@@ -96,6 +100,8 @@ static inline void events_run(events_job_t *j)
         memsim_on_stack_bt(events_job_bt, j, a->stack_top, unwind_backtrace_, want);
     else
         thread_call(a, events_job, j);
+    if (__builtin_expect(!proc_tracing(), 0))
+        events_stopped();
     cancel_release(held);
     errno = saved;
 }

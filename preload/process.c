@@ -26,6 +26,7 @@
 #include "preload/launch.h"
 #include "preload/modules.h"
 #include "preload/real.h"
+#include "preload/release.h"
 #include "preload/ring.h"
 #include "preload/sandbox.h"
 #include "preload/say.h"
@@ -53,6 +54,8 @@ static char env_root[48];       /* MEMSIM_ROOT_PID=<pid> with MEMSIM_TRACE_CHILD
 static char note[512];          /* a remark for the meta record and stderr, or "" */
 static char env_ahead[PATH_MAX + 16]; /* MEMSIM_AHEAD=<library>: the note said in the tree */
 static bool note_said;          /* an ancestor said the same note: not again */
+static char gone_line[PATH_MAX + 100]; /* process_recorder_gone's line for the end, or "" */
+static _Atomic pid_t gone_pid;  /* the process whose recorder went, 0: none */
 
 #define ENV_ARENA "MEMSIM_ARENA"   /* the tree's recorder, for the programs it execs */
 
@@ -292,10 +295,22 @@ static int start_fresh(bool load_unwinder, pid_t parent, const char *why, char *
      * (the ring holds the events meanwhile); one that cannot open its
      * trace says so at the end (process_end).  A new one must show it
      * started: the program runs untraced otherwise. */
-    if (!l.joined && recorder_ready(r, err, errlen))
+    if (!l.joined && recorder_ready(r, err, errlen)) {
+        munmap(l.arena, arena_bytes(l.arena)); /* the recorder has a mapping of its own */
         return -1;
+    }
     go_live(r, l.arena);
     return 0;
+}
+
+/* Tracing is over for good in this process: memsim_proc back to the
+ * static page of zeros, the traced pid forgotten (no hook takes the
+ * process for a copy to trace), the address space given back. */
+static void stop_for_good(void *arena)
+{
+    memsim_proc = &off;
+    memsim_traced_pid = 0;
+    release_all(arena);
 }
 
 static void on_exit_status(int status, void *arg);
@@ -327,10 +342,12 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     modules_init(exe);
     snprintf(env_output, sizeof env_output, "%s=%s", CONFIG_ENV_OUTPUT, cfg.output);
     if (thread_init() || !proc_page()) {
+        stop_for_good(NULL);
         say("memsim: out of memory at start; tracing is off");
         return;
     }
     if (start_fresh(true, getppid(), note, err, sizeof err)) {
+        stop_for_good(NULL);
         say(err);
         return;
     }
@@ -432,9 +449,35 @@ static void wait_for_end(proc_t *p)
         sandbox_nap(1000000);
 }
 
+void process_recorder_gone(void)
+{
+    proc_t *p = memsim_proc;
+    pid_t none = 0;
+    if (!proc_tracing() || sandbox_getpid() != p->pid ||
+        !atomic_compare_exchange_strong(&gone_pid, &none, p->pid))
+        return;
+    snprintf(gone_line, sizeof gone_line,
+             "memsim: %s may be incomplete: its recorder did not finish with it",
+             p->region->trace_path);
+    atomic_store(&p->active, false);
+}
+
+void process_release_stopped(void)
+{
+    proc_t *p = memsim_proc;
+    if (p != &off && p->pid && atomic_load(&gone_pid) == p->pid && proc_one_thread() &&
+        !ring_posting() && sandbox_getpid() == p->pid)
+        stop_for_good(p->arena);
+}
+
 void process_end(msg_end_t reason, int status, int sig)
 {
     proc_t *p = memsim_proc;
+    if (!proc_tracing() && gone_line[0] && atomic_load(&gone_pid) == sandbox_getpid()) {
+        if (atomic_exchange(&gone_pid, -1) > 0) /* once */
+            say(gone_line);
+        return;
+    }
     if (!proc_tracing() || sandbox_getpid() != p->pid)
         return; /* a vfork child runs on its parent's memory: not its trace */
     pid_t none = 0, me = thread_tid();
@@ -615,12 +658,20 @@ static void atfork_child(void)
     memsim_traced_pid = pid;
     thread_forget_tid();
     ring_forget_thread();
-    if (!forking.active || forking.pid == 0)
-        return; /* the parent was not traced */
+    if (!forking.active || forking.pid == 0) {
+        /* The parent was not traced; or it was, and stopped (its recorder
+         * gone) with threads that kept it from giving its arena back:
+         * this copy has one thread. */
+        if (forking.pid != 0 && forking.arena)
+            stop_for_good(forking.arena);
+        return;
+    }
     GUARD_SCOPE;
     stacks_reset(); /* the child's trace numbers its stacks afresh */
-    if (!cfg.trace_children)
+    if (!cfg.trace_children) {
+        stop_for_good(forking.arena);
         return;
+    }
     if (fork_region) {
         /* The parent's recorder forked a recorder for this region, with
          * its state: it waits for our pid. */
@@ -635,6 +686,7 @@ static void atfork_child(void)
      * seccomp sandbox, whose filters bind the child too: starting one
      * makes calls the program never makes (clone, memfd_create, ...). */
     if (seccomp_active()) {
+        stop_for_good(forking.arena);
         say("memsim: a child forked in a seccomp sandbox found no free region: it is not traced");
         return;
     }
@@ -642,8 +694,10 @@ static void atfork_child(void)
     modules_reset();
     if (start_fresh(false, forking.pid, "forked without a free region: blocks allocated before "
                                         "the fork are unknown",
-                    err, sizeof err))
+                    err, sizeof err)) {
+        stop_for_good(forking.arena);
         say(err);
+    }
 }
 
 /* ---- clone() without fork -------------------------------------------------------- */

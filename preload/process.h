@@ -105,6 +105,16 @@ typedef int (*process_spawn_fn)(void *ctx, pid_t *child, char *const envp[]);
 int process_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid,
                   process_spawn_fn call, void *ctx);
 
+/* The ring closed under a post: its recorder is gone.  Tracing stops
+ * (what the process does from now on is recorded nowhere) and the
+ * exit's "may be incomplete" line is kept for the end.  On memsim's
+ * stack, inside a post: nothing is unmapped here. */
+void process_recorder_gone(void);
+/* After process_recorder_gone, from a hook outside any post: in a
+ * process of one thread, the arena and the tables are given back
+ * (preload/release.h). */
+void process_release_stopped(void);
+
 /* fork() returned pid in the parent (-1: it failed): the fork record. */
 void process_forked(pid_t pid);
 

@@ -284,7 +284,7 @@ int seccomp_hold(pid_t self, const void *prog, bool checked)
         return -1;
     }
     size_t bytes = sizeof(held_t) + (size_t)fp.len * sizeof *fp.filter;
-    held_t *h = sysmem_alloc(bytes);
+    held_t *h = sysmem_alloc_kept(bytes);
     if (!h || copy(self, checked, h->insns, fp.filter, (size_t)fp.len * sizeof *fp.filter) ||
         reads_ip(h->insns, fp.len)) {
         sysmem_free(h, bytes);

@@ -110,6 +110,28 @@ static void area_free(void *p)
     sysmem_free(a->base, a->size);
 }
 
+void thread_release(void)
+{
+    thread_area_t *a = thread_mine_;
+    char here;
+    if (!a || (&here >= (char *)a->base && &here < (char *)a->base + a->size))
+        return; /* none, or running on it */
+    if (a->alt_ours) {
+        stack_t cur;
+        if (sys_sigaltstack(NULL, &cur) || (cur.ss_sp == a->altstack && (cur.ss_flags & SS_ONSTACK)))
+            return; /* cannot tell, or a handler runs on it */
+        if (cur.ss_sp == a->altstack) {
+            stack_t off = {.ss_flags = SS_DISABLE};
+            if (sys_sigaltstack(&off, NULL))
+                return;
+        }
+    }
+    if (key_ok)
+        pthread_setspecific(key, NULL);
+    thread_mine_ = NULL;
+    sysmem_free(a->base, a->size);
+}
+
 int thread_init(void)
 {
     if (key_ok)

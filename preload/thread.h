@@ -54,6 +54,9 @@ int thread_init(void);
 extern __thread thread_area_t *thread_mine_ __attribute__((tls_model("initial-exec")));
 extern __thread pid_t thread_tid_ __attribute__((tls_model("initial-exec")));
 thread_area_t *thread_area_map(void);
+/* Unmap the calling thread's area (its alternate stack withdrawn), unless
+ * the thread runs on it now (then thread_mine_ stays set). */
+void thread_release(void);
 pid_t thread_tid_ask(void);
 
 /* The calling thread's area, mapped (and its alternate stack installed

@@ -106,7 +106,7 @@ static void *sub_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
     long r = seccomp_call(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
     if (r != -1 && (flags & MAP_ANONYMOUS))
-        sysmem_note((void *)r, len);
+        sysmem_note_kept((void *)r, len);
     return r == -1 ? MAP_FAILED : (void *)r;
 }
 

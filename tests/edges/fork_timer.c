@@ -1,7 +1,7 @@
 /*
  * fork_timer: a timer's signal handler forks while the program works.
  *
- *   fork_timer MS ROUNDS
+ *   fork_timer MS ROUNDS [paced]
  *
  * An interval timer (ITIMER_REAL) fires every MS milliseconds; its
  * SIGALRM handler forks, and the child leaves at once with _exit(0)
@@ -12,6 +12,9 @@
  * failed=0" (failed: a fork, a wait or a child that went wrong), exit 0.
  * The number of forks depends on the timing: it goes to stderr.  A fork
  * that costs more than MS leaves main no time: the program never ends.
+ * Paced, a tick forks only once main has made a round since the last
+ * fork (the others pass as an interruption alone): the program ends
+ * however long a fork takes, after ROUNDS forks at most.
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,11 +28,14 @@
 
 #define TAGGED(k) ((size_t)4096 * (k) + 777)
 
-static volatile sig_atomic_t forks, failed;
+static volatile sig_atomic_t forks, failed, paced, round_done;
 
 static void on_alarm(int sig)
 {
     (void)sig;
+    if (paced && !round_done)
+        return;
+    round_done = 0;
     int saved = errno;
     pid_t pid = fork();
     if (pid == 0) /* a copy of a process inside malloc, maybe: nothing but _exit */
@@ -44,8 +50,9 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "paced") == 0))
         return 2;
+    paced = argc == 4;
     long ms = atol(argv[1]), rounds = atol(argv[2]);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -65,6 +72,7 @@ int main(int argc, char **argv)
         struct timespec nap = {0, 1000000};
         while (nanosleep(&nap, &nap) && errno == EINTR)
             ;
+        round_done = 1;
     }
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);

@@ -19,7 +19,7 @@ elif need_program nproc; then
     # the user has no process left.
     as_user() {
         n=0
-        while pgrep -u "$nuid" >/dev/null && [ $n -lt 100 ]; do
+        while pgrep -u "$nuid" >/dev/null && [ $n -lt 1200 ]; do
             sleep 0.05
             n=$((n + 1))
         done

@@ -14,10 +14,10 @@ after_sandbox() {
 }
 # vanished_end FILE: the trace of a process that ended without memsim
 # seeing it is finished by its recorder a moment later: wait for its end
-# record (5 s at most).
+# record (60 s at most: a loaded machine).
 vanished_end() {
     i=0
-    while [ $i -lt 100 ] && ! trace_text "${1:-/dev/null}" 2>/dev/null | tail -n 1 |
+    while [ $i -lt 1200 ] && ! trace_text "${1:-/dev/null}" 2>/dev/null | tail -n 1 |
         grep -q '^{"ev":"end"'; do
         sleep 0.05
         i=$((i + 1))
@@ -47,7 +47,8 @@ if need_program seccomp_strict; then
     expect_eq "seccomp_strict segv: the recorder ends the trace" \
         "$(end_field reason "$f"):$(after_sandbox "$f" a)" "vanished:1000"
     # Killed by SIGKILL both ways: same_status would take 137 for a
-    # timeout, so the time is checked apart.
+    # timeout, so the time is checked apart: a hang runs into the 60 s
+    # limit, a loaded machine's slow start does not.
     fresh_out
     untraced "$EDGES/seccomp_strict" prctl 1000 libc >"$TMP/p.out" 2>/dev/null
     plain=$?
@@ -57,7 +58,7 @@ if need_program seccomp_strict; then
     ms=$(($(ms_now) - t0))
     expect_eq "seccomp_strict libc: natively, killed at exit_group" "$plain" 137
     expect_eq "seccomp_strict libc: the same status, in time" \
-        "$st:$([ $ms -lt 10000 ] && echo in-time)" "137:in-time"
+        "$st:$([ $ms -lt 50000 ] && echo in-time)" "137:in-time"
     expect_same "seccomp_strict libc: same stdout" "$TMP/p.out" "$TMP/t.out"
     f=$(trace_of_exe seccomp_strict)
     vanished_end "$f"
@@ -76,7 +77,7 @@ if need_program seccomp_strict; then
         timeout -k 2 "$LIMIT" "$@" >"$TMP/ready.out" 2>/dev/null &
         kpid=$!
         i=0
-        while ! grep -q ready "$TMP/ready.out" 2>/dev/null && [ $i -lt 300 ]; do
+        while ! grep -q ready "$TMP/ready.out" 2>/dev/null && [ $i -lt 1200 ]; do
             sleep 0.05
             i=$((i + 1))
         done

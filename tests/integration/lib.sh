@@ -49,14 +49,14 @@ expect_one_line() {
     if [ "$n" -eq 1 ]; then pass "$1"; else fail "$1" "$n lines: $(head -c 300 "$2")"; fi
 }
 
-# wait_handlers PID: wait (30 s at most) until process PID catches
+# wait_handlers PID: wait (60 s at most) until process PID catches
 # SIGTERM (SigCgt has its bit, 0x4000): a traced program's memsim
 # handlers are in, and a SIGTERM sent now ends it traced.  A signal sent
 # after a fixed sleep instead may come before them on a loaded machine,
 # and end the program untraced.  Status 0 once they are, else 1.
 wait_handlers() {
     wh=0
-    while [ $wh -lt 1500 ]; do
+    while [ $wh -lt 3000 ]; do
         awk '/^SigCgt:/ { exit !(substr($2, 13, 1) ~ /[4567cdefCDEF]/) }' "/proc/$1/status" \
             2>/dev/null && return 0
         [ -e "/proc/$1" ] || return 1

@@ -81,11 +81,11 @@ pair() {
 }
 
 # wait_ended FILE: the trace of a process that vanished (SIGKILL) is
-# finished by its recorder, a process apart, a moment later: wait (30 s at
+# finished by its recorder, a process apart, a moment later: wait (60 s at
 # most: a loaded machine) for its end record.
 wait_ended() {
     i=0
-    while [ $i -lt 600 ] && ! tail -n 1 "${1:-/dev/null}" 2>/dev/null | grep -q '^{"ev":"end"'; do
+    while [ $i -lt 1200 ] && ! tail -n 1 "${1:-/dev/null}" 2>/dev/null | grep -q '^{"ev":"end"'; do
         sleep 0.05
         i=$((i + 1))
     done
@@ -330,7 +330,7 @@ timeout -s KILL "$LIMIT" env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$PROG/killm
     >"$TMP/k.out" 2>"$TMP/k.err" &
 waiter=$!
 i=0
-while [ $i -lt 600 ] && ! grep -qs ready "$TMP/k.out"; do
+while [ $i -lt 1200 ] && ! grep -qs ready "$TMP/k.out"; do
     sleep 0.05
     i=$((i + 1))
 done

@@ -135,12 +135,12 @@ end_field() { trace_text "${2:-/dev/null}" 2>/dev/null | tail -n 1 | "$JSONQ" "$
 # pattern), the one that was not forked (its parent_trace is null).  The
 # recorder writes a trace's first records within its flush interval: a
 # process that ended unseen (a signal) may leave a trace with nothing in
-# it yet, waited for (5 s at most).
+# it yet, waited for (60 s at most: a loaded machine).
 trace_of_exe() {
     for f in "$OUT"/memsim.$1.*.jsonl.zst; do
         [ -e "$f" ] || continue
         i=0
-        while [ $i -lt 100 ] && [ -z "$(trace_text "$f" 2>/dev/null | head -n 1)" ]; do
+        while [ $i -lt 1200 ] && [ -z "$(trace_text "$f" 2>/dev/null | head -n 1)" ]; do
             sleep 0.05
             i=$((i + 1))
         done
