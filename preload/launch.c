@@ -221,18 +221,34 @@ static bool join_arena(launch_t *l)
     return true;
 }
 
+/* Join l's recorder from the calling thread, with every signal blocked:
+ * true when joined.  No helper: joining starts nothing and holds no
+ * descriptor past its return (the clocksource, the unwinder's file and
+ * the recorder's memfd are each opened and closed here), and a helper's
+ * clone and wait cost a short process more than the rest of its join
+ * (two scheduler round trips on a busy machine).  It runs in a
+ * constructor or a fork's or clone's child, before the program gets
+ * control back, with no other thread of the program's that could see
+ * the descriptors meanwhile.  When the join fails the unwinder stays
+ * loaded, and the helper starts a recorder of its own. */
+static bool join_here(launch_t *l)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    l->tsc = clock_tsc_usable();
+    if (l->load_unwinder)
+        l->unwind_rc = unwind_init(l->stack_depth, l->unwind_mode, &l->unwind_why);
+    bool joined = join_arena(l);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    l->load_unwinder = false; /* loaded: not again in the helper */
+    return joined;
+}
+
 static int helper(void *arg)
 {
     helper_t *h = arg;
     launch_t *l = h->l;
-    if (l->join_pid > 0) {
-        l->tsc = clock_tsc_usable();
-        if (l->load_unwinder)
-            l->unwind_rc = unwind_init(l->stack_depth, l->unwind_mode, &l->unwind_why);
-        if (join_arena(l))
-            return 0;
-        l->load_unwinder = false; /* loaded: a recorder of its own, then */
-    }
     close_all();
     /* Its own descriptor table, and limits: the program's soft limit on
      * descriptors (it may have lowered it to what it uses) is not the
@@ -339,6 +355,8 @@ int launch_recorder(launch_t *l, char *err, size_t errlen)
         find_recorder();
     l->arena = NULL;
     l->joined = false;
+    if (l->join_pid > 0 && join_here(l))
+        return 0;
     helper_t h = {.l = l, .rc = 0, .what = NULL};
     char *stack = sysmem_alloc(HELPER_STACK);
     if (!stack) {

@@ -17,9 +17,11 @@
  * no pipe held open.
  *
  * A program exec'd or spawned below a traced one joins its tree's
- * recorder instead (recorder/procs.h): the helper opens the recorder's
- * arena through /proc/<pid>/fd/3, maps it and closes it; nothing is
- * started.
+ * recorder instead (recorder/procs.h), without a helper: the calling
+ * thread, with signals blocked, reads the clocksource, loads the
+ * unwinder, opens the recorder's arena through /proc/<pid>/fd/3, maps it
+ * and closes it; nothing is started.  (It runs before the program has
+ * control, so no thread of the program's sees those descriptors.)
  */
 #ifndef MEMSIM_PRELOAD_LAUNCH_H
 #define MEMSIM_PRELOAD_LAUNCH_H
@@ -30,7 +32,7 @@
 
 typedef struct launch_s {
     /* in */
-    bool load_unwinder;      /* unwind_init inside the helper (first start only) */
+    bool load_unwinder;      /* unwind_init while joining or in the helper (first start only) */
     unsigned stack_depth;
     int unwind_mode;         /* config_unwind_t */
     int join_pid;            /* a recorder whose arena to join (MEMSIM_ARENA), or 0 */

@@ -53,6 +53,12 @@ static inline bool sample_skip(size_t n)
  * the next point (a thread's first call draws its first point). */
 bool sample_take(size_t n);
 
+/* The natural logarithm of x, a normal number in (0, 1] (the draws'
+ * uniform variates): libm's log to within a few units in the last
+ * place, computed here so that libmemsim.so needs no libm (one library
+ * fewer for the loader to map in each traced program that does not). */
+double sample_log(double x);
+
 /* Start sampling at mean interval bytes (> 0), the generators seeded
  * from seed when seeded (else from the clock).  Called once tracing is
  * on; the set of sampled blocks (preload/sampleset.h) is set up first. */

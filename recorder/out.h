@@ -11,7 +11,11 @@
  * small disk keeps its room for the program and the other traces), and
  * never grows past the file size limit (ulimit -f) less that reserve.  A record that does not fit
  * (a full disk, a quota, the limit) is counted as dropped, with the
- * cause; the end record still goes in, so readers reach it.
+ * cause; the end record still goes in, so readers reach it.  The file
+ * holds an exclusive lock (flock) until out_close has given back the
+ * room allocated ahead (ftruncate) and closed it: the traced process is
+ * let go once its end record is written, before that, so a reader that
+ * must know the recorder is done with the file takes a shared lock.
  */
 #ifndef MEMSIM_RECORDER_OUT_H
 #define MEMSIM_RECORDER_OUT_H

@@ -287,12 +287,17 @@ static void finish(rec_t *rc, const char *reason, int status, int sig, bool at_e
     atomic_store(&r->end_threadless, records_threadless());
     atomic_store(&r->end_dropped, rc->out.dropped + dropped);
     r->write_errno = rc->out.err;
-    out_close(&rc->out);
     rc->done = true;
     /* The ack first: a process waiting for its end to be written must
      * never see DONE without it (it would say its trace may be
-     * incomplete). */
+     * incomplete).  Every record, the end's included, is written
+     * (records_end wrote it: the file has its whole content and its
+     * size): the process goes on while the file gives back the room it
+     * had ahead (an ftruncate, which waits for the filesystem's journal:
+     * milliseconds on a busy disk) and is closed.  A reader that must
+     * know the recorder is done with a file takes its lock (out.h). */
     ack(rc, UINT64_MAX);
+    out_close(&rc->out);
     atomic_store(&r->rec_state, REC_DONE);
     region_wake(&r->rec_futex);
 }

@@ -142,6 +142,32 @@ START_TEST(sampler_same_seed_same_samples)
 }
 END_TEST
 
+/* The draws' logarithm agrees with libm's to a few units in the last
+ * place over the whole range the draws use, (0, 1] in steps of 2^-53,
+ * at both ends and across the binades' edges. */
+START_TEST(sample_log_is_libm_s_log)
+{
+    rng_t r;
+    rng_seed(&r, 7);
+    double worst = 0.0;
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t k = rng_next(&r) >> 11;
+        if (i % 3 == 1)
+            k >>= rng_next(&r) % 53; /* small u: every binade */
+        double u = (double)(k + 1) * 0x1.0p-53;
+        double want = log(u), got = sample_log(u);
+        double ulps = fabs(got - want) / (nextafter(fabs(want), INFINITY) - fabs(want) + 0x1.0p-1074);
+        if (want == 0.0)
+            ulps = fabs(got) / 0x1.0p-53;
+        if (ulps > worst)
+            worst = ulps;
+    }
+    ck_assert_double_eq(sample_log(1.0), 0.0);
+    ck_assert_double_eq_tol(sample_log(0x1.0p-53), -53.0 * log(2.0), 1e-13);
+    ck_assert_msg(worst <= 4.0, "sample_log off libm's log by %.1f ulp", worst);
+}
+END_TEST
+
 START_TEST(weights_of_core_sampling)
 {
     /* p = 1 - e^-1 for s = T; w = s / p; an allocation much larger is itself */
@@ -166,6 +192,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, sampler_always_takes_huge_allocations);
     tcase_add_test(tc, sampler_same_seed_same_samples);
     tcase_add_test(tc, weights_of_core_sampling);
+    tcase_add_test(tc, sample_log_is_libm_s_log);
     suite_add_tcase(s, tc);
     return s;
 }
