@@ -50,7 +50,11 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
  * short walk back; the same rules, applied in the table's order, pick
  * the same one.  Where none does, or where a global symbol of size zero
  * sits exactly at the address (then libdwfl would skip the local ones),
- * the answer involves sizeless symbols and sections: libdwfl is asked.
+ * the answer involves sizeless symbols and sections: libdwfl is asked,
+ * unless no sizeless symbol lies at or below the address (they mark the
+ * data's ends, above the code, in most programs; an absolute one, such
+ * as a version's name at 0, counts only at its exact address): then
+ * there is none.
  *
  * The intervals.  Its answer depends on the address only through
  * comparisons with constants of the module: each symbol's address, its
@@ -80,6 +84,11 @@ typedef struct symnames_s {
     sizedtab_t glob, loc;
     uint64_t *zero;     /* the addresses of the global symbols of size zero, sorted */
     size_t nzero, cap_zero;
+    uint64_t min_sizeless; /* the lowest address of a symbol of size zero libdwfl's
+                              search considers, in a section (UINT64_MAX: none) */
+    uint64_t *exact;    /* the addresses of the others (absolute: they count only
+                           at exactly their address), sorted */
+    size_t nexact, cap_exact;
 } symnames_t;
 
 static const char not_asked[1];
@@ -420,6 +429,7 @@ static int binding_rank(unsigned char info)
 static void symnames_build(Dwfl_Module *mod, symnames_t *out)
 {
     memset(out, 0, sizeof *out);
+    out->min_sizeless = UINT64_MAX;
     int n = dwfl_module_getsymtab(mod);
     int first_global = dwfl_module_getsymtab_first_global(mod);
     if (n <= 0 || first_global < 0)
@@ -467,7 +477,11 @@ static void symnames_build(Dwfl_Module *mod, symnames_t *out)
         bool global = i >= globals_from;
         if (!global && !out->locals)
             continue;
-        if (addr != sym.st_value + bias) { /* a function descriptor's: libdwfl tries both */
+        /* A value not the table's plus the bias, in a loaded section: a
+         * function descriptor's target, and libdwfl tries both.  (An
+         * absolute symbol's value, and one in a section not loaded,
+         * shndx -1, are the table's.) */
+        if (shndx < SHN_LORESERVE && addr != sym.st_value + bias) {
             indexed = false;
             continue;
         }
@@ -476,7 +490,16 @@ static void symnames_build(Dwfl_Module *mod, symnames_t *out)
                          .bind = binding_rank(sym.st_info)};
             if (x.end < x.value || !sized_push(global ? &out->glob : &out->loc, x))
                 indexed = false;
-        } else if (global) {
+        } else if (shndx >= SHN_LORESERVE) {
+            if (!grow_room((void **)&out->exact, &out->cap_exact, out->nexact,
+                           sizeof *out->exact, 64))
+                indexed = false;
+            else
+                out->exact[out->nexact++] = addr;
+        } else if (addr < out->min_sizeless) {
+            out->min_sizeless = addr;
+        }
+        if (!sym.st_size && global) {
             if (!grow_room((void **)&out->zero, &out->cap_zero, out->nzero, sizeof *out->zero,
                            256))
                 indexed = false;
@@ -486,6 +509,7 @@ static void symnames_build(Dwfl_Module *mod, symnames_t *out)
     }
     if (indexed && sized_index(&out->glob) && sized_index(&out->loc)) {
         qsort(out->zero, out->nzero, sizeof *out->zero, cut_order);
+        qsort(out->exact, out->nexact, sizeof *out->exact, cut_order);
         out->indexed = true;
     }
     for (size_t k = 0; k < nelves; k++)
@@ -525,6 +549,7 @@ static void symnames_free(symnames_t *sn)
     sizedtab_free(&sn->glob);
     sizedtab_free(&sn->loc);
     free(sn->zero);
+    free(sn->exact);
     memset(sn, 0, sizeof *sn);
 }
 
@@ -590,6 +615,14 @@ static const char *symname_find(Dwfl_Module *mod, const symnames_t *sn, uint64_t
             goto ask;
         if (name)
             return name;
+        size_t x = count_le(sn->exact, sn->nexact, sizeof *sn->exact, pc);
+        if (sn->min_sizeless > pc && !(x && sn->exact[x - 1] == pc)) { /* no sizeless one either */
+            if (!sn->locals)
+                return NULL;
+            if (!sized_pick(&sn->loc, pc, &name))
+                goto ask;
+            return name;
+        }
         if (!sn->locals) /* sizeless symbols decide */
             goto ask;
         size_t z = count_le(sn->zero, sn->nzero, sizeof *sn->zero, pc);
