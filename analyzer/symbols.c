@@ -508,8 +508,10 @@ static void symnames_build(Dwfl_Module *mod, symnames_t *out)
         }
     }
     if (indexed && sized_index(&out->glob) && sized_index(&out->loc)) {
-        qsort(out->zero, out->nzero, sizeof *out->zero, cut_order);
-        qsort(out->exact, out->nexact, sizeof *out->exact, cut_order);
+        if (out->nzero) /* (qsort wants an array, even of none) */
+            qsort(out->zero, out->nzero, sizeof *out->zero, cut_order);
+        if (out->nexact)
+            qsort(out->exact, out->nexact, sizeof *out->exact, cut_order);
         out->indexed = true;
     }
     for (size_t k = 0; k < nelves; k++)
@@ -524,7 +526,8 @@ static void symnames_build(Dwfl_Module *mod, symnames_t *out)
         free(c.v);
         return;
     }
-    qsort(c.v, c.n, sizeof *c.v, cut_order);
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, cut_order);
     size_t u = 0;
     for (size_t i = 0; i < c.n; i++)
         if (!u || c.v[i] != c.v[u - 1])
