@@ -11,6 +11,7 @@
 
 #include "analyzer/escape.h"
 #include "analyzer/modfile.h"
+#include "core/grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -34,6 +35,65 @@
  * its demangler is the one tools (eu-addr2line, heaptrack) use. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* A module's symbol-table names, found without libdwfl's search.
+ * dwfl_module_addrinfo reads the whole symbol table at every call (it
+ * keeps no index): on a compiler's hundred thousand symbols, most of a
+ * report's time.  Two things spare it, each giving its answer exactly:
+ *
+ * The index.  Its answer is, among the named symbols of nonzero size
+ * that contain the address (not sections, files or TLS), the one of the
+ * highest address, then the better binding (global, weak, local), then
+ * the smaller size, then the first in the table; the global symbols
+ * first, the local ones only when no global one contains it.  The
+ * symbols of nonzero size, sorted by address with the highest end so
+ * far, find the few that contain an address by a binary search and a
+ * short walk back; the same rules, applied in the table's order, pick
+ * the same one.  Where none does, or where a global symbol of size zero
+ * sits exactly at the address (then libdwfl would skip the local ones),
+ * the answer involves sizeless symbols and sections: libdwfl is asked,
+ * unless no sizeless symbol lies at or below the address (they mark the
+ * data's ends, above the code, in most programs; an absolute one, such
+ * as a version's name at 0, counts only at its exact address): then
+ * there is none.
+ *
+ * The intervals.  Its answer depends on the address only through
+ * comparisons with constants of the module: each symbol's address, its
+ * end (address + size) and address + 1 (an absolute or sizeless symbol
+ * matches only exactly), and the bounds of the ELF sections.  Between
+ * two consecutive such cuts every comparison comes out the same, and so
+ * does the answer: it is found once per interval and kept. */
+typedef struct sized_s {
+    uint64_t value, end; /* [value, end) */
+    const char *name;
+    int32_t ndx;         /* in the table: the order of libdwfl's search */
+    int32_t bind;        /* 3 global, 2 weak, 1 local, 0 other: higher is better */
+} sized_t;
+
+typedef struct sizedtab_s {
+    sized_t *v;          /* by value, then ndx */
+    uint64_t *maxend;    /* maxend[i]: the highest end of v[0..i] */
+    size_t n, cap;
+} sizedtab_t;
+
+typedef struct symnames_s {
+    uint64_t *cuts;     /* sorted, distinct */
+    const char **name;  /* [ncuts + 1]: interval i is [cuts[i - 1], cuts[i]); NOT_ASKED until asked */
+    size_t ncuts;
+    bool indexed;       /* glob, loc and zero are usable */
+    bool locals;        /* libdwfl searches local symbols (after the global ones) */
+    sizedtab_t glob, loc;
+    uint64_t *zero;     /* the addresses of the global symbols of size zero, sorted */
+    size_t nzero, cap_zero;
+    uint64_t min_sizeless; /* the lowest address of a symbol of size zero libdwfl's
+                              search considers, in a section (UINT64_MAX: none) */
+    uint64_t *exact;    /* the addresses of the others (absolute: they count only
+                           at exactly their address), sorted */
+    size_t nexact, cap_exact;
+} symnames_t;
+
+static const char not_asked[1];
+#define NOT_ASKED not_asked
+
 /* A module's file opened, or the reason it could not be: the work of
  * opening, apart from the store, so that the store's thread can do it
  * ahead (symbols_prewarm) while the main thread goes on. */
@@ -46,6 +106,7 @@ typedef struct opening_s {
     Dwfl_Module *mod;          /* done: NULL when the file cannot be used */
     bool warn;                 /* done, mod NULL: why says why, for a warning */
     char why[384];
+    symnames_t names;          /* done: the symbol table's names by interval */
     struct opening_s *next;    /* the queue of the store's thread */
 } opening_t;
 
@@ -57,6 +118,7 @@ struct symbols_module_s {
     uint64_t base, size;
     int32_t prev;      /* the module reported before it at the same base, or -1 */
     bool tried;        /* opening was attempted */
+    symnames_t names;  /* its symbol table's names by interval (empty: ask libdwfl each time) */
     bool failed;       /* and failed: frames print as module+offset */
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -163,6 +225,7 @@ static void cache_free(addrmap_t *m)
 }
 
 static void ahead_stop(symbols_t *s);
+static void symnames_free(symnames_t *sn);
 
 void symbols_fini(symbols_t *s)
 {
@@ -172,12 +235,15 @@ void symbols_fini(symbols_t *s)
         if (m->ahead) { /* opened ahead (or queued) and never looked up */
             if (m->ahead->state == OPEN_DONE && m->ahead->dwfl)
                 dwfl_end(m->ahead->dwfl);
+            if (m->ahead->state == OPEN_DONE)
+                symnames_free(&m->ahead->names);
             free(m->ahead);
         }
         if (m->tried)
             cache_free(&m->cache);
         if (m->dwfl)
             dwfl_end(m->dwfl);
+        symnames_free(&m->names);
         free(m->path);
     }
     free(s->modules);
@@ -270,6 +336,321 @@ out:
     return rc;
 }
 
+/* ---- symbol names by interval --------------------------------------------------- */
+
+static int cut_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct cutlist_s {
+    uint64_t *v;
+    size_t n, cap;
+    bool failed;
+} cutlist_t;
+
+static void cut(cutlist_t *c, uint64_t at)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        uint64_t *v = c->failed ? NULL : realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            c->failed = true;
+            return;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = at;
+}
+
+/* The bounds of elf's sections, in the module's addresses (bias added). */
+static void cut_sections(cutlist_t *c, Elf *elf, GElf_Addr bias)
+{
+    Elf_Scn *scn = NULL;
+    while (elf && (scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+        if (sh) {
+            cut(c, sh->sh_addr + bias);
+            cut(c, sh->sh_addr + sh->sh_size + bias);
+        }
+    }
+}
+
+static int sized_order(const void *a, const void *b)
+{
+    const sized_t *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return (x->ndx > y->ndx) - (x->ndx < y->ndx);
+}
+
+static bool sized_push(sizedtab_t *t, sized_t x)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        sized_t *v = realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = x;
+    return true;
+}
+
+static bool sized_index(sizedtab_t *t)
+{
+    if (!t->n)
+        return true;
+    qsort(t->v, t->n, sizeof *t->v, sized_order);
+    if (!(t->maxend = malloc(t->n * sizeof *t->maxend)))
+        return false;
+    uint64_t m = 0;
+    for (size_t i = 0; i < t->n; i++)
+        t->maxend[i] = m = t->v[i].end > m ? t->v[i].end : m;
+    return true;
+}
+
+static int binding_rank(unsigned char info)
+{
+    switch (GELF_ST_BIND(info)) {
+    case STB_GLOBAL: return 3;
+    case STB_WEAK: return 2;
+    case STB_LOCAL: return 1;
+    default: return 0;
+    }
+}
+
+/* mod's symbol table into *out: the index (out->indexed when it could
+ * be made) and the cuts (none when memory is short: then every lookup
+ * asks libdwfl). */
+static void symnames_build(Dwfl_Module *mod, symnames_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->min_sizeless = UINT64_MAX;
+    int n = dwfl_module_getsymtab(mod);
+    int first_global = dwfl_module_getsymtab_first_global(mod);
+    if (n <= 0 || first_global < 0)
+        return;
+    bool indexed = true;
+    out->locals = first_global > 1;
+    int globals_from = first_global == 0 ? 1 : first_global;
+    cutlist_t c = {0};
+    Elf *elves[8];
+    GElf_Addr biases[8];
+    size_t nelves = 0;
+    for (int i = 0; i < n && !c.failed; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        Elf *elf = NULL;
+        Dwarf_Addr bias = 0;
+        const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
+        if (!name)
+            continue;
+        /* The symbol's value as found, as in the table and as adjusted
+         * by its file's bias: a cut too many only splits an interval. */
+        uint64_t at[3] = {addr, sym.st_value, sym.st_value + bias};
+        for (size_t k = 0; k < 3; k++) {
+            cut(&c, at[k]);
+            cut(&c, at[k] + 1);
+            cut(&c, at[k] + sym.st_size);
+        }
+        size_t k = 0;
+        while (k < nelves && (elves[k] != elf || biases[k] != bias))
+            k++;
+        if (k == nelves) {
+            if (nelves == sizeof elves / sizeof elves[0]) {
+                c.failed = true; /* more tables than this knows of: ask libdwfl */
+                break;
+            }
+            elves[nelves] = elf;
+            biases[nelves++] = bias;
+        }
+        /* What libdwfl's search considers. */
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!indexed || i == 0 || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+            type == STT_FILE || type == STT_TLS)
+            continue;
+        bool global = i >= globals_from;
+        if (!global && !out->locals)
+            continue;
+        /* A value not the table's plus the bias, in a loaded section: a
+         * function descriptor's target, and libdwfl tries both.  (An
+         * absolute symbol's value, and one in a section not loaded,
+         * shndx -1, are the table's.) */
+        if (shndx < SHN_LORESERVE && addr != sym.st_value + bias) {
+            indexed = false;
+            continue;
+        }
+        if (sym.st_size) {
+            sized_t x = {.value = addr, .end = addr + sym.st_size, .name = name, .ndx = i,
+                         .bind = binding_rank(sym.st_info)};
+            if (x.end < x.value || !sized_push(global ? &out->glob : &out->loc, x))
+                indexed = false;
+        } else if (shndx >= SHN_LORESERVE) {
+            if (!grow_room((void **)&out->exact, &out->cap_exact, out->nexact,
+                           sizeof *out->exact, 64))
+                indexed = false;
+            else
+                out->exact[out->nexact++] = addr;
+        } else if (addr < out->min_sizeless) {
+            out->min_sizeless = addr;
+        }
+        if (!sym.st_size && global) {
+            if (!grow_room((void **)&out->zero, &out->cap_zero, out->nzero, sizeof *out->zero,
+                           256))
+                indexed = false;
+            else
+                out->zero[out->nzero++] = addr;
+        }
+    }
+    if (indexed && sized_index(&out->glob) && sized_index(&out->loc)) {
+        if (out->nzero) /* (qsort wants an array, even of none) */
+            qsort(out->zero, out->nzero, sizeof *out->zero, cut_order);
+        if (out->nexact)
+            qsort(out->exact, out->nexact, sizeof *out->exact, cut_order);
+        out->indexed = true;
+    }
+    for (size_t k = 0; k < nelves; k++)
+        cut_sections(&c, elves[k], biases[k]);
+    Dwarf_Addr bias = 0;
+    cut_sections(&c, dwfl_module_getelf(mod, &bias), bias);
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    if (dw)
+        cut_sections(&c, dwarf_getelf(dw), bias);
+    const char **name = c.failed ? NULL : malloc((c.n + 1) * sizeof *name);
+    if (!name) {
+        free(c.v);
+        return;
+    }
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, cut_order);
+    size_t u = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (!u || c.v[i] != c.v[u - 1])
+            c.v[u++] = c.v[i];
+    for (size_t i = 0; i <= u; i++)
+        name[i] = NOT_ASKED;
+    out->cuts = c.v;
+    out->name = name;
+    out->ncuts = u;
+}
+
+static void sizedtab_free(sizedtab_t *t)
+{
+    free(t->v);
+    free(t->maxend);
+}
+
+static void symnames_free(symnames_t *sn)
+{
+    free(sn->cuts);
+    free(sn->name);
+    sizedtab_free(&sn->glob);
+    sizedtab_free(&sn->loc);
+    free(sn->zero);
+    free(sn->exact);
+    memset(sn, 0, sizeof *sn);
+}
+
+/* How many of the n sorted values v[] are <= x (v by stride bytes). */
+static size_t count_le(const void *v, size_t n, size_t stride, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (*(const uint64_t *)((const char *)v + mid * stride) <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+enum { CONTAINING_MAX = 64, WALK_MAX = 4096 };
+
+/* The symbol of t libdwfl's search picks for pc (see symnames_t): into
+ * *name (NULL when none contains pc); false when the walk is too long
+ * to tell (then libdwfl is asked). */
+static bool sized_pick(const sizedtab_t *t, uint64_t pc, const char **name)
+{
+    const sized_t *in[CONTAINING_MAX];
+    size_t nin = 0;
+    size_t i = count_le(t->v, t->n, sizeof *t->v, pc);
+    for (size_t walked = 0; i-- > 0 && t->maxend[i] > pc; walked++) {
+        if (walked == WALK_MAX)
+            return false;
+        if (t->v[i].end <= pc)
+            continue;
+        if (nin == CONTAINING_MAX)
+            return false;
+        /* kept in the table's order */
+        size_t k = nin++;
+        while (k > 0 && in[k - 1]->ndx > t->v[i].ndx) {
+            in[k] = in[k - 1];
+            k--;
+        }
+        in[k] = &t->v[i];
+    }
+    const sized_t *best = NULL;
+    for (size_t k = 0; k < nin; k++) {
+        const sized_t *x = in[k];
+        uint64_t bsize = best ? best->end - best->value : 0, xsize = x->end - x->value;
+        if (!best || best->value < x->value || best->bind < x->bind)
+            best = x;
+        else if (best->value == x->value && ((bsize > xsize && best->bind <= x->bind) ||
+                                             (bsize >= xsize && best->bind < x->bind)))
+            best = x;
+    }
+    *name = best ? best->name : NULL;
+    return true;
+}
+
+/* The symbol-table name dwfl_module_addrinfo gives pc. */
+static const char *symname_find(Dwfl_Module *mod, const symnames_t *sn, uint64_t pc)
+{
+    if (sn->indexed) {
+        const char *name;
+        if (!sized_pick(&sn->glob, pc, &name))
+            goto ask;
+        if (name)
+            return name;
+        size_t x = count_le(sn->exact, sn->nexact, sizeof *sn->exact, pc);
+        if (sn->min_sizeless > pc && !(x && sn->exact[x - 1] == pc)) { /* no sizeless one either */
+            if (!sn->locals)
+                return NULL;
+            if (!sized_pick(&sn->loc, pc, &name))
+                goto ask;
+            return name;
+        }
+        if (!sn->locals) /* sizeless symbols decide */
+            goto ask;
+        size_t z = count_le(sn->zero, sn->nzero, sizeof *sn->zero, pc);
+        if (z && sn->zero[z - 1] == pc) /* libdwfl may skip the locals */
+            goto ask;
+        if (sized_pick(&sn->loc, pc, &name) && name)
+            return name;
+    }
+ask:;
+    GElf_Off off;
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+}
+
+/* The same, found once per interval. */
+static const char *symname_at(Dwfl_Module *mod, symnames_t *sn, uint64_t pc)
+{
+    if (!sn->name)
+        return symname_find(mod, sn, pc);
+    size_t i = count_le(sn->cuts, sn->ncuts, sizeof *sn->cuts, pc);
+    if (sn->name[i] == NOT_ASKED)
+        sn->name[i] = symname_find(mod, sn, pc);
+    return sn->name[i];
+}
+
 /* Open job's file: a Dwfl of its own with the file reported at the
  * recorded bias, and the debug information and symbol table its first
  * lookup would load (libdw inflates compressed debug sections then: most
@@ -281,6 +662,7 @@ static void opening_run(opening_t *job)
     job->dwfl = NULL;
     job->mod = NULL;
     job->warn = false;
+    memset(&job->names, 0, sizeof job->names);
     /* A name without a slash is no file (linux-vdso.so.1): no warning. */
     if (!strchr(job->path, '/'))
         return;
@@ -325,7 +707,7 @@ static void opening_run(opening_t *job)
     }
     Dwarf_Addr bias;
     dwfl_module_getdwarf(job->mod, &bias); /* NULL without debug information: kept as such */
-    dwfl_module_getsymtab(job->mod);
+    symnames_build(job->mod, &job->names);
 }
 
 /* ---- opening ahead ------------------------------------------------------------ */
@@ -471,6 +853,7 @@ static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
     }
     m->dwfl = job->dwfl;
     m->mod = job->mod;
+    m->names = job->names;
     if (!m->mod) {
         m->failed = true;
         if (job->warn)
@@ -600,12 +983,10 @@ static int scopes_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, Dwarf_Add
 
 /* Resolve address in the opened module mod into f[]; the number of
  * frames (>= 1).  Strings are malloc'd. */
-static size_t lookup(Dwfl_Module *mod, uint64_t address, symbols_frame_t *f)
+static size_t lookup(Dwfl_Module *mod, symnames_t *sn, uint64_t address, symbols_frame_t *f)
 {
     Dwarf_Addr pc = address ? address - 1 : 0; /* the call, not the return address */
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    const char *symname = symname_at(mod, sn, pc);
     const char *file = NULL;
     int line = 0;
     Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
@@ -663,7 +1044,7 @@ size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
     size_t n = 1;
     memset(f, 0, sizeof f[0]);
     if (mod && room_for_libdw(s))
-        n = lookup(mod, address, f);
+        n = lookup(mod, &m->names, address, f);
     for (size_t i = 0; i < n; i++) {
         f[i].address = address;
         f[i].module = m ? m->path : NULL;
@@ -689,6 +1070,13 @@ size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
     memcpy(e->f, f, n * sizeof f[0]);
     *frames = e->f;
     return n;
+}
+
+const char *symbols_symtab_name(symbols_t *s, int32_t module, uint64_t pc)
+{
+    symbols_module_t *m = module >= 0 && (size_t)module < s->nmodules ? &s->modules[module] : NULL;
+    Dwfl_Module *mod = m ? module_open(s, m) : NULL;
+    return mod ? symname_at(mod, &m->names, pc) : NULL;
 }
 
 const char *symbols_label(const symbols_frame_t *f, char *buf, size_t len)

@@ -93,6 +93,13 @@ int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t s
 size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
                        const symbols_frame_t **frames);
 
+/* The name the module's ELF symbol table gives the instruction at pc
+ * (not a return address: no - 1), as libdwfl's dwfl_module_addrinfo
+ * gives it (the same string, from an index of the table: see
+ * symbols.c), or NULL (no symbol, or the module cannot be opened).
+ * What resolving names a frame by when there is no debug information. */
+const char *symbols_symtab_name(symbols_t *s, int32_t module, uint64_t pc);
+
 /* Start opening module (an index; anything else is ignored) on the
  * store's own thread: its file, its debug information (inflating
  * compressed debug sections is most of a module's cost) and its symbol

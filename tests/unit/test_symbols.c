@@ -6,7 +6,8 @@
  * or has changed; module paths naming a FIFO, a device or a directory
  * (refused without blocking, nothing left open); separate debug files
  * found by .gnu_debuglink, checked, and a FIFO in their place; the
- * address space's overlaps and unloads.
+ * address space's overlaps and unloads; the symbol-table names, as
+ * libdwfl's own search gives them.
  */
 #include <check.h>
 #include <dirent.h>
@@ -17,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <elfutils/libdwfl.h>
 
 #include "analyzer/symbols.h"
 #include "tests/unit/suites.h"
@@ -169,6 +172,108 @@ START_TEST(shared_library_symbol)
     ck_assert_ptr_nonnull(f[n - 1].function);
     ck_assert_ptr_nonnull(strstr(f[n - 1].function, "getpid"));
     ck_assert_ptr_nonnull(strstr(f->module, "libc"));
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+/* The symbol-table names come from an index of each module's table, not
+ * from libdwfl's search of the whole table: the same name as libdwfl's
+ * dwfl_module_addrinfo at every symbol's edges (its first byte, the one
+ * before, its last, the one after), in every module of this process (the
+ * test program's own local and global functions, libc's, libdw's, ...). */
+/* Symbols nested as assembly can nest them: a global function with a
+ * weak alias of another size at its address, a global one inside it
+ * (first in the table), and a sizeless local label after them.  libdwfl
+ * picks the innermost where they overlap. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl memsim_probe_mid\n"
+        ".globl memsim_probe_outer\n"
+        ".weak memsim_probe_weak\n"
+        ".type memsim_probe_outer, @function\n"
+        "memsim_probe_outer:\n"
+        ".type memsim_probe_weak, @function\n"
+        "memsim_probe_weak:\n"
+        ".skip 4, 0x90\n"
+        ".type memsim_probe_mid, @function\n"
+        "memsim_probe_mid:\n"
+        ".skip 8, 0x90\n"
+        ".size memsim_probe_mid, 8\n"
+        ".skip 4, 0x90\n"
+        ".size memsim_probe_outer, 16\n"
+        ".size memsim_probe_weak, 12\n"
+        "memsim_probe_label:\n"
+        ".skip 4, 0x90\n"
+        "ret\n");
+
+typedef struct names_check_s {
+    symbols_t *store;
+    symbols_space_t *sp;
+    size_t compared;
+} names_check_t;
+
+static const Dwfl_Callbacks plain_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+static int check_module_names(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    names_check_t *c = data;
+    const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe;
+    if (!strchr(path, '/'))
+        return 0; /* the vdso */
+    uintptr_t lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo)
+            lo = info->dlpi_phdr[i].p_vaddr;
+    int32_t m = symbols_space_find(c->sp, info->dlpi_addr + lo);
+    if (m < 0)
+        return 0; /* loaded since (libdw loads libdebuginfod when first used) */
+    Dwfl *dwfl = dwfl_begin(&plain_callbacks);
+    ck_assert_ptr_nonnull(dwfl);
+    dwfl_report_begin(dwfl);
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, base_name(path), path, -1, info->dlpi_addr, false);
+    dwfl_report_end(dwfl, NULL, NULL);
+    int n = mod ? dwfl_module_getsymtab(mod) : -1;
+    int step = n > 1500 ? n / 1500 : 1; /* libdwfl's own search reads all n at each call */
+    for (int i = 0; i < n; i += step) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        if (!dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL) || !addr)
+            continue;
+        uint64_t at[] = {addr - 1, addr, addr + 1, addr + sym.st_size - 1, addr + sym.st_size};
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+            GElf_Off off;
+            GElf_Sym s2;
+            const char *want = dwfl_module_addrinfo(mod, at[k], &off, &s2, NULL, NULL, NULL);
+            const char *got = symbols_symtab_name(c->store, m, at[k]);
+            if (!want || !got)
+                ck_assert_msg(want == got, "%s+0x%lx: %s, libdwfl %s", path,
+                              (unsigned long)(at[k] - info->dlpi_addr), got ? got : "none",
+                              want ? want : "none");
+            else
+                ck_assert_msg(!strcmp(want, got), "%s+0x%lx: %s, libdwfl %s", path,
+                              (unsigned long)(at[k] - info->dlpi_addr), got, want);
+            c->compared++;
+        }
+    }
+    dwfl_end(dwfl);
+    return 0;
+}
+
+START_TEST(symtab_names_as_libdwfl)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    store.quiet = true;
+    names_check_t c = {.store = &store, .sp = &sp};
+    dl_iterate_phdr(check_module_names, &c);
+    ck_assert_uint_gt(c.compared, 1000);
     symbols_space_fini(&sp);
     symbols_fini(&store);
 }
@@ -702,6 +807,7 @@ Suite *symbols_suite(void)
     tcase_add_test(tc, function_file_and_line);
     tcase_add_test(tc, inlined_frames);
     tcase_add_test(tc, shared_library_symbol);
+    tcase_add_test(tc, symtab_names_as_libdwfl);
     tcase_add_test(tc, demangle);
     tcase_add_test(tc, no_module);
     tcase_add_test(tc, module_file_gone);
