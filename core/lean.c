@@ -29,6 +29,15 @@ typedef enum pick_e { PICK_FIRST, PICK_NEXT, PICK_BEST, PICK_WORST } pick_t;
 
 enum { EXT_PRISTINE = 1, EXT_USED = 2 };
 
+/* Best fit's size bins: a run of fewer than LEAN_BINS granules sits in
+ * a treap of its own size (by address), the rest in the main treap, as
+ * the device keeps its small free blocks in bins by exact size.  The
+ * smallest run that fits is then a bit scan and the leftmost node of a
+ * small treap, not a descent through all the runs.  An indexed run
+ * notes its bin in its flags (BIN_SHIFT up; 0: the main treap). */
+#define LEAN_BINS 512
+#define BIN_SHIFT 8
+
 /* A free run of the device. */
 typedef struct ext_s {
     uint64_t addr, size;
@@ -55,6 +64,9 @@ struct lean_s {
     uint32_t spare;     /* recycled slots, linked through l */
     uint64_t nexts;     /* extents in use */
     uint32_t root, top;
+    uint32_t *bin_root; /* best fit: bin_root[g], the treap of runs of g granules
+                           (1 <= g < LEAN_BINS); NULL for the others */
+    uint64_t nonempty[LEAN_BINS / 64]; /* bit g: bin_root[g] != NIL */
     slot_t *hash;
     uint64_t hcap, hcount;
     unsigned hshift;    /* 64 - log2(hcap) */
@@ -176,6 +188,20 @@ static inline uint32_t prio(uint32_t x)
     return x;
 }
 
+/* The bin a run of size bytes goes in: 0 (the main treap), or its
+ * granules when best fit bins it. */
+static inline uint32_t bin_of(const lean_t *l, uint64_t size)
+{
+    return l->bin_root && size < ((uint64_t)LEAN_BINS << GSHIFT) ? (uint32_t)(size >> GSHIFT) : 0;
+}
+
+/* The root of the treap indexed run x is in. */
+static inline uint32_t *root_of(lean_t *l, uint32_t x)
+{
+    uint32_t b = l->e[x].flags >> BIN_SHIFT;
+    return b ? &l->bin_root[b] : &l->root;
+}
+
 /* Whether a sorts before b. */
 static inline bool before(const lean_t *l, uint32_t a, uint32_t b)
 {
@@ -220,7 +246,7 @@ static void rotate_up(lean_t *l, uint32_t x)
     e[p].p = x;
     e[x].p = g;
     if (g == NIL)
-        l->root = x;
+        *root_of(l, p) = x;
     else if (e[g].l == p)
         e[g].l = x;
     else
@@ -236,12 +262,17 @@ static void treap_insert(lean_t *l, uint32_t x)
     ext_t *e = l->e;
     e[x].l = e[x].r = NIL;
     e[x].max = e[x].size;
-    if (l->root == NIL) {
+    uint32_t bin = bin_of(l, e[x].size);
+    e[x].flags = (e[x].flags & ((1u << BIN_SHIFT) - 1)) | bin << BIN_SHIFT;
+    uint32_t *root = root_of(l, x);
+    if (*root == NIL) {
         e[x].p = NIL;
-        l->root = x;
+        *root = x;
+        if (bin)
+            l->nonempty[bin / 64] |= 1ull << (bin % 64);
         return;
     }
-    uint32_t n = l->root;
+    uint32_t n = *root;
     for (;;) {
         if (l->by_addr && e[n].max < e[x].size)
             e[n].max = e[x].size;
@@ -279,9 +310,12 @@ static void treap_remove(lean_t *l, uint32_t x)
     uint32_t c = e[x].l != NIL ? e[x].l : e[x].r, p = e[x].p;
     if (c != NIL)
         e[c].p = p;
-    if (p == NIL)
-        l->root = c;
-    else if (e[p].l == x)
+    if (p == NIL) {
+        *root_of(l, x) = c;
+        uint32_t bin = e[x].flags >> BIN_SHIFT;
+        if (bin && c == NIL)
+            l->nonempty[bin / 64] &= ~(1ull << (bin % 64));
+    } else if (e[p].l == x)
         e[p].l = c;
     else
         e[p].r = c;
@@ -325,10 +359,30 @@ static uint32_t leftmost_fit_from(const lean_t *l, uint32_t n, uint64_t from, ui
     return NIL;
 }
 
+/* The lowest bin at or above g with runs, 0 when none. */
+static uint32_t bin_from(const lean_t *l, uint64_t g)
+{
+    for (uint64_t w = g / 64; w < LEAN_BINS / 64; w++) {
+        uint64_t m = l->nonempty[w] & (w == g / 64 ? ~0ull << (g % 64) : ~0ull);
+        if (m)
+            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(m));
+    }
+    return 0;
+}
+
 /* The least (size, address) with size >= need (by size). */
 static uint32_t smallest_fit(const lean_t *l, uint64_t need)
 {
     const ext_t *e = l->e;
+    if (l->bin_root && need < ((uint64_t)LEAN_BINS << GSHIFT)) {
+        uint32_t b = bin_from(l, (need + G - 1) >> GSHIFT);
+        if (b) { /* every binned run is smaller than the main treap's */
+            uint32_t n = l->bin_root[b];
+            while (e[n].l != NIL)
+                n = e[n].l;
+            return n;
+        }
+    }
     uint32_t n = l->root, best = NIL;
     while (n != NIL) {
         if (e[n].size >= need) {
@@ -346,6 +400,12 @@ static uint64_t indexed_largest(const lean_t *l)
 {
     const ext_t *e = l->e;
     uint32_t n = l->root;
+    if (n == NIL && l->bin_root) {
+        for (size_t w = LEAN_BINS / 64; w-- > 0;)
+            if (l->nonempty[w])
+                return (uint64_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(l->nonempty[w])) << GSHIFT;
+        return 0;
+    }
     if (n == NIL)
         return 0;
     if (l->by_addr)
@@ -419,8 +479,40 @@ static void unindex(lean_t *l, uint32_t x)
         treap_remove(l, x);
 }
 
+/* x's neighbours in the treap's order (NIL: none), by the links. */
+static uint32_t in_order_prev(const lean_t *l, uint32_t x)
+{
+    const ext_t *e = l->e;
+    if (e[x].l != NIL) {
+        x = e[x].l;
+        while (e[x].r != NIL)
+            x = e[x].r;
+        return x;
+    }
+    while (e[x].p != NIL && e[e[x].p].l == x)
+        x = e[x].p;
+    return e[x].p;
+}
+
+static uint32_t in_order_next(const lean_t *l, uint32_t x)
+{
+    const ext_t *e = l->e;
+    if (e[x].r != NIL) {
+        x = e[x].r;
+        while (e[x].l != NIL)
+            x = e[x].l;
+        return x;
+    }
+    while (e[x].p != NIL && e[e[x].p].r == x)
+        x = e[x].p;
+    return e[x].p;
+}
+
 /* Extent x's address or size changed (its place among the others by
- * address did not): put it where it belongs now. */
+ * address did not): put it where it belongs now.  By size, a node
+ * whose new key still sorts between its neighbours stays where it is
+ * (a priority does not depend on the key): worst fit's largest run,
+ * carved a little, usually does. */
 static void changed(lean_t *l, uint32_t x)
 {
     bool was = x == l->top, now = is_top(l, x);
@@ -437,6 +529,11 @@ static void changed(lean_t *l, uint32_t x)
     } else if (l->by_addr) {
         fix_up(l, x);
     } else {
+        uint32_t a = NIL, b = NIL;
+        if (bin_of(l, l->e[x].size) == l->e[x].flags >> BIN_SHIFT &&
+            ((a = in_order_prev(l, x)) == NIL || before(l, a, x)) &&
+            ((b = in_order_next(l, x)) == NIL || before(l, x, b)))
+            return;
         treap_remove(l, x);
         treap_insert(l, x);
     }
@@ -472,6 +569,14 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
     l->base = base;
     l->end = base + size;
     l->root = l->top = l->spare = NIL;
+    if (l->pick == PICK_BEST) {
+        if (!(l->bin_root = malloc(LEAN_BINS * sizeof *l->bin_root))) {
+            lean_destroy(l);
+            snprintf(err, errlen, "out of host memory");
+            return -1;
+        }
+        memset(l->bin_root, 0xff, LEAN_BINS * sizeof *l->bin_root); /* NIL */
+    }
     l->rover = base;
     uint32_t x = ext_new(l, base, size, EXT_PRISTINE);
     if (x == NIL || hash_put(l, start_key(base), x) || hash_put(l, end_key(l->end), x)) {
@@ -490,6 +595,7 @@ void lean_destroy(lean_t *l)
         return;
     free(l->e);
     free(l->hash);
+    free(l->bin_root);
     free(l);
 }
 
@@ -723,8 +829,8 @@ void lean_metrics(const lean_t *l, device_metrics_t *m)
 
 /* Subtree n: order within (lo, hi) (extents), priorities, parents and
  * maxima; its nodes counted into *count. */
-static int check_subtree(const lean_t *l, uint32_t n, uint32_t parent, uint32_t lo, uint32_t hi,
-                         uint64_t *count, const char **why)
+static int check_subtree(const lean_t *l, uint32_t bin, uint32_t n, uint32_t parent, uint32_t lo,
+                         uint32_t hi, uint64_t *count, const char **why)
 {
     if (n == NIL)
         return 0;
@@ -733,6 +839,8 @@ static int check_subtree(const lean_t *l, uint32_t n, uint32_t parent, uint32_t 
         FAIL("the treap holds a slot not in use");
     if (e[n].p != parent)
         FAIL("a treap node's parent link is wrong");
+    if (e[n].flags >> BIN_SHIFT != bin || bin_of(l, e[n].size) != bin)
+        FAIL("a run is not in the treap of its size's bin");
     if (parent != NIL && prio(n) > prio(parent))
         FAIL("a treap node outranks its parent");
     if ((lo != NIL && !before(l, lo, n)) || (hi != NIL && !before(l, n, hi)))
@@ -741,8 +849,8 @@ static int check_subtree(const lean_t *l, uint32_t n, uint32_t parent, uint32_t 
         FAIL("the top is in the treap");
     if (++*count > l->nexts)
         FAIL("the treap holds more nodes than there are extents");
-    if (check_subtree(l, e[n].l, n, lo, n, count, why) ||
-        check_subtree(l, e[n].r, n, n, hi, count, why))
+    if (check_subtree(l, bin, e[n].l, n, lo, n, count, why) ||
+        check_subtree(l, bin, e[n].r, n, n, hi, count, why))
         return -1;
     if (l->by_addr &&
         e[n].max != max3(e[n].size, e[n].l != NIL ? e[e[n].l].max : 0,
@@ -759,8 +867,19 @@ int lean_check(const lean_t *l, const char **why)
     uint64_t in_tree = 0, used = 0, free_bytes = 0;
     if (l->root != NIL && l->e[l->root].p != NIL)
         FAIL("the treap's root has a parent");
-    if (check_subtree(l, l->root, NIL, NIL, NIL, &in_tree, why))
+    if (check_subtree(l, 0, l->root, NIL, NIL, NIL, &in_tree, why))
         return -1;
+    for (uint32_t b = 1; l->bin_root && b < LEAN_BINS; b++) {
+        uint32_t r = l->bin_root[b];
+        if (!(l->nonempty[b / 64] >> (b % 64) & 1) != (r == NIL))
+            FAIL("a bin's bit and its treap disagree");
+        if (r != NIL && l->e[r].p != NIL)
+            FAIL("a bin's root has a parent");
+        if (check_subtree(l, b, r, NIL, NIL, NIL, &in_tree, why))
+            return -1;
+    }
+    if (!l->bin_root && (l->nonempty[0] | l->nonempty[1]))
+        FAIL("bins marked where there are none");
     for (uint32_t x = 0; x < l->ne; x++) {
         const ext_t *e = &l->e[x];
         if (!(e->flags & EXT_USED))

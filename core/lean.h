@@ -29,9 +29,15 @@
  *               above the end of the last allocation, else the lowest
  *               that fits
  *   best fit    the smallest extent that fits, lowest address among
- *               equals: a treap by (size, address)
+ *               equals: a treap by (size, address) for extents of 512
+ *               granules and more, and one treap by address per size
+ *               below that (size bins, a bitmap of those that have
+ *               extents: a bit scan and a small treap's leftmost node
+ *               in place of a descent through all the extents)
  *   worst fit   the largest extent, lowest address among equals, when
- *               it fits: the same treap
+ *               it fits: a treap by (size, address); an extent carved
+ *               or grown stays in place while its key still sorts
+ *               between its neighbours'
  * The top (the pristine end of the device, which only first touches
  * make smaller) stays out of the treap, as the device keeps it out of
  * its index: first, next and worst fit take it only when no indexed

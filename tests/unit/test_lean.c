@@ -163,6 +163,17 @@ START_TEST(lean_places_as_the_device_full)
 }
 END_TEST
 
+/* Runs on both sides of best fit's size bins (runs of fewer than 512
+ * granules, 8 KiB, binned by size; larger ones in the main treap):
+ * requests up to 12 KiB, a run that grows or shrinks across the limit. */
+START_TEST(lean_places_as_the_device_across_the_bins)
+{
+    shape_t sh = {.device = 4 * MiB, .slots = 600, .max_size = 12 * 1024, .align_one_in = 7,
+                  .ops = 30000};
+    run_both(lean_names[_i], &sh, 4242 + (uint64_t)_i);
+}
+END_TEST
+
 START_TEST(lean_refuses_what_it_has_no_form_of)
 {
     char err[256];
@@ -194,6 +205,7 @@ Suite *lean_suite(void)
     tcase_add_loop_test(tc, lean_places_as_the_device_roomy, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_aligned, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_full, 0, n);
+    tcase_add_loop_test(tc, lean_places_as_the_device_across_the_bins, 0, n);
     tcase_add_test(tc, lean_refuses_what_it_has_no_form_of);
     suite_add_tcase(s, tc);
     return s;
