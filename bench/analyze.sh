@@ -181,3 +181,61 @@ echo "$records10 $mb10 $(best "$ANALYZE" "$T") $all5" | awk '{
 echo "targets: >= 2 M records/s without replay on one core, faster than heaptrack_print;"
 echo "         the default analysis (6 strategies) no slower than heaptrack_print;"
 echo "         peak RSS independent of the trace's length"
+
+# Peak RSS against heaptrack_print, on recordings of the real programs
+# of bench/workloads.sh and bench/sampling.sh (same sizes) and of
+# alloc_heavy at 36M events and a tenth of that: one run of each (peak
+# RSS barely varies), memsim-analyze's default analysis (every strategy
+# replayed) and --no-replay, each as a ratio to heaptrack_print's on
+# heaptrack's recording of the same command.  Targets: the default at
+# most 4x on every row and at most 256 MiB on python; --no-replay at
+# most 2x; alloc_heavy at 36M events within its tenth's (memory bounded
+# by the live blocks, not the trace's length).  cc1 runs straight (not
+# through gcc: heaptrack does not follow a child).  About 10 minutes on
+# 2 cores; BENCH_ANALYZE_RSS_ROWS="python lua" a subset, "" none.
+RSS_ROWS=${BENCH_ANALYZE_RSS_ROWS-python perl lua sqlite cc1 alloc_heavy/10 alloc_heavy}
+if [ -n "$RSS_ROWS" ] && command -v heaptrack >/dev/null 2>&1 &&
+    command -v heaptrack_print >/dev/null 2>&1; then
+    HERE=$(cd "$(dirname "$0")" && pwd)
+    IN=$OUT/rss-inputs
+    sh "$HERE/inputs.sh" "$IN" 3000000 240000 >/dev/null
+    sh "$HERE/study/gen_c.sh" "$IN/big.c" 1500
+    PY=/usr/bin/python3
+    [ -x "$PY" ] || PY=python3
+    CC1=$(gcc -print-prog-name=cc1 2>/dev/null || echo cc1)
+    echo "peak RSS against heaptrack_print on the same command's recording, one run each"
+    printf '%-15s %9s %12s %12s %8s %12s %8s\n' "" records "heaptr. MiB" "default MiB" ratio \
+        "no-repl. MiB" ratio
+    for w in $RSS_ROWS; do
+        wenv=MEMSIM_BENCH=1
+        case $w in
+        python) wenv="PYTHONMALLOC=malloc PYTHONHASHSEED=0" && set -- "$PY" -s "$HERE/real/churn.py" 480000 ;;
+        perl) wenv="PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0" && set -- perl "$HERE/real/words.pl" "$IN/words.txt" ;;
+        lua) set -- lua5.4 "$HERE/real/tables.lua" 1000000 ;;
+        sqlite) set -- sqlite3 :memory: ".read '$IN/inserts.sql'" ;;
+        cc1) set -- "$CC1" -quiet -O2 "$IN/big.c" -o "$OUT/big.s" ;;
+        alloc_heavy/10) set -- "$PROG" 1 1800000 ;;
+        alloc_heavy) set -- "$PROG" 1 18000000 ;;
+        *) echo "bench-analyze: no RSS row $w" >&2 && continue ;;
+        esac
+        command -v "$1" >/dev/null 2>&1 || { echo "$w: $1 is not installed"; continue; }
+        rm -rf "$OUT/rw"
+        mkdir -p "$OUT/rw"
+        # shellcheck disable=SC2086 # wenv: words without blanks
+        env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT/rw" MEMSIM_STRATEGY=none $wenv "$@" </dev/null >/dev/null 2>&1 || true
+        # shellcheck disable=SC2086
+        env $wenv heaptrack -o "$OUT/rw/ht" "$@" </dev/null >/dev/null 2>&1 || true
+        t=$(ls -S "$OUT"/rw/memsim.*.jsonl.zst 2>/dev/null | head -n 1)
+        ht=$(ls "$OUT"/rw/ht.* 2>/dev/null | head -n 1)
+        [ -n "$t" ] && [ -n "$ht" ] || { echo "$w: no recording"; continue; }
+        h=$(measure heaptrack_print "$ht" | cut -d' ' -f3)
+        d=$(measure "$ANALYZE" "$t" | cut -d' ' -f3)
+        n=$(measure "$ANALYZE" --no-replay "$t" | cut -d' ' -f3)
+        echo "$w $(lines "$t") $h $d $n" | awk '{
+            printf "%-15s %8.1fM %12.1f %12.1f %7.2fx %12.1f %7.2fx\n",
+                $1, $2 / 1e6, $3 / 1024, $4 / 1024, $4 / $3, $5 / 1024, $5 / $3 }'
+    done
+    rm -rf "$OUT/rw"
+    echo "targets: default <= 4x heaptrack_print's peak RSS (python <= 256 MiB), --no-replay <= 2x;"
+    echo "         alloc_heavy's default no more than alloc_heavy/10's"
+fi

@@ -32,6 +32,7 @@ int main(void)
         recfmt_suite,
         clock_suite,
         replay_suite,
+        lean_suite,
         reader_suite,
         procfs_suite,
         stats_suite,

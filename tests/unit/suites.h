@@ -27,6 +27,7 @@ Suite *ring_suite(void);
 Suite *recfmt_suite(void);
 Suite *clock_suite(void);
 Suite *replay_suite(void);
+Suite *lean_suite(void);
 Suite *reader_suite(void);
 Suite *jsonw_suite(void);
 Suite *config_suite(void);

@@ -1,0 +1,212 @@
+/* lean: the lean fit strategies place every block where a device of the
+ * same strategy does, with the same figures; invariants after every
+ * operation. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lean.h"
+#include "core/rng.h"
+#include "tests/unit/helpers.h"
+#include "tests/unit/suites.h"
+
+static const char *const lean_names[] = {"first-fit", "next-fit", "best-fit", "worst-fit"};
+
+#define ck_assert_lean_ok(l)                                          \
+    do {                                                              \
+        const char *why_ = NULL;                                      \
+        REQUIRE(lean_check((l), &why_) == 0, "invariant: %s", why_); \
+    } while (0)
+
+/* Every figure the reports read, equal. */
+static void same_metrics(const device_t *d, const lean_t *l, const char *when)
+{
+    device_metrics_t a, b;
+    device_metrics(d, &a);
+    lean_metrics(l, &b);
+#define SAME(f) REQUIRE(a.f == b.f, "%s: " #f " %llu (device) != %llu (lean)", when, \
+                        (unsigned long long)a.f, (unsigned long long)b.f)
+    SAME(total);
+    SAME(segments);
+    SAME(blocks);
+    SAME(live_blocks);
+    SAME(free_blocks);
+    SAME(live_requested);
+    SAME(live_allocated);
+    SAME(segment_bytes);
+    SAME(free_bytes);
+    SAME(reserved);
+    SAME(peak_footprint);
+    SAME(peak_live_requested);
+    SAME(largest_free);
+    SAME(internal_fragmentation);
+    SAME(internal_at_peak);
+    SAME(live_at_peak);
+    SAME(free_at_peak);
+#undef SAME
+    REQUIRE(a.external_at_peak == b.external_at_peak, "%s: external at peak", when);
+    REQUIRE(a.external_fragmentation == b.external_fragmentation, "%s: external", when);
+    REQUIRE(a.jw_fragmentation == b.jw_fragmentation, "%s: J-W", when);
+    REQUIRE(a.seed_fragmentation == b.seed_fragmentation, "%s: seed", when);
+    REQUIRE(a.utilization == b.utilization, "%s: utilization", when);
+}
+
+typedef struct shape_s {
+    uint64_t device;   /* bytes */
+    unsigned slots;    /* live blocks at most */
+    uint64_t max_size; /* request sizes 1..max_size (a few of 16x) */
+    unsigned align_one_in; /* an aligned request one time in this many (0: never) */
+    int ops;
+} shape_t;
+
+/* The same random sequence through a device and a lean device: every
+ * allocation succeeds or fails alike and at the same address, every
+ * figure matches, and lean_check holds after every operation. */
+static void run_both(const char *name, const shape_t *sh, uint64_t seed)
+{
+    char err[256];
+    device_t *d = NULL;
+    device_config_t cfg = {.total = sh->device, .strategy = name, .no_timing = true,
+                           .handles_only = true};
+    ck_assert_msg(device_create(&cfg, &d, err, sizeof err) == POOL_OK, "%s", err);
+    lean_t *l;
+    ck_assert_msg(lean_create(name, sh->device, &l, err, sizeof err) == 0, "%s", err);
+    void **blk = calloc(sh->slots, sizeof *blk);
+    uint32_t *h = calloc(sh->slots, sizeof *h);
+    uint64_t *size = calloc(sh->slots, sizeof *size);
+    ck_assert(blk && h && size);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    uint64_t failed = 0, placed = 0;
+    for (int op = 0; op < sh->ops; op++) {
+        unsigned k = (unsigned)rng_below(&rng, sh->slots);
+        if (blk[k]) {
+            REQUIRE(device_free_handle(d, blk[k]) == POOL_OK, "device free");
+            REQUIRE(lean_free(l, h[k], size[k]) == 0, "lean free");
+            blk[k] = NULL;
+        } else {
+            uint64_t s = 1 + rng_below(&rng, sh->max_size);
+            if (rng_below(&rng, 16) == 0)
+                s *= 16; /* a few large ones */
+            uint64_t align = 16;
+            if (sh->align_one_in && rng_below(&rng, sh->align_one_in) == 0)
+                align = 32ull << rng_below(&rng, 8); /* 32 .. 4096 */
+            void *b = NULL;
+            uint32_t hl = LEAN_NONE;
+            int rd = device_alloc_handle(d, s, align, 0, &b);
+            int rl = lean_alloc(l, s, align, &hl);
+            REQUIRE((rd == POOL_OK) == (rl == POOL_OK), "%s op %d: device %d, lean %d", name,
+                    op, rd, rl);
+            if (rd == POOL_OK) {
+                REQUIRE(((block_t *)b)->addr == lean_addr(l, hl),
+                        "%s op %d: device placed %llu bytes at 0x%llx, lean at 0x%llx", name,
+                        op, (unsigned long long)s, (unsigned long long)((block_t *)b)->addr,
+                        (unsigned long long)lean_addr(l, hl));
+                blk[k] = b;
+                h[k] = hl;
+                size[k] = s;
+                placed++;
+            } else {
+                failed++;
+            }
+        }
+        ck_assert_lean_ok(l);
+        if (op % 512 == 0)
+            same_metrics(d, l, name);
+    }
+    same_metrics(d, l, name);
+    /* Everything back: one free run again. */
+    for (unsigned k = 0; k < sh->slots; k++)
+        if (blk[k]) {
+            device_free_handle(d, blk[k]);
+            REQUIRE(lean_free(l, h[k], size[k]) == 0, "lean free");
+            ck_assert_lean_ok(l);
+        }
+    same_metrics(d, l, name);
+    REQUIRE(lean_extents(l) == 1, "%s: %llu free runs once all is freed", name,
+            (unsigned long long)lean_extents(l));
+    REQUIRE(placed > 0, "%s: nothing placed", name);
+    free(blk);
+    free(h);
+    free(size);
+    lean_destroy(l);
+    device_destroy(d);
+    if (sh->device < MiB)
+        REQUIRE(failed > 0, "%s: a full device failed nothing", name);
+}
+
+/* A roomy device: the heap grows and churns, the top is carved. */
+START_TEST(lean_places_as_the_device_roomy)
+{
+    shape_t sh = {.device = 256 * MiB, .slots = 2000, .max_size = 600, .align_one_in = 0,
+                  .ops = 40000};
+    run_both(lean_names[_i], &sh, 7 + (uint64_t)_i);
+}
+END_TEST
+
+/* Aligned requests: the padding stays free, also off the top. */
+START_TEST(lean_places_as_the_device_aligned)
+{
+    shape_t sh = {.device = 256 * MiB, .slots = 1000, .max_size = 3000, .align_one_in = 5,
+                  .ops = 30000};
+    run_both(lean_names[_i], &sh, 1234 + (uint64_t)_i);
+}
+END_TEST
+
+/* A device that fills up: failed requests, the top used up, the last
+ * block freed without being pristine. */
+START_TEST(lean_places_as_the_device_full)
+{
+    shape_t sh = {.device = 64 * KiB, .slots = 300, .max_size = 700, .align_one_in = 9,
+                  .ops = 30000};
+    run_both(lean_names[_i], &sh, 99 + (uint64_t)_i);
+}
+END_TEST
+
+/* Runs on both sides of best fit's size bins (runs of fewer than 512
+ * granules, 8 KiB, binned by size; larger ones in the main treap):
+ * requests up to 12 KiB, a run that grows or shrinks across the limit. */
+START_TEST(lean_places_as_the_device_across_the_bins)
+{
+    shape_t sh = {.device = 4 * MiB, .slots = 600, .max_size = 12 * 1024, .align_one_in = 7,
+                  .ops = 30000};
+    run_both(lean_names[_i], &sh, 4242 + (uint64_t)_i);
+}
+END_TEST
+
+START_TEST(lean_refuses_what_it_has_no_form_of)
+{
+    char err[256];
+    lean_t *l = (lean_t *)1;
+    ck_assert_int_eq(lean_create("buddy", 1 * GiB, &l, err, sizeof err), -1);
+    ck_assert_ptr_null(l);
+    ck_assert(strstr(err, "buddy"));
+    ck_assert(!lean_supports("caching"));
+    ck_assert(lean_supports("next-fit"));
+    /* 2^32 granules and more: the handles would not fit 32 bits */
+    ck_assert_int_eq(lean_create("best-fit", 64 * GiB, &l, err, sizeof err), -1);
+    ck_assert_int_eq(lean_create("best-fit", 64 * GiB - 16, &l, err, sizeof err), 0);
+    uint32_t h;
+    ck_assert_int_eq(lean_alloc(l, 0, 16, &h), POOL_EINVAL); /* as the device: size 0 */
+    ck_assert_int_eq(lean_alloc(l, 100, 24, &h), POOL_EINVAL);
+    ck_assert_int_eq(lean_alloc(l, 64 * GiB, 16, &h), POOL_EINVAL);
+    ck_assert_int_eq(lean_alloc(l, 100, 16, &h), POOL_OK);
+    ck_assert_uint_eq(lean_addr(l, h), DEVICE_DEFAULT_BASE);
+    lean_destroy(l);
+}
+END_TEST
+
+Suite *lean_suite(void)
+{
+    Suite *s = suite_create("lean");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    int n = (int)(sizeof lean_names / sizeof lean_names[0]);
+    tcase_add_loop_test(tc, lean_places_as_the_device_roomy, 0, n);
+    tcase_add_loop_test(tc, lean_places_as_the_device_aligned, 0, n);
+    tcase_add_loop_test(tc, lean_places_as_the_device_full, 0, n);
+    tcase_add_loop_test(tc, lean_places_as_the_device_across_the_bins, 0, n);
+    tcase_add_test(tc, lean_refuses_what_it_has_no_form_of);
+    suite_add_tcase(s, tc);
+    return s;
+}
