@@ -317,7 +317,7 @@ unit: $(UNIT)
 ifeq ($(SANITIZE),1)
 integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(METER) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(METER) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 

@@ -205,8 +205,22 @@ typedef struct series_s {
     double *v;
     uint64_t *t;
     size_t *at; /* index in the summary's points */
+    double *se; /* a sampled trace's heap: each value's standard error; else NULL */
     size_t n;
 } series_t;
+
+/* A change of a sampled series is told from the estimate's error only
+ * beyond this many standard errors of the difference (the values it
+ * compares taken as independent: more error, never less, than the
+ * blocks that differ carry alone). */
+#define SE_Z 3.0
+
+/* The standard error of x's difference between its values i and j, the
+ * second's given as se_j; 0 without standard errors. */
+static double diff_se(const series_t *x, size_t i, double se_j)
+{
+    return x->se ? sqrt(x->se[i] * x->se[i] + se_j * se_j) : 0;
+}
 
 /* A drift's fitted line, clamped to its range: the trend spikes are
  * measured against. */
@@ -275,6 +289,8 @@ static size_t spikes(const findings_config_t *c, const summary_t *s, const serie
         sigma = floor;
     double trigger = m + c->spike_z * sigma;
     size_t tail = exit_tail(x);
+    /* a sampled heap: the baseline's error, the median of the values' */
+    double base_se = x->se ? median(x->se, n, scratch) : 0;
     for (size_t i = 0; i < n;) {
         if (!(r[i] > trigger)) {
             i++;
@@ -303,6 +319,10 @@ static size_t spikes(const findings_config_t *c, const summary_t *s, const serie
         /* It must come back down before the exit's frees (they are no
          * return): else it is a step held to the end. */
         if (b + 1 >= tail || nfound >= max)
+            continue;
+        /* A sampled heap's excursion within the estimate's error is none:
+         * one temporary block sampled stands for the whole interval. */
+        if (x->se && !(h > SE_Z * diff_se(x, p, base_se)))
             continue;
         finding_t *f = &found[nfound++];
         double base = x->v[p] - h;
@@ -667,6 +687,9 @@ static bool drift_at(const findings_config_t *c, const summary_t *s, const serie
      * below a quarter of its rise (the exit's frees aside): a hump or a
      * sawtooth's tooth falls back to where it started */
     if (tb - ta < span || tb - ta < run - tb || rise < min_growth || ib - ia + 1 < DRIFT_SAMPLES)
+        return false;
+    /* a sampled heap's rise within the estimate's error is none */
+    if (x->se && !(rise > SE_Z * diff_se(x, ia, x->se[ib])))
         return false;
     for (size_t i = ib + 1, tail = exit_tail(x); i < tail; i++)
         if (x->v[i] < va + rise / 4)
@@ -1053,6 +1076,8 @@ static bool series_make(const summary_t *s, finding_series_t which, bool instant
     x->at = malloc((n + 1) * sizeof *x->at);
     if (!x->v || !x->t || !x->at)
         return false;
+    if (which == SERIES_HEAP && s->sample_bytes && !(x->se = malloc((n + 1) * sizeof *x->se)))
+        return false;
     bool allocator = false; /* the trace has glibc's figures */
     for (size_t i = 0; i < n && !allocator; i++)
         allocator = s->points[i].reserved > 0;
@@ -1068,6 +1093,8 @@ static bool series_make(const summary_t *s, finding_series_t which, bool instant
                          never touched (the gap is unknown then, not 0) */
         else
             v = (double)(p->used - p->reserved);
+        if (x->se)
+            x->se[x->n] = instant ? p->heap_se : p->heap_max_se;
         x->v[x->n] = v;
         x->t[x->n] = p->t;
         x->at[x->n++] = i;
@@ -1080,6 +1107,7 @@ static void series_free(series_t *x)
     free(x->v);
     free(x->t);
     free(x->at);
+    free(x->se);
 }
 
 /* The drift of one series (fitted on x) and its spikes (found in y, the

@@ -32,7 +32,9 @@
  *                       at least --frag-ratio of the allocator's resident
  *                       memory, for at least --frag-span of the run
  * Spikes and drifts are looked for in each series; fragmentation in the
- * allocator's figures (said of heap_live).  A spike or drift of the gap
+ * allocator's figures (said of heap_live).  In a sampled trace heap_live
+ * is an estimate: a spike or drift of it within 3 standard errors of the
+ * difference it rests on is none (summary_point_t's heap_se).  A spike or drift of the gap
  * and one of the mappings at the same time are one finding: the mappings'
  * when they make half of it or more.
  *

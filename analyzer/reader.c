@@ -165,6 +165,7 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
         opt_u64(o, "malloc_in_use", &e->malloc_in_use);
         opt_u64(o, "device_total", &e->device_total);
         opt_u64(o, "heap_live", &e->heap_live);
+        opt_u64(o, "heap_live_se", &e->heap_live_se);
         return need_u64(r, o, "rss", &e->rss);
     default:
         return true;

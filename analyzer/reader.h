@@ -75,6 +75,7 @@ typedef struct event_s {
     /* samples */
     uint64_t rss, hwm, tree_rss;
     uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;
+    uint64_t heap_live_se; /* a sampled trace's standard error of heap_live */
     const json_t *json;  /* the whole record, valid until the next read */
     long line;           /* the record's line in the trace */
     /* A sampled trace's alloc and realloc (core/sampling.h), as the

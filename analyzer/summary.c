@@ -81,8 +81,10 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack,
     }
     s->heap += size;
     s->var_heap += var;
-    if (s->heap > s->heap_since_max)
+    if (s->heap > s->heap_since_max) {
         s->heap_since_max = s->heap;
+        s->var_since_max = s->var_heap;
+    }
     if (s->heap > s->peak_heap) {
         s->peak_heap = s->heap;
         s->peak_heap_t = s->last_t;
@@ -219,8 +221,16 @@ void summary_add(summary_t *s, const event_t *e)
                 .allocated = e->malloc_in_use, .total = e->device_total,
                 .heap_live = e->heap_live, .tree_rss = e->tree_rss,
                 .heap_max = s->heap_since_max > s->heap ? s->heap_since_max : s->heap};
-            if (e->heap_live > p->heap_max) /* the recorder's count, when it saw more */
+            if (s->sample_bytes) {
+                double se = summary_se(s->var_heap), rse = (double)e->heap_live_se;
+                p->heap_se = rse > se ? rse : se;
+                p->heap_max_se = s->heap_since_max > s->heap ? summary_se(s->var_since_max)
+                                                             : summary_se(s->var_heap);
+            }
+            if (e->heap_live > p->heap_max) { /* the recorder's count, when it saw more */
                 p->heap_max = e->heap_live;
+                p->heap_max_se = p->heap_se;
+            }
             const json_t *r = json_object_get(o, "rollup");
             const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
             if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&
@@ -238,6 +248,7 @@ void summary_add(summary_t *s, const event_t *e)
             }
         }
         s->heap_since_max = s->heap;
+        s->var_since_max = s->var_heap;
         if (e->rss > s->peak_rss)
             s->peak_rss = e->rss;
         if (e->hwm > s->peak_hwm)

@@ -37,6 +37,10 @@ typedef struct summary_point_s {
     uint64_t tree_rss;  /* the process and its descendants */
     uint64_t rollup_rss, rollup_anon; /* smaps_rollup's Rss and Anonymous; 0: none */
     uint64_t rollup_clean; /* its Private_Clean + Shared_Clean: file pages read, not written */
+    /* A sampled trace's standard errors of heap_live and heap_max (the
+     * larger of the recorder's heap_live_se and the analyzer's own); 0 in
+     * a full trace, whose figures are exact. */
+    double heap_se, heap_max_se;
 } summary_point_t;
 
 /* A phase the program marked. */
@@ -94,6 +98,7 @@ typedef struct summary_s {
     double var_allocated, var_heap, var_peak_heap;
     double est_allocations;
     uint64_t heap_since_max; /* the most heap live since the last sample */
+    double var_since_max;    /* var_heap then */
     uint64_t temporaries;
     uint64_t size_hist[65];  /* allocations by request size: [k] holds sizes in [2^(k-1), 2^k) ([0]: 0) */
     uint64_t peak_rss, peak_hwm, peak_tree_rss;

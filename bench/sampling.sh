@@ -20,7 +20,9 @@
 #             --json), against the sampled trace's estimates of the same:
 #             the peak heap's error, and how many of the 10 are within
 #             10% (a function the sampled trace did not see counts as
-#             missed), with the worst error
+#             missed), with the worst error, and how many are within 2
+#             of their standard errors (the sampling's variance: what is
+#             not, is a bias); the peak's error in its standard errors
 #
 # Environment:
 #   SAMPLE_BYTES=N       the interval (512K, memsim run --sample's)
@@ -28,6 +30,13 @@
 #   BENCH_QUICK=1        small sizes: a smoke run, no measure of targets
 #   BENCH_WORKLOADS="…"  a subset, by name (default: all eight)
 #   BENCH_HEAPTRACK=0    leave heaptrack out (it takes most of the time)
+#   BENCH_KEEP=DIR       keep each workload's two analyses in DIR
+#                        (NAME-THREADS.full.json, NAME-THREADS.sampled.json)
+#
+# Last, a verdict per workload: PASS or FAIL for each target (top 10 by
+# allocated bytes, top 10 by bytes live at the peak, peak heap, CPU,
+# trace size); with REPS=0 the cost is not measured and its verdict is
+# "-".
 set -eu
 BUILD=${1:-build}
 QUICK=${BENCH_QUICK:-0}
@@ -107,27 +116,33 @@ trace() {
     esac
 }
 
-# functions JSON LIST N: "bytes<TAB>function" of the first N functions.
+# functions JSON LIST N: "bytes<TAB>se<TAB>function" of the first N
+# functions (se 0 in a full trace).
 functions() {
     i=0
     while [ "$i" -lt "$3" ]; do
         f=$("$J" "functions.$2.$i.function" <"$1" 2>/dev/null) || break
         field=allocated_bytes
         [ "$2" = by_peak ] && field=peak_bytes
-        printf '%s\t%s\n' "$("$J" "functions.$2.$i.$field" <"$1")" "$f"
+        printf '%s\t%s\t%s\n' "$("$J" "functions.$2.$i.$field" <"$1")" \
+            "$("$J" "functions.$2.$i.${field}_se" <"$1" 2>/dev/null || echo 0)" "$f"
         i=$((i + 1))
     done
 }
 
-# accuracy LIST: "within worst%" of the full trace's top 10 in LIST
-# against the sampled trace's figures for the same functions.
+# accuracy LIST: "within worst% in2se" of the full trace's top 10 in
+# LIST against the sampled trace's figures for the same functions: how
+# many within 10%, the worst error, and how many within 2 of their
+# standard errors (what the sampling's variance alone allows: the rest
+# is a bias, or a function the sample missed).
 accuracy() {
     functions "$OUT/full.json" "$1" 10 >"$OUT/truth"
     functions "$OUT/sampled.json" "$1" 1000 >"$OUT/est"
-    awk -F'\t' 'NR == FNR { est[$2] = $1; next }
-        { n++; e = ($2 in est) ? (est[$2] - $1) / $1 : -1; a = e < 0 ? -e : e
-          if (a <= 0.10) ok++; if (a > worst) worst = a }
-        END { printf "%d/%d %.0f%%\n", ok, n, 100 * worst }' "$OUT/est" "$OUT/truth"
+    awk -F'\t' 'NR == FNR { est[$3] = $1; se[$3] = $2; next }
+        { n++; e = ($3 in est) ? (est[$3] - $1) / $1 : -1; a = e < 0 ? -e : e
+          if (a <= 0.10) ok++; if (a > worst) worst = a
+          if (($3 in est) && (est[$3] - $1) ^ 2 <= 4 * se[$3] ^ 2) z2++ }
+        END { printf "%d/%d %.0f%% %d/%d\n", ok, n, 100 * worst, z2, n }' "$OUT/est" "$OUT/truth"
 }
 
 ROWS=$OUT/rows
@@ -146,6 +161,11 @@ bench() {
     acc_a=$(accuracy by_allocated)
     acc_p=$(accuracy by_peak)
     secs=$(key "$OUT/s/watch" wall_s)
+    if [ -n "${BENCH_KEEP:-}" ]; then
+        mkdir -p "$BENCH_KEEP"
+        cp "$OUT/full.json" "$BENCH_KEEP/$name-$t.full.json"
+        cp "$OUT/sampled.json" "$BENCH_KEEP/$name-$t.sampled.json"
+    fi
     tbytes=0
     for f in "$OUT"/s/memsim.*.jsonl*; do [ -e "$f" ] && tbytes=$((tbytes + $(wc -c <"$f"))); done
     # Cost: interleaved.
@@ -196,11 +216,11 @@ BEGIN {
     perr = (pf > 0) ? sprintf("%+.1f%%", 100 * (ps - pf) / pf) : "-"
     rse = (pf > 0) ? 100 * pse / pf : 0
     printf "%-12s %3d %7.2f %7.2f %7.2f %7s %8s %8s %8.0f %7s %8.1f%% %4s %4s %4s %4s\n", name, t, n, s, f, h,
-        pct(s, n), pct(ws, wn), kbmin, perr, rse, $14, $15, $16, $17
+        pct(s, n), pct(ws, wn), kbmin, perr, rse, $14, $15, $17, $18
     rows++
     if (n > 0 && s / n <= 1.05) cheap++
     if (kbmin < 1000) small++
-    split($14, a, "/"); split($16, b, "/")
+    split($14, a, "/"); split($17, b, "/")
     if (a[1] == a[2] && b[1] == b[2]) top++
     if (pf > 0 && (ps - pf) / pf <= 0.05 && (pf - ps) / pf <= 0.05) peak++
 }
@@ -214,5 +234,20 @@ END {
     printf "targets: sampled CPU within 5%% of native: %d of %d rows; trace under 1 MB a minute: %d of %d;\n", cheap, rows, small, rows
     printf "         top 10 all within 10%% (both lists): %d of %d; peak heap within 5%%: %d of %d\n", top, rows, peak, rows
     if (quick == 1) print "BENCH_QUICK=1: small sizes: no measure of the targets"
+}' "$ROWS"
+echo
+echo "verdicts (top 10 alloc / top 10 peak: all 10 within 10%; peak heap within 5%; CPU within 5% of native; trace under 1 MB a minute):"
+awk '
+function v(ok) { return ok ? "PASS" : "FAIL" }
+{
+    name = $1; t = $2; n = $3; s = $4; secs = $9; tb = $10; pf = $11; ps = $12; pse = $13
+    split($14, a, "/"); split($17, b, "/")
+    perr = (pf > 0) ? (ps - pf) / pf : 1
+    pz = (pse > 0) ? (ps - pf) / pse : 0
+    cpu = (n == "-" || n <= 0) ? "-" : sprintf("%s (%+.1f%%)", v(s / n <= 1.05), 100 * (s / n - 1))
+    kbmin = (secs > 0) ? tb / 1000 / (secs / 60) : 0
+    printf "  %-11s %d thr: top10 alloc %s (%s, worst %s, %s in 2 se)  top10 peak %s (%s, worst %s, %s in 2 se)  peak %s (%+.1f%%, %+.1f se)  CPU %s  trace %s (%.0f KB/min)\n",
+        name, t, v(a[1] == a[2] && a[2] > 0), $14, $15, $16, v(b[1] == b[2] && b[2] > 0), $17, $18, $19,
+        v(perr <= 0.05 && perr >= -0.05), 100 * perr, pz, cpu, v(kbmin < 1000), kbmin
 }' "$ROWS"
 echo "load average at the end: $(load)"

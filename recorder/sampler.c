@@ -21,6 +21,7 @@ int sampler_init(sampler_t *s, pid_t pid)
 {
     s->pid = pid;
     s->peak_rss = 0;
+    s->rollup_rss = 0;
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (s->pidfd < 0 && errno == ESRCH)
         return -1;
@@ -73,8 +74,11 @@ bool sampler_read(sampler_t *s, records_sample_t *out)
     out->rollup = NULL;
     if (out->st.rss > s->peak_rss) {
         s->peak_rss = out->st.rss;
-        if (procfs_read_smaps_rollup(s->pid, &s->rollup) == 0)
+        if ((!s->rollup_rss || out->st.rss - s->rollup_rss >= s->rollup_rss / SAMPLER_ROLLUP_STEP) &&
+            procfs_read_smaps_rollup(s->pid, &s->rollup) == 0) {
             out->rollup = &s->rollup;
+            s->rollup_rss = out->st.rss;
+        }
     }
     return true;
 }

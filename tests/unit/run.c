@@ -51,6 +51,7 @@ int main(void)
         report_suite,
         catalog_suite,
         sample_suite,
+        findings_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

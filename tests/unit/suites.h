@@ -48,5 +48,6 @@ Suite *seccomp_suite(void);
 Suite *report_suite(void);
 Suite *catalog_suite(void);
 Suite *sample_suite(void);
+Suite *findings_suite(void);
 
 #endif
