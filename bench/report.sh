@@ -16,7 +16,7 @@ B=$(cd "$BUILD" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memsim-bench-report.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
-LIMIT=1572864 # 1.5 MiB
+LIMIT=1500000 # 1.5 MB
 
 git -C "$SRC" archive --format=tar HEAD | (mkdir "$OUT/src" && cd "$OUT/src" && tar -xf -)
 (cd "$OUT/src" && "$B/memsim" run --out "$OUT/run" --analyze make -j"$JOBS" all) \
