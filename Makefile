@@ -334,6 +334,7 @@ bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $
 	$(Q)sh bench/timing.sh $(BUILD)
 	$(Q)sh bench/allocators.sh $(BUILD)
 	$(Q)sh bench/sampling.sh $(BUILD)
+	$(Q)sh bench/report.sh $(BUILD)
 
 # Every part of `make bench` at small sizes, each measured once (under a
 # minute): that the scripts run, not what they measure.

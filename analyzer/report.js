@@ -15,6 +15,9 @@
 //               allocating functions on top, their callers below), or the
 //               callers and callees of one function; a click on a frame
 //               zooms to it, the button resets; search highlights
+//   gantt       svg#gantt: the processes over time, from their bars' data
+//   fragmaps    g.runs: a strategy's strip at its peak, from runs of cells
+//               of one colour
 // Nothing is fetched: the page's policy forbids it.
 (function () {
   'use strict';
@@ -40,9 +43,13 @@
     return (v < 0 ? '-' : '') + s + ' ' + UNITS[u];
   }
   function count(v) { return String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
-  function data(id) {
-    var s = document.getElementById(id);
-    return s ? JSON.parse(s.textContent) : null;
+  var parsed = {};
+  function data(id) { // a data block, parsed once
+    if (!(id in parsed)) {
+      var s = document.getElementById(id);
+      parsed[id] = s ? JSON.parse(s.textContent) : null;
+    }
+    return parsed[id];
   }
 
   // ---- round ticks: steps of 1, 2 or 5 times a power of ten, of a unit ----
@@ -96,6 +103,7 @@
   function timeline(box) {
     var d = data(box.getAttribute('data-src'));
     if (!d) return;
+    d.series.forEach(function (s) { if (typeof s.t === 'number') s.t = d.series[s.t].t; }); // shared times
     var state = { t0: d.t0, t1: d.t1 };
     var legend = h('div', { 'class': 'legend' }, box);
     var svg = el('svg', { 'class': 'plot timeline-plot', viewBox: '0 0 ' + TW + ' ' + TH, width: TW, height: TH }, box);
@@ -236,7 +244,7 @@
   function flamegraph(box) {
     var d = data(box.getAttribute('data-src'));
     if (!d) return;
-    var names = d.names;
+    var names = typeof d.names === 'string' ? data(d.names) : d.names; // the page's table
     // each stack's frames, outermost first, from the trie of nodes
     function frames(leaf) {
       var out = [];
@@ -368,6 +376,35 @@
     draw();
   }
 
+  // a fragmentation map's strip: runs of cells of one colour, "RRGGBB*N"
+  function strip(g) {
+    var x = +g.getAttribute('data-x'), y = g.getAttribute('data-y'),
+      cw = +g.getAttribute('data-cw'), ht = g.getAttribute('data-h');
+    g.getAttribute('data-runs').split(' ').forEach(function (r) {
+      var n = +r.slice(7);
+      el('rect', { x: x, y: y, width: n * cw, height: ht, fill: '#' + r.slice(0, 6) }, g);
+      x += n * cw;
+    });
+  }
+
+  // the processes over time: a bar per process, by start, darker for a
+  // higher peak RSS; its name and pid on the left, the times below
+  function gantt(svg) {
+    var d = data(svg.getAttribute('data-src'));
+    if (!d) return;
+    d.bars.forEach(function (b, r) {
+      var g = el('g', { 'class': 'proc' }, svg);
+      el('title', {}, g).textContent = b[0] + ' (pid ' + b[1] + '): ' + b[5].toFixed(3) + ' s, peak RSS ' + b[6];
+      el('text', { x: d.label - 4, y: r * d.row + 10, 'class': 'axis', 'text-anchor': 'end' }, g).textContent = b[0] + ' ' + b[1];
+      el('rect', { x: b[2], y: r * d.row + 1, width: b[3], height: d.row - 2, fill: 'hsl(5,70%,' + b[4] + '%)' }, g);
+    });
+    var y = d.bars.length * d.row + 20;
+    el('text', { x: d.label, y: y, 'class': 'axis' }, svg).textContent = '0 s';
+    el('text', { x: d.width - 10, y: y, 'class': 'axis', 'text-anchor': 'end' }, svg).textContent = d.seconds.toFixed(2) + ' s';
+  }
+
+  document.querySelectorAll('g.runs[data-runs]').forEach(strip);
+  document.querySelectorAll('svg#gantt[data-src]').forEach(gantt);
   document.querySelectorAll('table.sortable').forEach(sortable);
   document.querySelectorAll('div.timeline[data-src]').forEach(timeline);
   document.querySelectorAll('div.flamegraph[data-src]').forEach(flamegraph);

@@ -40,14 +40,15 @@ static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_f
 
 #define TL_BUCKETS 300 /* points kept of a series: twice this at most (min and max) */
 
-/* One series into the data: its times and values, cut to TL_BUCKETS
- * buckets' minima and maxima (analyzer/downsample.h). */
+/* One series into the data: its times and values, cut to `buckets`
+ * buckets' minima and maxima (analyzer/downsample.h), TL_BUCKETS at most. */
 static void add_series(json_t *list, const char *name, const char *color, bool on, bool dash,
-                       const double *t, const double *v, size_t n)
+                       const double *t, const double *v, size_t n, size_t buckets)
 {
     double ot[2 * TL_BUCKETS + 2], ov[2 * TL_BUCKETS + 2];
-    size_t m = n <= 2 * TL_BUCKETS ? n : downsample_minmax(t, v, n, TL_BUCKETS, ot, ov);
-    const double *tt = n <= 2 * TL_BUCKETS ? t : ot, *vv = n <= 2 * TL_BUCKETS ? v : ov;
+    buckets = buckets > TL_BUCKETS ? TL_BUCKETS : buckets;
+    size_t m = n <= 2 * buckets ? n : downsample_minmax(t, v, n, buckets, ot, ov);
+    const double *tt = n <= 2 * buckets ? t : ot, *vv = n <= 2 * buckets ? v : ov;
     json_t *jt = json_array(), *jv = json_array();
     for (size_t i = 0; i < m; i++) {
         json_array_append_new(jt, json_real(round(tt[i] * 1e4) / 1e4));
@@ -62,8 +63,10 @@ static const char *const scolors[] = {"#8c564b", "#e377c2", "#bcbd22", "#393b79"
 
 /* The timeline's data: the samples' series, heap and mapped live from
  * every event, each strategy's footprint (off at first), the phases and
- * the findings. */
-static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
+ * the findings.  buckets: each series' points, TL_BUCKETS in a full
+ * section, half in a brief one (a make's compilers' timelines were a
+ * third of its page). */
+static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr, size_t buckets)
 {
     const summary_t *s = &pr->s;
     size_t n = s->npoints;
@@ -87,7 +90,7 @@ static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
                  : k == RESERVED ? (double)p->reserved
                  : p->used > p->reserved ? (double)(p->used - p->reserved) : 0;
         }
-        add_series(series, sampled[k].name, sampled[k].color, k != GAP, false, t, v, n);
+        add_series(series, sampled[k].name, sampled[k].color, k != GAP, false, t, v, n, buckets);
     }
     free(t);
     free(v);
@@ -111,7 +114,7 @@ static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
     static const struct { const char *name, *color; } evs[] = {
         {"heap live", "#1f77b4"}, {"mapped live", "#2ca02c"}, {"heap + mapped", "#17becf"}};
     for (int k = 0; ne >= 2 && k < 3; k++)
-        add_series(series, evs[k].name, evs[k].color, true, false, et, ev[k], ne);
+        add_series(series, evs[k].name, evs[k].color, true, false, et, ev[k], ne, buckets);
     if (ne && et[ne - 1] > t1)
         t1 = et[ne - 1];
     free(et);
@@ -130,7 +133,7 @@ static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
         }
         char name[64];
         snprintf(name, sizeof name, "footprint: %s", r->name);
-        add_series(series, name, scolors[k % 6], false, true, st, sv, m);
+        add_series(series, name, scolors[k % 6], false, true, st, sv, m, buckets);
     }
     free(st);
     free(sv);
@@ -164,11 +167,23 @@ static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr)
                                                   summary_secs(s, fd->t), "t0", T0, "t1", T1, "v0", v0,
                                                   "v1", fd->v1, "text", escape_json(text)));
     }
+    /* a series whose times are an earlier one's names that one instead
+     * (the strategies' footprints share the samples' times) */
+    for (size_t i = 1; i < json_array_size(series); i++) {
+        json_t *si = json_array_get(series, i);
+        for (size_t j = 0; j < i; j++) {
+            json_t *tj = json_object_get(json_array_get(series, j), "t");
+            if (json_is_array(tj) && json_equal(json_object_get(si, "t"), tj)) {
+                json_object_set_new(si, "t", json_integer((json_int_t)j));
+                break;
+            }
+        }
+    }
     return json_pack("{s:f, s:f, s:o, s:o, s:o}", "t0", 0.0, "t1", t1 > 0 ? t1 : 1e-3, "series",
                      series, "phases", phases, "findings", findings);
 }
 
-static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index)
+static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index, bool full)
 {
     if (pr->s.npoints < 2) {
         fputs("<p class=\"none\">Fewer than two samples: no timeline.</p>\n", f);
@@ -176,7 +191,7 @@ static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, siz
     }
     char id[32];
     snprintf(id, sizeof id, "timeline-%zu", index);
-    json_t *d = timeline_data(pr, store, fr);
+    json_t *d = timeline_data(pr, store, fr, full ? TL_BUCKETS : TL_BUCKETS / 2);
     report_page_data(f, id, d);
     json_decref(d);
     fprintf(f, "<div class=\"timeline\" id=\"timeline\" data-src=\"%s\"></div>\n", id);
@@ -224,6 +239,8 @@ static void strategies(FILE *f, const process_t *pr)
 /* The simulated address space of each strategy at its peak: a strip
  * per strategy, a cell per 2 px; blue where blocks are allocated,
  * orange where a segment's blocks are free, grey outside every segment. */
+static double q32(double share) { return share <= 0 ? 0 : (double)(int)(share * 32 + 0.5) / 32; }
+
 static void maps(FILE *f, const process_t *pr)
 {
     size_t any = 0;
@@ -250,15 +267,22 @@ static void maps(FILE *f, const process_t *pr)
                    "class=\"axis\">%s</text>",
                 r->name, fmt_bytes(m->span, a, sizeof a), fmt_bytes(m->footprint, b, sizeof b),
                 m->requests, lw - 6, row * i + 16, r->name);
-        /* a rect per run of cells of one colour */
+        /* the strip as runs of cells of one colour, "RRGGBB*N" each,
+         * drawn into rects by the page's script: a rect written per run
+         * took 60 KB a process.  Each share is rounded to 1/32 first, so
+         * that cells no eye tells apart make one run. */
+        fprintf(f, "<g class=\"runs\" data-x=\"%d\" data-y=\"%zu\" data-cw=\"%d\" data-h=\"%d\" data-runs=\"",
+                lw, row * i + 4, cw, row - 8);
         int run = 0, rgb0 = -1;
         for (int c = 0; c <= REPLAY_MAP_CELLS; c++) {
             int rgb = -2;
             if (c < REPLAY_MAP_CELLS) {
-                double al = m->alloc[c] > 1 ? 1 : m->alloc[c];
-                double wa = m->waste[c] > al ? al : m->waste[c] < 0 ? 0 : m->waste[c];
+                double al = q32(m->alloc[c] > 1 ? 1 : m->alloc[c]);
+                double wa = q32(m->waste[c] > al ? al : m->waste[c] < 0 ? 0 : m->waste[c]);
                 double rq = al - wa; /* asked for */
-                double fr = m->free[c] > 1 - al ? 1 - al : m->free[c], rest = 1 - al - fr;
+                double fr = q32(m->free[c] > 1 - al ? 1 - al : m->free[c]);
+                fr = fr > 1 - al ? 1 - al : fr;
+                double rest = 1 - al - fr;
                 int red = (int)(rq * 31 + wa * 137 + fr * 244 + rest * 230);
                 int green = (int)(rq * 78 + wa * 170 + fr * 162 + rest * 230);
                 int blue = (int)(rq * 156 + wa * 230 + fr * 97 + rest * 230);
@@ -267,11 +291,11 @@ static void maps(FILE *f, const process_t *pr)
             if (rgb == rgb0)
                 continue;
             if (rgb0 >= 0)
-                fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"#%06x\"/>",
-                        lw + run * cw, row * i + 4, (c - run) * cw, row - 8, (unsigned)rgb0);
+                fprintf(f, "%s%06x*%d", run ? " " : "", (unsigned)rgb0, c - run);
             run = c;
             rgb0 = rgb;
         }
+        fputs("\"></g>", f);
         fputs("</g>\n", f);
     }
     fputs("</svg>\n<p class=\"legend\"><span style=\"color:#1f4e9c\">&#9632;</span> allocated, "
@@ -323,28 +347,36 @@ static void histogram(FILE *f, const summary_t *s)
 #define HTML_STACKS 1500       /* stacks kept of the process the user ran or chose */
 #define HTML_STACKS_BRIEF 300  /* of the others */
 
+/* The page's function names: one string table for every flame graph of
+ * the page (a make's compilers share most of theirs), written once at
+ * the page's end as the data block "flame-names". */
+typedef struct names_s {
+    json_t *names;          /* index -> name */
+    json_t *name_ids;       /* name -> index */
+} names_t;
+
 /* Stacks as a trie, so shared prefixes are written once: nodes is
- * [parent, name] pairs (parent -1 for an outermost frame), names a
- * string table; a stack is its innermost node. */
+ * [parent, name] pairs (parent -1 for an outermost frame), name an index
+ * into the page's names; a stack is its innermost node. */
 typedef struct trie_s {
-    json_t *nodes, *names;
+    json_t *nodes;
     size_t nnodes;
     /* child lookup: (parent, name) -> node, open addressing */
     struct { int64_t parent, name, node; } *slots;
     size_t nslots, nused;
-    json_t *name_ids;       /* name -> index */
+    names_t *names;
 } trie_t;
 
 static uint64_t mix(uint64_t a, uint64_t b) { return (a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + (a << 6)); }
 
 static int64_t trie_name(trie_t *t, const char *name)
 {
-    json_t *got = json_object_get(t->name_ids, name);
+    json_t *got = json_object_get(t->names->name_ids, name);
     if (got)
         return json_integer_value(got);
-    int64_t id = (int64_t)json_array_size(t->names);
-    json_array_append_new(t->names, escape_json(name));
-    json_object_set_new(t->name_ids, name, json_integer(id));
+    int64_t id = (int64_t)json_array_size(t->names->names);
+    json_array_append_new(t->names->names, escape_json(name));
+    json_object_set_new(t->names->name_ids, name, json_integer(id));
     return id;
 }
 
@@ -443,9 +475,10 @@ static size_t chosen_stacks(process_t *pr, size_t max, uint64_t **out)
     return u;
 }
 
-static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index, bool full)
+static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, names_t *names,
+                  size_t index, bool full)
 {
-    trie_t t = {.nodes = json_array(), .names = json_array(), .name_ids = json_object()};
+    trie_t t = {.nodes = json_array(), .names = names};
     uint64_t *ids;
     size_t n = chosen_stacks(pr, full ? HTML_STACKS : HTML_STACKS_BRIEF, &ids);
     json_t *stacks = json_array(), *w[4] = {json_array(), json_array(), json_array(), json_array()};
@@ -479,13 +512,12 @@ static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t
         "label", "calls", "bytes", 0, "v", w[1], "key", "leaked", "label", "leaked bytes", "bytes", 1,
         "v", w[2], "key", "temporaries", "label", "temporary allocations", "bytes", 0, "v", w[3],
         "key", "mapped", "label", "bytes mapped at the mapped peak", "bytes", 1, "mapped", 1, "v", mw);
-    json_t *d = json_pack("{s:o, s:o, s:o, s:o, s:o}", "names", t.names, "nodes", t.nodes, "stacks",
-                          stacks, "mstacks", mstacks, "weights", weights);
+    json_t *d = json_pack("{s:s, s:o, s:o, s:o, s:o}", "names", "flame-names", "nodes", t.nodes,
+                          "stacks", stacks, "mstacks", mstacks, "weights", weights);
     char id[32];
     snprintf(id, sizeof id, "flame-%zu", index);
     report_page_data(f, id, d);
     json_decref(d);
-    json_decref(t.name_ids);
     free(t.slots);
     fprintf(f, "<div class=\"flamegraph\" data-src=\"%s\"></div>\n", id);
 }
@@ -496,24 +528,25 @@ static void stack_details(FILE *f, process_t *pr, symbols_t *store, uint64_t id,
 {
     size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
     fputs("<details><summary>stack</summary><ol class=\"stack\">", f);
+    /* terse markup (no </li>, <i> for where): a tree's page holds
+     * thousands of these frames */
     for (size_t k = 0; k < nf; k++) {
         char label[64];
         const symbols_frame_t *sf = &fr->v[k];
         fputs("<li>", f);
         escape_html(f, sf->function ? sf->function : symbols_label(sf, label, sizeof label));
         if (sf->file) {
-            fputs(" <span class=\"at\">at ", f);
+            fputs(" <i>at ", f);
             escape_html(f, frames_base_name(sf->file));
-            fprintf(f, ":%u</span>", sf->line);
+            fprintf(f, ":%u</i>", sf->line);
         } else if (sf->name) {
-            fputs(" <span class=\"at\">in ", f);
+            fputs(" <i>in ", f);
             escape_html(f, sf->name);
-            fputs("</span>", f);
+            fputs("</i>", f);
         }
-        fputs("</li>", f);
     }
     if (!nf)
-        fputs("<li>(no frames)</li>", f);
+        fputs("<li>(no frames)", f);
     fputs("</ol></details>", f);
 }
 
@@ -598,7 +631,7 @@ static void mapping_table(FILE *f, process_t *pr, symbols_t *store, const analyz
  * every table; else the figures, findings, timeline, flame graph and the
  * top functions by peak. */
 static void process_section(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
-                            frames_t *fr, size_t index, bool full)
+                            frames_t *fr, names_t *names, size_t index, bool full)
 {
     const summary_t *s = &pr->s;
     char a[32], b[32], c[32], d[32];
@@ -676,9 +709,9 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         fputs("</ul></div>\n", f);
     }
     fputs("<h3>Timeline</h3>\n", f);
-    timeline(f, pr, store, fr, index);
+    timeline(f, pr, store, fr, index, full);
     fputs("<h3>Flame graph</h3>\n", f);
-    flame(f, pr, store, fr, index, full);
+    flame(f, pr, store, fr, names, index, full);
     groups_t g = {0};
     if (pr->have_sites && !groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr)) {
         sites_table(f, pr, store, o, fr, &g, SITES_BY_PEAK, "bytes live at the peak heap", "by-peak");
@@ -735,30 +768,33 @@ static void gantt(FILE *f, const process_t *procs, size_t n)
             order[j] = order[j - 1];
             order[j - 1] = x;
         }
+    /* the bars as data, drawn by the page's script: [name, pid, x,
+     * width, lightness, seconds, peak RSS] each (a bar written as SVG
+     * took 250 bytes, 170 KB for a make's 673 processes) */
     int row = 12, h = (int)k * row + 24, lw = 150;
     char a[32];
-    fprintf(f, "<h2>Processes over time</h2>\n<svg id=\"gantt\" class=\"plot\" viewBox=\"0 0 %d %d\" "
-               "width=\"%d\" height=\"%d\">\n", W, h, W, h);
     double span = (double)(t1 - t0);
+    json_t *bars = json_array();
     for (size_t r = 0; r < k; r++) {
         const process_t *pr = &procs[order[r]];
         const summary_t *s = &pr->s;
         double x0 = lw + (double)(s->start_unix_ns - t0) / span * (W - lw - PAD_R);
         double x1 = lw + (double)(s->start_unix_ns + (s->last_t - s->first_t) - t0) / span * (W - lw - PAD_R);
         unsigned light = 85 - (unsigned)(50.0 * (double)process_peak_rss(pr) / (double)top);
-        fputs("<g class=\"proc\"><title>", f);
-        escape_html(f, s->exe);
-        fprintf(f, " (pid %" PRId64 "): %.3f s, peak RSS %s</title><text x=\"%d\" y=\"%zu\" "
-                   "class=\"axis\" text-anchor=\"end\">", s->pid, (double)(s->last_t - s->first_t) / 1e9,
-                fmt_bytes(process_peak_rss(pr), a, sizeof a), lw - 4, r * row + 10);
-        escape_html(f, s->exe[0] ? frames_base_name(s->exe) : "?");
-        fprintf(f, " %" PRId64 "</text><rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
-                   "fill=\"hsl(5,70%%,%u%%)\"/></g>\n", s->pid, x0, r * row + 1,
-                x1 - x0 > 1 ? x1 - x0 : 1, row - 2, light);
+        json_array_append_new(bars, json_pack("[o, I, f, f, i, f, s]",
+                                              escape_json(s->exe[0] ? frames_base_name(s->exe) : "?"),
+                                              (json_int_t)s->pid, round(x0 * 10) / 10,
+                                              round((x1 - x0 > 1 ? x1 - x0 : 1) * 10) / 10, (int)light,
+                                              round((double)(s->last_t - s->first_t) / 1e6) / 1e3,
+                                              fmt_bytes(process_peak_rss(pr), a, sizeof a)));
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"axis\">0 s</text><text x=\"%d\" y=\"%d\" "
-               "class=\"axis\" text-anchor=\"end\">%.2f s</text>\n</svg>\n",
-            lw, h - 4, W - PAD_R, h - 4, span / 1e9);
+    json_t *d = json_pack("{s:i, s:i, s:i, s:f, s:o}", "width", W, "row", row, "label", lw,
+                          "seconds", span / 1e9, "bars", bars);
+    fputs("<h2>Processes over time</h2>\n", f);
+    report_page_data(f, "gantt-data", d);
+    json_decref(d);
+    fprintf(f, "<svg id=\"gantt\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+               "data-src=\"gantt-data\"></svg>\n", W, h, W, h);
     free(order);
 }
 
@@ -815,6 +851,7 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
     if (!f)
         return -1;
     frames_t fr = {0};
+    names_t names = {json_array(), json_object()};
     ptree_t t;
     proctable_t pt = {.main_proc = SIZE_MAX};
     size_t *order = report_order(procs, n), *section = malloc((n ? n : 1) * sizeof *section);
@@ -859,7 +896,11 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
     for (size_t s = 0; section && s < shown; s++)
         for (size_t i = 0; i < n; i++)
             if (section[i] == s)
-                process_section(f, &procs[i], store, o, &fr, s, i == main || chosen || n == 1);
+                process_section(f, &procs[i], store, o, &fr, &names, s,
+                                i == main || chosen || n == 1);
+    report_page_data(f, "flame-names", names.names);
+    json_decref(names.names);
+    json_decref(names.name_ids);
     report_page_tail(f);
     free(order);
     free(section);
