@@ -117,6 +117,8 @@ struct symbols_module_s {
     const char *name;  /* the last part of path */
     uint64_t base, size;
     int32_t prev;      /* the module reported before it at the same base, or -1 */
+    int32_t same;      /* the first module of the same path and size, whose Dwfl this
+                          one reads (at address - base + its base), or -1: its own */
     bool tried;        /* opening was attempted */
     symnames_t names;  /* its symbol table's names by interval (empty: ask libdwfl each time) */
     bool failed;       /* and failed: frames print as module+offset */
@@ -204,6 +206,11 @@ int symbols_init(symbols_t *s)
         addrmap_fini(&s->by_base);
         return -1;
     }
+    if (addrmap_init(&s->by_file, 64)) {
+        addrmap_fini(&s->by_base);
+        addrmap_fini(&s->unmapped);
+        return -1;
+    }
     return 0;
 }
 
@@ -248,8 +255,18 @@ void symbols_fini(symbols_t *s)
     }
     free(s->modules);
     addrmap_fini(&s->by_base);
+    addrmap_fini(&s->by_file);
     cache_free(&s->unmapped);
     memset(s, 0, sizeof *s);
+}
+
+/* by_file's key of a module: its path and size hashed (FNV-1a), never 0. */
+static uint64_t file_key(const char *path, uint64_t size)
+{
+    uint64_t h = 14695981039346656037ull ^ size;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ? h : 1;
 }
 
 int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t size)
@@ -276,10 +293,18 @@ int32_t symbols_module(symbols_t *s, const char *path, uint64_t base, uint64_t s
         free(copy);
         return -1;
     }
+    /* The same file at another base (each process of a tree maps its
+     * libraries where ASLR puts them): its Dwfl is the first one's. */
+    uint64_t key = file_key(path, size);
+    intptr_t same = (intptr_t)addrmap_get(&s->by_file, key) - 1;
+    if (same >= 0 && (s->modules[same].size != size || strcmp(s->modules[same].path, path)))
+        same = -1; /* another file of the same key: its own Dwfl */
+    else if (same < 0 && addrmap_put(&s->by_file, key, (void *)(intptr_t)(idx + 1)))
+        same = -1; /* out of memory: its own Dwfl */
     const char *slash = strrchr(copy, '/');
     s->modules[s->nmodules++] = (symbols_module_t){
         .path = copy, .name = slash ? slash + 1 : copy, .base = base, .size = size,
-        .prev = (int32_t)first};
+        .prev = (int32_t)first, .same = (int32_t)same};
     return idx;
 }
 
@@ -809,6 +834,8 @@ void symbols_prewarm(symbols_t *s, int32_t module)
     if (module < 0 || (size_t)module >= s->nmodules)
         return;
     symbols_module_t *m = &s->modules[module];
+    if (m->same >= 0)
+        m = &s->modules[m->same];
     if (m->tried || m->ahead || !strchr(m->path, '/'))
         return;
     if (!s->ahead && ahead_start(s))
@@ -840,6 +867,19 @@ static Dwfl_Module *module_open(symbols_t *s, symbols_module_t *m)
 {
     if (m->tried)
         return m->mod;
+    if (m->same >= 0) { /* the first module of its file: opened (and warned about) once */
+        symbols_module_t *first = &s->modules[m->same];
+        module_open(s, first);
+        m->tried = true;
+        m->failed = first->failed;
+        m->mod = first->mod;
+        if (addrmap_init(&m->cache, 64)) {
+            m->cache.slots = NULL; /* cache_free skips it */
+            m->failed = true;
+            m->mod = NULL;
+        }
+        return m->mod;
+    }
     m->tried = true;
     opening_t here, *job = m->ahead;
     m->ahead = NULL;
@@ -1043,8 +1083,10 @@ size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
     symbols_frame_t f[MAX_INLINE];
     size_t n = 1;
     memset(f, 0, sizeof f[0]);
-    if (mod && room_for_libdw(s))
-        n = lookup(mod, &m->names, address, f);
+    if (mod && room_for_libdw(s)) { /* in the Dwfl's module: its first's, at that base */
+        symbols_module_t *d = m->same >= 0 ? &s->modules[m->same] : m;
+        n = lookup(mod, &d->names, address - m->base + d->base, f);
+    }
     for (size_t i = 0; i < n; i++) {
         f[i].address = address;
         f[i].module = m ? m->path : NULL;
@@ -1076,7 +1118,8 @@ const char *symbols_symtab_name(symbols_t *s, int32_t module, uint64_t pc)
 {
     symbols_module_t *m = module >= 0 && (size_t)module < s->nmodules ? &s->modules[module] : NULL;
     Dwfl_Module *mod = m ? module_open(s, m) : NULL;
-    return mod ? symname_at(mod, &m->names, pc) : NULL;
+    symbols_module_t *d = m && m->same >= 0 ? &s->modules[m->same] : m;
+    return mod ? symname_at(mod, &d->names, pc - m->base + d->base) : NULL;
 }
 
 const char *symbols_label(const symbols_frame_t *f, char *buf, size_t len)

@@ -8,8 +8,12 @@
  *                    module ever seen, keyed by (path, base, size), with
  *                    its Dwfl (opened the first time one of its frames is
  *                    resolved) and a cache of the addresses resolved in
- *                    it.  Memory grows with the modules and with the
- *                    distinct frames resolved, never with the trace.
+ *                    it.  The modules of one file (same path and size)
+ *                    at other bases, as each process of a tree maps its
+ *                    libraries, share the first one's Dwfl: memory grows
+ *                    with the distinct files, and with the distinct
+ *                    frames resolved, never with the trace or the
+ *                    processes.
  *   symbols_space_t  one process's address space as its trace describes
  *                    it so far: the modules loaded and not yet unloaded.
  *                    The sites assign each stack's frames to modules
@@ -71,6 +75,8 @@ typedef struct symbols_s {
     symbols_module_t *modules; /* every module reported, by index */
     size_t nmodules, cap;
     addrmap_t by_base;         /* base -> index + 1 of the latest module at that base */
+    addrmap_t by_file;         /* the hash of (path, size) -> index + 1 of the first such
+                                  module: the one whose Dwfl every module of its file reads */
     addrmap_t unmapped;        /* address -> resolved entry, for frames in no module */
     symbols_frame_t scratch;   /* what resolving returns when the host is out of memory */
     bool quiet;                /* no warnings on stderr (tests) */

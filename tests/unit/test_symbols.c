@@ -396,6 +396,61 @@ static void resolve_changed(symbols_t *s)
     symbols_space_fini(&sp);
 }
 
+/* One file at two bases (two processes of a tree): the second reads the
+ * first one's debug information at its own addresses. */
+START_TEST(same_file_other_base)
+{
+    symbols_t store;
+    symbols_space_t sp;
+    self_space(&store, &sp);
+    uintptr_t ra = probe_call();
+    int32_t m = symbols_space_find(&sp, ra);
+    ck_assert_int_ge(m, 0);
+    uint64_t base = 0, end = 0;
+    for (size_t i = 0; i < sp.n; i++)
+        if (sp.v[i].module == m) {
+            base = sp.v[i].base;
+            end = sp.v[i].end;
+        }
+    const uint64_t delta = 0x100000000000;
+    int32_t other = symbols_module(&store, exe, base + delta, end - base);
+    ck_assert_int_ge(other, 0);
+    ck_assert_int_ne(other, m);
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(&store, other, ra + delta, &f), 1);
+    ck_assert_str_eq(f->function, "probe_call");
+    ck_assert_int_eq(f->line, probe_line);
+    ck_assert_uint_eq(f->address, ra + delta);
+    ck_assert_uint_eq(f->offset, ra - base);
+    ck_assert_uint_eq(symbols_resolve(&store, m, ra, &f), 1);
+    ck_assert_str_eq(f->function, "probe_call");
+    ck_assert_uint_eq(f->address, ra);
+    symbols_space_fini(&sp);
+    symbols_fini(&store);
+}
+END_TEST
+
+/* A missing file at two bases, the later looked up first: one warning. */
+static void resolve_gone_twice(symbols_t *s)
+{
+    int32_t a = symbols_module(s, "/nonexistent/dir/libtwice.so.1", 0x7f0000000000, 0x10000);
+    int32_t b = symbols_module(s, "/nonexistent/dir/libtwice.so.1", 0x7f1000000000, 0x10000);
+    const symbols_frame_t *f;
+    ck_assert_uint_eq(symbols_resolve(s, b, 0x7f1000000010, &f), 1);
+    ck_assert_uint_eq(f->offset, 0x10);
+    ck_assert_uint_eq(symbols_resolve(s, a, 0x7f0000000020, &f), 1);
+    ck_assert_uint_eq(f->offset, 0x20);
+}
+
+START_TEST(same_file_warned_once)
+{
+    symbols_t store;
+    ck_assert_int_eq(symbols_init(&store), 0);
+    ck_assert_int_eq(stderr_lines(resolve_gone_twice, &store), 1);
+    symbols_fini(&store);
+}
+END_TEST
+
 START_TEST(module_file_changed)
 {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -812,6 +867,8 @@ Suite *symbols_suite(void)
     tcase_add_test(tc, no_module);
     tcase_add_test(tc, module_file_gone);
     tcase_add_test(tc, module_file_changed);
+    tcase_add_test(tc, same_file_other_base);
+    tcase_add_test(tc, same_file_warned_once);
     tcase_add_test(tc, prewarm_same_frames);
     tcase_add_test(tc, prewarm_warns_at_lookup);
     tcase_add_test(tc, prewarm_never_resolved);
