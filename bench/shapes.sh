@@ -17,8 +17,8 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/integration/shapes_checks.sh
 A=$BUILD/memsim-analyze
 J=$JSONQ
-for f in "$BUILD/libmemsim.so" "$BUILD/memsim-recorder" "$A" "$J" "$BUILD/tracecheck" "$BUILD/programs/shapes"; do
-    [ -x "$f" ] || [ -f "$f" ] || { echo "bench/shapes: no $f (make all build/jsonq build/tracecheck)"; exit 1; }
+for f in "$BUILD/libmemsim.so" "$BUILD/memsim-recorder" "$A" "$J" "$BUILD/programs/shapes"; do
+    [ -x "$f" ] || [ -f "$f" ] || { echo "bench/shapes: no $f (make all build/jsonq)"; exit 1; }
 done
 echo "bench/shapes: every planted pattern traced live; load $(cut -d' ' -f1-3 /proc/loadavg)"
 good=0 all=0 status=0
