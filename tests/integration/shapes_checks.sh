@@ -54,12 +54,14 @@ nothing_else() {
     expect_eq "$1 at $2 ms: nothing else" "$(grep -v '^found ' "$FOUND" | tr '\n' ';')" ""
 }
 
+# (Its variables are the shell's globals: those a caller may use, as d
+# for a run's folder, are left alone.)
 check_shape() {
     p=$1 ms=$2
-    d=$TMP/check-$p-$ms
-    mkdir -p "$d"
-    PLAIN=$d/trace.jsonl
-    FOUND=$d/found
+    cs=$TMP/check-$p-$ms
+    mkdir -p "$cs"
+    PLAIN=$cs/trace.jsonl
+    FOUND=$cs/found
     zstd -dcqf "$3" >"$PLAIN" # plain ones pass through
     # two samples: of MS, or of the trace's own spacing (its median) when
     # a busy machine made the recorder sample less often
@@ -68,15 +70,15 @@ check_shape() {
     DT=$(echo "$gaps" | awk -v ms="$ms" '{ d[NR] = $1 }
         END { g = NR ? d[int((NR + 1) / 2)] : 0; if (g < ms / 1000) g = ms / 1000
               printf "%.3f", 2 * g }')
-    "$A" --json --no-replay "$3" >"$d/out.json" 2>"$d/err"
-    n=$("$J" findings.# <"$d/out.json")
+    "$A" --json --no-replay "$3" >"$cs/out.json" 2>"$cs/err"
+    n=$("$J" findings.# <"$cs/out.json")
     : >"$FOUND"
     i=0
     while [ "$i" -lt "${n:-0}" ]; do
         f=findings.$i
-        echo "$("$J" $f.classification <"$d/out.json") $("$J" $f.series <"$d/out.json")" \
-            "$("$J" $f.bytes <"$d/out.json") $("$J" $f.start_s <"$d/out.json")" \
-            "$("$J" $f.end_s <"$d/out.json")" >>"$FOUND"
+        echo "$("$J" $f.classification <"$cs/out.json") $("$J" $f.series <"$cs/out.json")" \
+            "$("$J" $f.bytes <"$cs/out.json") $("$J" $f.start_s <"$cs/out.json")" \
+            "$("$J" $f.end_s <"$cs/out.json")" >>"$FOUND"
         i=$((i + 1))
     done
     case $p in
