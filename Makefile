@@ -324,12 +324,13 @@ endif
 # bench/preload.sh (short runs, with MEMSIM_STRATEGY=none beside
 # the default) is no longer part of it: bench/workloads.sh measures at scale.
 BENCH_TIMING = $(addprefix $(BUILD)/programs/,exit_sig heap_mix frag_heap touch_mb) $(BUILD)/edges/fork_timer $(MALLINFO_METER) $(MEMSIM) $(JSONQ)
-bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER)
+bench: $(BENCHCORE) $(LIBMEMSIM) $(RECORDER) $(ANALYZE) $(JSONQ) $(TRACECHECK) $(BENCH_PROGRAMS) $(BENCHWATCH) $(BENCHCOUNT) $(BENCHFLOOR) $(BENCH_TIMING) $(REPLAY) $(METER) $(BUILD)/programs/shapes
 	$(Q)$(BENCHCORE)
 	$(Q)sh bench/workloads.sh $(BUILD)
 	$(Q)sh bench/threads.sh $(BUILD)
 	$(Q)sh bench/analyze.sh $(BUILD)
 	$(Q)sh bench/findings.sh $(BUILD)
+	$(Q)sh bench/shapes.sh $(BUILD)
 	$(Q)sh bench/procs.sh $(BUILD)
 	$(Q)sh bench/timing.sh $(BUILD)
 	$(Q)sh bench/allocators.sh $(BUILD)

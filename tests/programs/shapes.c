@@ -1,6 +1,7 @@
 /*
  * shapes: programs whose memory over time has a shape known by
- * construction, for the findings' tests (tests/integration/test_shapes.sh).
+ * construction, for the findings' tests (tests/integration/shapes_checks.sh,
+ * on recordings in tests/data/shapes/ and live in bench/shapes.sh).
  *
  *   shapes PATTERN
  *
