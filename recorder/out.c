@@ -73,10 +73,17 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
         snprintf(err, errlen, "memsim: out of memory for the trace %.400s; tracing is off", o->path);
         return -1;
     }
+    /* The file size limit: the recorder's own (the tree's first
+     * process's, put back when it started) or the traced process's, the
+     * lower: a program exec'd under `ulimit -f` joins the tree's running
+     * recorder, and its trace keeps to its limit all the same. */
     struct rlimit rl;
     o->limit = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                    ? (uint64_t)rl.rlim_cur
                    : UINT64_MAX;
+    if (pid > 0 && prlimit((pid_t)pid, RLIMIT_FSIZE, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)rl.rlim_cur < o->limit)
+        o->limit = (uint64_t)rl.rlim_cur;
     /* The end record's room at once: the disk may fill before the
      * first flush.  On a disk full already, room_for tries again at
      * each flush (the line at exit says what was not written). */

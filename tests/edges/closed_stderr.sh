@@ -24,3 +24,16 @@ end 400000"
         "$(end_field reason "$f"):$([ "$(end_field dropped "$f")" -gt 0 ] 2>/dev/null && echo dropped)" \
         "exit:dropped"
 fi
+# The same program exec'd under `ulimit -f` below a shell that stays:
+# it joins the tree's running recorder (started before the limit), and
+# its trace keeps to its own limit all the same (the lower of the
+# recorder's and the process's), whichever way the join goes.
+if need_program closed_stderr; then
+    fresh_out
+    traced sh -c '(ulimit -f 4096; exec "$@"); :' sh "$EDGES/closed_stderr" "$TMP/data.joined" 400000 \
+        >/dev/null 2>&1
+    f=$(trace_of_exe closed_stderr)
+    expect_eq "closed_stderr, joined: its trace keeps to its own file size limit (2 MiB in dash's blocks)" \
+        "$([ "$(wc -c <"$f")" -le 2097152 ] && echo within):$([ "$(end_field dropped "$f")" -gt 0 ] 2>/dev/null && echo dropped)" \
+        "within:dropped"
+fi
