@@ -92,7 +92,8 @@ static bool run_file(const char *name)
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
         if (strcmp(name, mine[i]) == 0)
             return true;
-    return run_results_trace_name(name) || strncmp(name, ".report.", 8) == 0 || run_alloc_file(name);
+    return run_results_trace_name(name) || strncmp(name, ".report.", 8) == 0 ||
+           run_alloc_file(name);
 }
 
 /* --force: the files of the run before in dir go, nothing else.  0, or

@@ -120,7 +120,8 @@ void run_watch(const run_opts_t *o, run_watch_t *w)
             run_signals_forward(w->pid);
         run_signals_forward(w->pid);
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (run_watch_since(&next, &now) > RUN_POLL_S) /* a period late (a stop): no catching up */
+        /* a period late (a stop): no catching up */
+        if (run_watch_since(&next, &now) > RUN_POLL_S)
             next = now;
         double t = run_watch_since(&w->start, &now);
 
