@@ -16,22 +16,4 @@
  * could not start it. */
 int run_main(int argc, char **argv);
 
-#include <stdio.h>
-
-/* memsim run --help's text. */
-void run_usage(FILE *f);
-
-#include <signal.h>
-
-/* The signals memsim run passes on to the command (INT, TERM, HUP,
- * QUIT) and, during --analyze, to the analyzer. */
-#define RUN_NSIGNALS 4
-extern const int run_signals[RUN_NSIGNALS];
-/* Catch them with fn, without SA_RESTART (sleeps and reads return
- * EINTR); a signal ignored when memsim run started (nohup, a background
- * job of a shell) stays ignored.  found gets the dispositions that were,
- * for run_signals_restore. */
-void run_signals_catch(void (*fn)(int), struct sigaction found[RUN_NSIGNALS]);
-void run_signals_restore(const struct sigaction found[RUN_NSIGNALS]);
-
 #endif

@@ -223,11 +223,21 @@ static uint64_t measured(const char *dir, const char *exe)
     return best;
 }
 
-int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
-                      char *const *run_args, char *const *argv)
-{
+/* One comparison: its allocators and where their runs went. */
+typedef struct compare_s {
+    const char *cmd, *dir;
     catalog_spec_t specs[CATALOG_MAX_SPECS];
-    size_t n = 0;
+    size_t n;
+    char ran[CATALOG_MAX_SPECS][PATH_MAX]; /* dir/SPEC/ of each run */
+    bool ok[CATALOG_MAX_SPECS];            /* the run with specs[i] succeeded */
+    char list_ran[CATALOG_MAX_SPECS * 162]; /* their labels, comma-separated */
+    size_t first;                          /* the first that ran, or SIZE_MAX */
+} compare_t;
+
+/* list (NULL: every allocator of the catalog) into c->specs.  0, or 2
+ * after one line. */
+static int compare_specs(compare_t *c, const char *list)
+{
     char err[256], all[256] = "";
     if (!list) {
         for (size_t i = 0; i < catalog_count(); i++)
@@ -235,80 +245,155 @@ int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, co
                      catalog_at(i)->name);
         list = all;
     }
-    if (catalog_parse_list(list, specs, CATALOG_MAX_SPECS, &n, err, sizeof err)) {
-        fprintf(stderr, "%s: --compare-allocators: %s\n", cmd, err);
+    if (catalog_parse_list(list, c->specs, CATALOG_MAX_SPECS, &c->n, err, sizeof err)) {
+        fprintf(stderr, "%s: --compare-allocators: %s\n", c->cmd, err);
         return 2;
     }
-    char self[PATH_MAX + 16], analyze[PATH_MAX + 32];
-    snprintf(self, sizeof self, "%s/memsim", self_dir);
-    if (!paths_tool(self_dir, "memsim-analyze", analyze, sizeof analyze)) {
-        fprintf(stderr, "%s: --compare-allocators: memsim-analyze is not beside memsim\n", cmd);
+    return 0;
+}
+
+static size_t count_args(char *const *v)
+{
+    size_t n = 0;
+    while (v[n])
+        n++;
+    return n;
+}
+
+/* Run the command with specs[i] (memsim run --allocator) into
+ * c->ran[i].  0 when it ran; -1 when it is left out (one line said
+ * why); 1 (out of memory) or 2 (after one line) when the comparison
+ * stops. */
+static int compare_run(compare_t *c, size_t i, char *self, char *const *run_args,
+                       char *const *argv)
+{
+    char lib[PATH_MAX], line[128];
+    const catalog_spec_t *spec = &c->specs[i];
+    if (!catalog_library(spec->a, lib, sizeof lib)) {
+        fprintf(stderr, "%s: allocator %s is not installed (its library %s): %s; compared "
+                        "without it\n", c->cmd, spec->a->name, spec->a->sonames[0],
+                catalog_install_line(spec->a, line, sizeof line));
+        return -1;
+    }
+    if (snprintf(c->ran[i], sizeof c->ran[i], "%s/%.159s", c->dir, spec->label) >=
+        (int)sizeof c->ran[i]) {
+        fprintf(stderr, "%s: --compare-allocators: %s/%s is too long a path\n", c->cmd, c->dir,
+                spec->label);
+        return 2;
+    }
+    size_t nargs = count_args(run_args), nargv = count_args(argv);
+    char **args = calloc(nargs + nargv + 10, sizeof *args);
+    if (!args)
+        return 1;
+    size_t k = 0;
+    args[k++] = self;
+    args[k++] = "run";
+    args[k++] = "--force";
+    args[k++] = "--out";
+    args[k++] = c->ran[i];
+    args[k++] = "--allocator";
+    args[k++] = (char *)spec->label;
+    for (size_t j = 0; j < nargs; j++)
+        args[k++] = run_args[j];
+    args[k++] = "--";
+    for (size_t j = 0; j < nargv; j++)
+        args[k++] = argv[j];
+    fprintf(stderr, "%s: run %zu of %zu: with %s\n", c->cmd, i + 1, c->n, spec->label);
+    int rc = run_wait(args, NULL);
+    free(args);
+    if (rc < 0 || rc == 2 || rc == 1) {
+        fprintf(stderr, "%s: the run with %s failed (status %d); compared without it\n", c->cmd,
+                spec->label, rc);
+        return -1;
+    }
+    return 0;
+}
+
+/* The runs: one per installed allocator.  0, or memsim run's status
+ * when the comparison stops (one line said why). */
+static int compare_runs(compare_t *c, char *self, char *const *run_args, char *const *argv)
+{
+    c->first = SIZE_MAX;
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = compare_run(c, i, self, run_args, argv);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
+            continue;
+        c->ok[i] = true;
+        if (c->first == SIZE_MAX)
+            c->first = i;
+        snprintf(c->list_ran + strlen(c->list_ran), sizeof c->list_ran - strlen(c->list_ran),
+                 "%s%.159s", c->list_ran[0] ? "," : "", c->specs[i].label);
+    }
+    if (c->first == SIZE_MAX) {
+        fprintf(stderr, "%s: --compare-allocators: no run succeeded\n", c->cmd);
         return 1;
     }
-    /* the runs: one per installed allocator */
-    char ran[CATALOG_MAX_SPECS][PATH_MAX];
-    bool ok[CATALOG_MAX_SPECS] = {0};
-    char list_ran[CATALOG_MAX_SPECS * 162] = "";
-    size_t nargs = 0, first = SIZE_MAX;
-    while (run_args[nargs])
-        nargs++;
-    size_t nargv = 0;
-    while (argv[nargv])
-        nargv++;
-    for (size_t i = 0; i < n; i++) {
-        char lib[PATH_MAX], line[128];
-        if (!catalog_library(specs[i].a, lib, sizeof lib)) {
-            fprintf(stderr, "%s: allocator %s is not installed (its library %s): %s; compared "
-                            "without it\n", cmd, specs[i].a->name, specs[i].a->sonames[0],
-                    catalog_install_line(specs[i].a, line, sizeof line));
+    return 0;
+}
+
+/* The predicted and measured peak heap RSS of each allocator that ran,
+ * a line each on stderr and an entry each of out; pred and meas get the
+ * figures, *m how many. */
+static void compare_rows(const compare_t *c, const json_t *rows, const char *exe, json_t *out,
+                         double *pred, double *meas, size_t *m)
+{
+    *m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!c->ok[i])
             continue;
+        const char *label = c->specs[i].label;
+        uint64_t pr = 0;
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            const json_t *r = json_array_get(rows, k);
+            if (!strcmp(json_string_value(json_object_get(r, "name")), label))
+                pr = num(r, "peak_rss_bytes");
         }
-        if (snprintf(ran[i], sizeof ran[i], "%s/%.159s", dir, specs[i].label) >= (int)sizeof ran[i]) {
-            fprintf(stderr, "%s: --compare-allocators: %s/%s is too long a path\n", cmd, dir,
-                    specs[i].label);
-            return 2;
-        }
-        char **args = calloc(nargs + nargv + 10, sizeof *args);
-        if (!args)
-            return 1;
-        size_t k = 0;
-        args[k++] = self;
-        args[k++] = "run";
-        args[k++] = "--force";
-        args[k++] = "--out";
-        args[k++] = ran[i];
-        args[k++] = "--allocator";
-        args[k++] = specs[i].label;
-        for (size_t j = 0; j < nargs; j++)
-            args[k++] = run_args[j];
-        args[k++] = "--";
-        for (size_t j = 0; j < nargv; j++)
-            args[k++] = argv[j];
-        fprintf(stderr, "%s: run %zu of %zu: with %s\n", cmd, i + 1, n, specs[i].label);
-        int rc = run_wait(args, NULL);
-        free(args);
-        if (rc < 0 || rc == 2 || rc == 1) {
-            fprintf(stderr, "%s: the run with %s failed (status %d); compared without it\n", cmd,
-                    specs[i].label, rc);
-            continue;
-        }
-        ok[i] = true;
-        if (first == SIZE_MAX)
-            first = i;
-        snprintf(list_ran + strlen(list_ran), sizeof list_ran - strlen(list_ran), "%s%.159s",
-                 list_ran[0] ? "," : "", specs[i].label);
+        uint64_t me = measured(c->ran[i], exe);
+        double e = me ? ((double)pr - (double)me) / (double)me : 0;
+        fprintf(stderr, "  %-28s %9.2f MiB %9.2f MiB %+7.1f%%\n", label, (double)pr / MIB,
+                (double)me / MIB, 100 * e);
+        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f}", "name", label,
+                                             "predicted_peak_heap_rss_bytes", (json_int_t)pr,
+                                             "measured_peak_heap_rss_bytes", (json_int_t)me,
+                                             "error", e));
+        pred[*m] = (double)pr;
+        meas[*m] = (double)me;
+        ++*m;
     }
-    if (first == SIZE_MAX) {
-        fprintf(stderr, "%s: --compare-allocators: no run succeeded\n", cmd);
-        return 1;
-    }
-    /* the prediction: the first run's trace through every allocator that ran */
+}
+
+/* The same order: every pair ranked alike, where the measured pair
+ * differs by more than 1% (closer, a run's noise decides).  How many
+ * pairs agree; *pairs gets how many count. */
+static size_t compare_order(const double *pred, const double *meas, size_t m, size_t *pairs)
+{
+    size_t agree = 0;
+    *pairs = 0;
+    for (size_t i = 0; i < m; i++)
+        for (size_t k = i + 1; k < m; k++) {
+            double d = meas[i] > meas[k] ? meas[i] - meas[k] : meas[k] - meas[i];
+            if (d <= 0.01 * (meas[i] > meas[k] ? meas[i] : meas[k]))
+                continue;
+            ++*pairs;
+            agree += (pred[i] < pred[k]) == (meas[i] < meas[k]);
+        }
+    return agree;
+}
+
+/* The prediction (the first run's trace replayed through every
+ * allocator that ran, in dir/prediction.json) against the runs, on
+ * stderr and into dir/allocators.json.  0, or 1 after one line. */
+static int compare_report(const compare_t *c, char *analyze)
+{
     char json_path[PATH_MAX + 32];
-    snprintf(json_path, sizeof json_path, "%s/prediction.json", dir);
-    char *aargs[] = {analyze, "--json", "--sites", "0", "--all", "--allocators", list_ran,
-                     ran[first], NULL};
+    snprintf(json_path, sizeof json_path, "%s/prediction.json", c->dir);
+    char *aargs[] = {analyze, "--json", "--sites", "0", "--all", "--allocators",
+                     (char *)c->list_ran, (char *)c->ran[c->first], NULL};
     if (run_wait(aargs, json_path)) {
-        fprintf(stderr, "%s: memsim-analyze --allocators failed on %s\n", cmd, ran[first]);
+        fprintf(stderr, "%s: memsim-analyze --allocators failed on %s\n", c->cmd,
+                c->ran[c->first]);
         return 1;
     }
     json_t *report = json_load_file(json_path, 0, NULL);
@@ -317,55 +402,42 @@ int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, co
     const char *exe = json_string_value(json_object_get(json_object_get(p, "summary"), "exe"));
     json_t *out = json_array();
     fprintf(stderr, "%s: predicted (the replay of the %s run's trace) against measured (a real "
-                    "run with each), peak heap RSS of %s:\n", cmd, specs[first].label,
+                    "run with each), peak heap RSS of %s:\n", c->cmd, c->specs[c->first].label,
             exe ? exe : "?");
     fprintf(stderr, "  %-28s %12s %12s %8s\n", "allocator", "predicted", "measured", "error");
     double pred[CATALOG_MAX_SPECS] = {0}, meas[CATALOG_MAX_SPECS] = {0};
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!ok[i])
-            continue;
-        uint64_t pr = 0;
-        for (size_t k = 0; k < json_array_size(rows); k++) {
-            const json_t *r = json_array_get(rows, k);
-            if (!strcmp(json_string_value(json_object_get(r, "name")), specs[i].label))
-                pr = num(r, "peak_rss_bytes");
-        }
-        uint64_t me = measured(ran[i], exe);
-        double e = me ? ((double)pr - (double)me) / (double)me : 0;
-        fprintf(stderr, "  %-28s %9.2f MiB %9.2f MiB %+7.1f%%\n", specs[i].label,
-                (double)pr / MIB, (double)me / MIB, 100 * e);
-        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f}", "name", specs[i].label,
-                                             "predicted_peak_heap_rss_bytes", (json_int_t)pr,
-                                             "measured_peak_heap_rss_bytes", (json_int_t)me,
-                                             "error", e));
-        pred[m] = (double)pr;
-        meas[m] = (double)me;
-        m++;
-    }
-    /* the same order: every pair ranked alike, where the measured pair
-     * differs by more than 1% (closer, a run's noise decides) */
-    size_t agree = 0, pairs = 0;
-    for (size_t i = 0; i < m; i++)
-        for (size_t k = i + 1; k < m; k++) {
-            double d = meas[i] > meas[k] ? meas[i] - meas[k] : meas[k] - meas[i];
-            if (d <= 0.01 * (meas[i] > meas[k] ? meas[i] : meas[k]))
-                continue;
-            pairs++;
-            agree += (pred[i] < pred[k]) == (meas[i] < meas[k]);
-        }
+    size_t m, pairs;
+    compare_rows(c, rows, exe, out, pred, meas, &m);
+    size_t agree = compare_order(pred, meas, m, &pairs);
     fprintf(stderr, "  order: %zu of %zu pairs that differ by over 1%% measured are ranked alike%s\n",
             agree, pairs, agree == pairs ? " (the same order)" : "");
     json_t *doc = json_pack("{s:s?, s:s, s:o, s:I, s:I}", "exe", exe, "recording",
-                            specs[first].label, "allocators", out, "pairs", (json_int_t)pairs,
-                            "pairs_in_order", (json_int_t)agree);
+                            c->specs[c->first].label, "allocators", out, "pairs",
+                            (json_int_t)pairs, "pairs_in_order", (json_int_t)agree);
     char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/allocators.json", dir);
+    snprintf(path, sizeof path, "%s/allocators.json", c->dir);
     if (json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
-        fprintf(stderr, "%s: cannot write %s\n", cmd, path);
+        fprintf(stderr, "%s: cannot write %s\n", c->cmd, path);
     else
-        fprintf(stderr, "%s: the comparison is in %s\n", cmd, path);
+        fprintf(stderr, "%s: the comparison is in %s\n", c->cmd, path);
     json_decref(doc);
     json_decref(report);
     return 0;
+}
+
+int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
+                      char *const *run_args, char *const *argv)
+{
+    compare_t c = {.cmd = cmd, .dir = dir};
+    int rc = compare_specs(&c, list);
+    if (rc)
+        return rc;
+    char self[PATH_MAX + 16], analyze[PATH_MAX + 32];
+    snprintf(self, sizeof self, "%s/memsim", self_dir);
+    if (!paths_tool(self_dir, "memsim-analyze", analyze, sizeof analyze)) {
+        fprintf(stderr, "%s: --compare-allocators: memsim-analyze is not beside memsim\n", cmd);
+        return 1;
+    }
+    rc = compare_runs(&c, self, run_args, argv);
+    return rc ? rc : compare_report(&c, analyze);
 }

@@ -23,7 +23,7 @@
 #include <getopt.h>
 
 #include "analyzer/options.h"
-#include "cli/run.h"
+#include "cli/run_signals.h"
 
 extern char **environ;
 
@@ -31,7 +31,7 @@ extern char **environ;
 #define RR_PATH (PATH_MAX + 64)
 #define RR_QUOTED (4 * RR_PATH + 3) /* every byte a quote: '\'' */
 
-/* What memsim run forwards to the command (run.h's run_signals): here
+/* What memsim run forwards to the command (run_signals.h): here
  * to the analyzer, which is also in the terminal's foreground group and
  * usually gets them itself. */
 static volatile sig_atomic_t rr_caught; /* the last one caught, or 0 */
@@ -39,7 +39,7 @@ static struct sigaction rr_found[RUN_NSIGNALS];
 
 static void rr_on_signal(int sig) { rr_caught = sig; }
 
-/* memsim run's signals (run.h), caught while the analyzer runs. */
+/* memsim run's signals (run_signals.h), caught while the analyzer runs. */
 static void rr_catch(void)
 {
     rr_caught = 0;

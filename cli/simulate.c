@@ -5,6 +5,7 @@
 #include "cli/simulate.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 
 #include "core/args.h"
 #include "core/device.h"
+#include "core/opts.h"
 #include "core/units.h"
 #include "core/workload.h"
 
@@ -34,117 +36,105 @@ typedef struct simulate_row_s {
     const char *why; /* invariant violated under --check, or NULL */
 } simulate_row_t;
 
-static void usage(FILE *f)
+static void usage(FILE *f);
+
+static int set_strategy(void *v, const opts_opt_t *opt, const char *arg)
+{
+    simulate_opts_t *o = v;
+    (void)opt;
+    o->strategy = strcmp(arg, "all") ? arg : NULL;
+    if (o->strategy && !strategy_find(o->strategy)) {
+        char names[256];
+        fprintf(stderr, "%s: --strategy: unknown strategy \"%s\" (known: all, %s)\n", CMD, arg,
+                strategy_names(names, sizeof names));
+        return -1;
+    }
+    return 0;
+}
+
+static int set_align(void *v, const opts_opt_t *opt, const char *arg)
+{
+    simulate_opts_t *o = v;
+    (void)opt;
+    if (args_size(CMD, "--align", arg, 1, &o->work.align))
+        return -1;
+    if (o->work.align & (o->work.align - 1)) {
+        fprintf(stderr, "%s: --align: %s is not a power of two\n", CMD, arg);
+        return -1;
+    }
+    return 0;
+}
+
+static int help(void *o, const opts_opt_t *opt, const char *arg)
+{
+    (void)o, (void)opt, (void)arg;
+    usage(stdout);
+    exit(0);
+}
+
+static void help_strategies(char *buf, size_t len, const char *fmt)
 {
     char names[256];
-    fprintf(f,
-            "usage: memsim simulate [options]\n"
-            "\n"
-            "Run a seeded random workload of allocations and frees through the simulated\n"
-            "device under one or every allocation strategy, and compare footprint and\n"
-            "fragmentation.\n"
-            "\n"
-            "  -s, --strategy NAME    one strategy, or \"all\" (default); known: %s\n"
-            "  -n, --ops N            operations (default 100000)\n"
-            "      --min-size SIZE    smallest request (default 64)\n"
-            "      --max-size SIZE    largest request (default 4096)\n"
-            "  -p, --free-prob P      chance that an operation frees a live block (default 0.3)\n"
-            "      --seed N           random seed (default 1)\n"
-            "      --align N          alignment of every request, a power of two (default 16)\n"
-            "  -d, --device-size SIZE device capacity, e.g. 512M, 2G (default 1G)\n"
-            "      --status           print every segment and block at the end (one strategy)\n"
-            "      --check            verify the pool's invariants after every operation\n"
-            "      --json             one JSON object for tools instead of the table\n"
-            "  -h, --help             this text\n"
-            "\n"
-            "EXAMPLES\n"
-            "  memsim simulate\n"
-            "  memsim simulate -s buddy -n 20000 --max-size 64K --json\n"
-            "  memsim simulate -n 200000 -p 0.45 --min-size 16 --max-size 16K -d 256M\n",
-            strategy_names(names, sizeof names));
+    snprintf(buf, len, fmt, strategy_names(names, sizeof names));
+}
+
+#define AT(field) offsetof(simulate_opts_t, field)
+static const opts_opt_t simulate_options[] = {
+    {"strategy", 's', OPTS_ARG, "NAME", .call = set_strategy, .format = help_strategies,
+     .help = "one strategy, or \"all\" (default); known: %s"},
+    {"ops", 'n', OPTS_ARG, "N", OPTS_COUNT, AT(work.operations), .min = 0,
+     .help = "operations (default 100000)"},
+    {"min-size", 0, OPTS_ARG, "SIZE", OPTS_SIZE, AT(work.min_size), .min = 1,
+     .help = "smallest request (default 64)"},
+    {"max-size", 0, OPTS_ARG, "SIZE", OPTS_SIZE, AT(work.max_size), .min = 1,
+     .help = "largest request (default 4096)"},
+    {"free-prob", 'p', OPTS_ARG, "P", OPTS_REAL, AT(work.free_probability), .lo = 0.0, .hi = 1.0,
+     .help = "chance that an operation frees a live block (default 0.3)"},
+    {"seed", 0, OPTS_ARG, "N", OPTS_COUNT, AT(work.seed), .min = 0,
+     .help = "random seed (default 1)"},
+    {"align", 0, OPTS_ARG, "N", .call = set_align,
+     .help = "alignment of every request, a power of two (default 16)"},
+    {"device-size", 'd', OPTS_ARG, "SIZE", OPTS_SIZE, AT(device_size), .min = 1,
+     .help = "device capacity, e.g. 512M, 2G (default 1G)"},
+    {"status", 0, OPTS_NO_ARG, NULL, OPTS_SET, AT(status),
+     .help = "print every segment and block at the end (one strategy)"},
+    {"check", 0, OPTS_NO_ARG, NULL, OPTS_SET, AT(check),
+     .help = "verify the pool's invariants after every operation"},
+    {"json", 0, OPTS_NO_ARG, NULL, OPTS_SET, AT(json),
+     .help = "one JSON object for tools instead of the table"},
+    {"help", 'h', OPTS_NO_ARG, NULL, .call = help, .help = "this text"},
+};
+#undef AT
+
+static const opts_cmd_t simulate_cmd = {
+    CMD, false, 25, simulate_options, sizeof simulate_options / sizeof *simulate_options,
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: memsim simulate [options]\n"
+               "\n"
+               "Run a seeded random workload of allocations and frees through the simulated\n"
+               "device under one or every allocation strategy, and compare footprint and\n"
+               "fragmentation.\n"
+               "\n");
+    opts_help(f, &simulate_cmd);
+    fprintf(f, "\n"
+               "EXAMPLES\n"
+               "  memsim simulate\n"
+               "  memsim simulate -s buddy -n 20000 --max-size 64K --json\n"
+               "  memsim simulate -n 200000 -p 0.45 --min-size 16 --max-size 16K -d 256M\n");
 }
 
 static int parse(int argc, char **argv, simulate_opts_t *o)
 {
-    enum { OPT_MIN = 256, OPT_MAX, OPT_SEED, OPT_ALIGN, OPT_STATUS, OPT_CHECK, OPT_JSON };
-    static const struct option longopts[] = {
-        {"strategy", required_argument, NULL, 's'},
-        {"ops", required_argument, NULL, 'n'},
-        {"min-size", required_argument, NULL, OPT_MIN},
-        {"max-size", required_argument, NULL, OPT_MAX},
-        {"free-prob", required_argument, NULL, 'p'},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"align", required_argument, NULL, OPT_ALIGN},
-        {"device-size", required_argument, NULL, 'd'},
-        {"status", no_argument, NULL, OPT_STATUS},
-        {"check", no_argument, NULL, OPT_CHECK},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     workload_config_t w = WORKLOAD_DEFAULTS;
     w.operations = 100000;
     w.align = 16;
     *o = (simulate_opts_t){.work = w, .device_size = 1ull << 30};
-    opterr = 0;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, ":s:n:p:d:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->strategy = strcmp(optarg, "all") ? optarg : NULL;
-            if (o->strategy && !strategy_find(o->strategy)) {
-                char names[256];
-                fprintf(stderr, "%s: --strategy: unknown strategy \"%s\" (known: all, %s)\n",
-                        CMD, optarg, strategy_names(names, sizeof names));
-                return -1;
-            }
-            break;
-        case 'n':
-            if (args_count(CMD, "--ops", optarg, 0, &o->work.operations))
-                return -1;
-            break;
-        case OPT_MIN:
-            if (args_size(CMD, "--min-size", optarg, 1, &o->work.min_size))
-                return -1;
-            break;
-        case OPT_MAX:
-            if (args_size(CMD, "--max-size", optarg, 1, &o->work.max_size))
-                return -1;
-            break;
-        case 'p':
-            if (args_real(CMD, "--free-prob", optarg, 0.0, 1.0, &o->work.free_probability))
-                return -1;
-            break;
-        case OPT_SEED:
-            if (args_count(CMD, "--seed", optarg, 0, &o->work.seed))
-                return -1;
-            break;
-        case OPT_ALIGN:
-            if (args_size(CMD, "--align", optarg, 1, &o->work.align))
-                return -1;
-            if (o->work.align & (o->work.align - 1)) {
-                fprintf(stderr, "%s: --align: %s is not a power of two\n", CMD, optarg);
-                return -1;
-            }
-            break;
-        case 'd':
-            if (args_size(CMD, "--device-size", optarg, 1, &o->device_size))
-                return -1;
-            break;
-        case OPT_STATUS: o->status = true; break;
-        case OPT_CHECK: o->check = true; break;
-        case OPT_JSON: o->json = true; break;
-        case 'h': usage(stdout); exit(0);
-        case ':':
-            fprintf(stderr, "%s: %s needs a value\n", CMD, argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "%s: unknown option \"%s\" (see memsim simulate --help)\n", CMD,
-                    argv[optind - 1]);
-            return -1;
-        }
-    }
+    if (opts_parse(&simulate_cmd, argc, argv, o))
+        return -1;
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument \"%s\"\n", CMD, argv[optind]);
         return -1;

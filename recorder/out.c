@@ -59,7 +59,7 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
         return -1;
     }
     /* Held until the file is closed: memsim run knows a trace is
-     * finished when it can take a shared lock (cli/run.c). */
+     * finished when it can take a shared lock (cli/run_results.c). */
     if (flock(o->fd, LOCK_EX | LOCK_NB)) {
     }
     o->buf = spare.buf ? spare.buf

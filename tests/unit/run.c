@@ -52,6 +52,7 @@ int main(void)
         catalog_suite,
         sample_suite,
         findings_suite,
+        opts_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

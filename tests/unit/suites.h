@@ -49,5 +49,6 @@ Suite *report_suite(void);
 Suite *catalog_suite(void);
 Suite *sample_suite(void);
 Suite *findings_suite(void);
+Suite *opts_suite(void);
 
 #endif
