@@ -25,6 +25,8 @@
 typedef struct flame_node_s {
     char *name;                 /* the frame's function, or its module+offset */
     uint64_t w;                 /* bytes or calls through it */
+    uint64_t base;              /* a difference graph's (analyzer/diff.c): the bytes through it
+                                   in the base run, w being the new run's; else 0 */
     struct flame_node_s *kids;  /* nkids used of cap */
     size_t nkids, cap;
 } flame_node_t;
@@ -38,6 +40,9 @@ void flame_add(flame_node_t *root, process_t *pr, symbols_t *store, frames_t *fr
 /* A new root ("all", or "all calls" for calls) with pr's stacks. */
 void flame_build(flame_node_t *root, process_t *pr, symbols_t *store, frames_t *fr,
                  const char *key, const char *prefix);
+/* n's child named name, added (weighing 0) when new; NULL when the host
+ * is out of memory. */
+flame_node_t *flame_child(flame_node_t *n, const char *name);
 /* Rows from the root to the deepest frame. */
 int flame_depth(const flame_node_t *n);
 /* root and every frame wider than 0.3 px as <g class="frame"> elements
