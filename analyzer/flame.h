@@ -1,7 +1,8 @@
 /*
  * flame: a flame graph's tree of stacks and its drawing as SVG, shared by
  * the HTML report (an inline graph per process, report_html.c) and the
- * self-contained SVG of --flamegraph (report_flamegraph.c).
+ * self-contained SVG of --flamegraph (report_flamegraph.c); --diff's
+ * graph of two runs (diff.c) is the same tree, weighing each node twice.
  *
  * The tree: the root weighs everything; each child is a frame, outermost
  * first, weighing the stacks that go through it (w == sum of the kids'
