@@ -394,6 +394,10 @@ $(BENCHCOUNT): bench/tools/count.c
 FUZZ_SECONDS ?= 20
 FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c analyzer/mappings.c \
 	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c $(CORE_SRC)
+FUZZ_SRC += analyzer/symnames.c analyzer/symopen.c analyzer/symdwarf.c
+FUZZ_SRC += analyzer/reader_json.c
+FUZZ_SRC += analyzer/findings_spike.c analyzer/findings_drift.c analyzer/findings_frag.c \
+	analyzer/findings_compose.c
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \

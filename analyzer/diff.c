@@ -45,13 +45,6 @@ typedef struct items_s {
     size_t nslots;            /* a power of two, at least 2 n */
 } items_t;
 
-typedef struct dnode_s {     /* the difference flame graph */
-    char *name;
-    uint64_t w[2];
-    struct dnode_s *kids;
-    size_t nkids, cap;
-} dnode_t;
-
 typedef struct dfinding_s {
     char key[160];           /* class/series/process */
     const finding_t *f;
@@ -70,7 +63,7 @@ typedef struct side_s {
 typedef struct diff_s {
     side_t side[2];
     items_t functions, sites;
-    dnode_t flame;
+    flame_node_t flame;       /* the difference flame graph: the base run in base, the new in w */
     symbols_t *store;
 } diff_t;
 
@@ -119,26 +112,10 @@ static item_t *item_get(items_t *it, const char *name)
     return &it->v[it->n++];
 }
 
-static dnode_t *dchild(dnode_t *n, const char *name)
+/* The difference flame graph's node n weighs by more on side (0 base, 1 new). */
+static void weigh(flame_node_t *n, int side, uint64_t by)
 {
-    for (size_t i = 0; i < n->nkids; i++)
-        if (!strcmp(n->kids[i].name, name))
-            return &n->kids[i];
-    if (!grow_room((void **)&n->kids, &n->cap, n->nkids, sizeof *n->kids, 4))
-        return NULL;
-    char *copy = strdup(name);
-    if (!copy)
-        return NULL;
-    n->kids[n->nkids] = (dnode_t){.name = copy};
-    return &n->kids[n->nkids++];
-}
-
-static void dfree(dnode_t *n)
-{
-    for (size_t i = 0; i < n->nkids; i++)
-        dfree(&n->kids[i]);
-    free(n->kids);
-    free(n->name);
+    *(side ? &n->w : &n->base) += by;
 }
 
 /* A frame as a diff names it: function and file:line, never an address
@@ -200,17 +177,17 @@ static int gather_process(diff_t *d, int side, process_t *pr, frames_t *fr, bool
         /* the flame graph, by peak: outermost first */
         if (!peak)
             continue;
-        dnode_t *n = &d->flame;
-        n->w[side] += peak;
-        if (tree && (n = dchild(n, exe)))
-            n->w[side] += peak;
+        flame_node_t *n = &d->flame;
+        weigh(n, side, peak);
+        if (tree && (n = flame_child(n, exe)))
+            weigh(n, side, peak);
         size_t from = nf > FLAME_DEPTH ? nf - FLAME_DEPTH : 0;
         for (size_t k = nf; n && k-- > from;) {
             char label[64];
             const symbols_frame_t *sf = &fr->v[k];
-            if ((n = dchild(n, sf->function ? sf->function : sf->name ? sf->name
+            if ((n = flame_child(n, sf->function ? sf->function : sf->name ? sf->name
                                                               : symbols_label(sf, label, sizeof label))))
-                n->w[side] += peak;
+                weigh(n, side, peak);
         }
     }
     return 0;
@@ -522,12 +499,12 @@ static void json_report(FILE *f, const diff_t *d, const analyze_opts_t *o, bool 
 #define DW 960
 #define DROW 17
 
-static void draw_dnode(FILE *f, const dnode_t *n, double x, double w, int depth)
+static void draw_dnode(FILE *f, const flame_node_t *n, double x, double w, int depth)
 {
     if (w < 0.3)
         return;
-    uint64_t big = n->w[0] > n->w[1] ? n->w[0] : n->w[1];
-    double change = big ? ((double)n->w[1] - (double)n->w[0]) / (double)big : 0;
+    uint64_t big = n->base > n->w ? n->base : n->w;
+    double change = big ? ((double)n->w - (double)n->base) / (double)big : 0;
     char a[32], b[32], c[32];
     /* white when unchanged, red as it grew, blue as it shrank */
     int light = 95 - (int)(45 * fabs(change));
@@ -535,8 +512,8 @@ static void draw_dnode(FILE *f, const dnode_t *n, double x, double w, int depth)
     escape_html(f, n->name ? n->name : "all");
     fprintf(f, " — base %s, new %s (%s)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
                "fill=\"hsl(%d,80%%,%d%%)\" data-change=\"%.3f\"/>",
-            units_format_bytes(n->w[0], a, sizeof a), units_format_bytes(n->w[1], b, sizeof b),
-            signed_figure((int64_t)n->w[1] - (int64_t)n->w[0], true, c, sizeof c), x, depth * DROW,
+            units_format_bytes(n->base, a, sizeof a), units_format_bytes(n->w, b, sizeof b),
+            signed_figure((int64_t)n->w - (int64_t)n->base, true, c, sizeof c), x, depth * DROW,
             w, DROW - 1, change >= 0 ? 0 : 220, light, change);
     if (w > 40) {
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"fname\">", x + 3, depth * DROW + 12);
@@ -558,26 +535,16 @@ static void draw_dnode(FILE *f, const dnode_t *n, double x, double w, int depth)
      * its width */
     uint64_t sum = 0;
     for (size_t i = 0; i < n->nkids; i++)
-        sum += n->kids[i].w[0] > n->kids[i].w[1] ? n->kids[i].w[0] : n->kids[i].w[1];
+        sum += n->kids[i].base > n->kids[i].w ? n->kids[i].base : n->kids[i].w;
     double denom = (double)(sum > big ? sum : big);
     double cx = x;
     for (size_t i = 0; i < n->nkids; i++) {
-        const dnode_t *k = &n->kids[i];
-        uint64_t kb = k->w[0] > k->w[1] ? k->w[0] : k->w[1];
+        const flame_node_t *k = &n->kids[i];
+        uint64_t kb = k->base > k->w ? k->base : k->w;
         double cw = denom > 0 ? w * (double)kb / denom : 0;
         draw_dnode(f, k, cx, cw, depth + 1);
         cx += cw;
     }
-}
-
-static int ddepth(const dnode_t *n)
-{
-    int d = 0;
-    for (size_t i = 0; i < n->nkids; i++) {
-        int k = ddepth(&n->kids[i]);
-        d = k > d ? k : d;
-    }
-    return d + 1;
 }
 
 static void html_items(FILE *f, const items_t *it, const char *what, size_t max)
@@ -657,7 +624,7 @@ static int html_report(const diff_t *d, const analyze_opts_t *o, const char *pat
           "Each frame as wide as the larger of its two weights; <span style=\"color:#d62728\">"
           "&#9632;</span> red: it grew, <span style=\"color:#1f77b4\">&#9632;</span> blue: it "
           "shrank, white: unchanged. Hover for both figures.</p>\n", f);
-    int depth = ddepth(&d->flame);
+    int depth = flame_depth(&d->flame);
     fprintf(f, "<svg id=\"diff-flame\" class=\"plot\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">\n",
             DW, depth * DROW, DW, depth * DROW);
     draw_dnode(f, &d->flame, 0, DW, 0);
@@ -738,6 +705,6 @@ int diff_main(const char *base, const char *new_, const analyze_opts_t *o, symbo
     for (size_t i = 0; i < d.sites.n; i++)
         free(d.sites.v[i].name);
     free(d.sites.v);
-    dfree(&d.flame);
+    flame_free(&d.flame);
     return rc;
 }

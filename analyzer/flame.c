@@ -11,7 +11,7 @@
 #include "core/grow.h"
 #include "core/units.h"
 
-static flame_node_t *child(flame_node_t *n, const char *name)
+flame_node_t *flame_child(flame_node_t *n, const char *name)
 {
     for (size_t i = 0; i < n->nkids; i++)
         if (!strcmp(n->kids[i].name, name))
@@ -39,12 +39,12 @@ static void add_stack(flame_node_t *root, process_t *pr, symbols_t *store, uint6
     size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
     root->w += w;
     flame_node_t *n = root;
-    if (prefix && (n = child(n, prefix)))
+    if (prefix && (n = flame_child(n, prefix)))
         n->w += w;
     if (!n)
         return;
     if (!nf) {
-        if ((n = child(n, id ? "[stack without frames]" : "[no stack]")))
+        if ((n = flame_child(n, id ? "[stack without frames]" : "[no stack]")))
             n->w += w;
         return;
     }
@@ -52,7 +52,7 @@ static void add_stack(flame_node_t *root, process_t *pr, symbols_t *store, uint6
     for (size_t k = nf; k-- > from && n;) {
         char label[64];
         const symbols_frame_t *sf = &fr->v[k];
-        if ((n = child(n, sf->function ? sf->function : symbols_label(sf, label, sizeof label))))
+        if ((n = flame_child(n, sf->function ? sf->function : symbols_label(sf, label, sizeof label))))
             n->w += w;
     }
 }

@@ -1,7 +1,8 @@
 /*
  * flame: a flame graph's tree of stacks and its drawing as SVG, shared by
  * the HTML report (an inline graph per process, report_html.c) and the
- * self-contained SVG of --flamegraph (report_flamegraph.c).
+ * self-contained SVG of --flamegraph (report_flamegraph.c); --diff's
+ * graph of two runs (diff.c) is the same tree, weighing each node twice.
  *
  * The tree: the root weighs everything; each child is a frame, outermost
  * first, weighing the stacks that go through it (w == sum of the kids'
@@ -25,6 +26,8 @@
 typedef struct flame_node_s {
     char *name;                 /* the frame's function, or its module+offset */
     uint64_t w;                 /* bytes or calls through it */
+    uint64_t base;              /* a difference graph's (analyzer/diff.c): the bytes through it
+                                   in the base run, w being the new run's; else 0 */
     struct flame_node_s *kids;  /* nkids used of cap */
     size_t nkids, cap;
 } flame_node_t;
@@ -38,6 +41,9 @@ void flame_add(flame_node_t *root, process_t *pr, symbols_t *store, frames_t *fr
 /* A new root ("all", or "all calls" for calls) with pr's stacks. */
 void flame_build(flame_node_t *root, process_t *pr, symbols_t *store, frames_t *fr,
                  const char *key, const char *prefix);
+/* n's child named name, added (weighing 0) when new; NULL when the host
+ * is out of memory. */
+flame_node_t *flame_child(flame_node_t *n, const char *name);
 /* Rows from the root to the deepest frame. */
 int flame_depth(const flame_node_t *n);
 /* root and every frame wider than 0.3 px as <g class="frame"> elements

@@ -250,19 +250,11 @@ json_t *report_allocators_json(const process_t *pr)
 static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                      "#8c564b", "#e377c2", "#7f7f7f"};
 
-void report_allocators_html(FILE *f, const process_t *pr)
+/* The ranking as bars: the allocators' peak RSS and the strategies'
+ * peak footprint, best first. */
+static void ranking_bars(FILE *f, const process_t *pr)
 {
-    const allocators_t *a = of(pr);
-    if (!a)
-        return;
     char b1[32], b2[32];
-    fputs("<h3>Real allocators: the trace replayed through each, peak RSS, best first</h3>\n", f);
-    if (a->problem[0]) {
-        fputs("<p class=\"none\">Not replayed: ", f);
-        escape_html(f, a->problem);
-        fputs(".</p>\n", f);
-        return;
-    }
     rank_entry_t rank[CATALOG_MAX_SPECS + REPLAY_MAX_STRATEGIES];
     size_t n = report_allocators_ranking(pr, rank);
     uint64_t max = 1;
@@ -290,7 +282,12 @@ void report_allocators_html(FILE *f, const process_t *pr)
                 i ? units_format_bytes(rank[i].peak - rank[0].peak, b2, sizeof b2) : "");
     }
     fputs("</svg>\n", f);
-    /* RSS over the operations, one line per allocator */
+}
+
+/* RSS over the operations, one line per allocator, and their legend. */
+static void rss_lines(FILE *f, const allocators_t *a)
+{
+    char b1[32];
     uint64_t top = 1;
     for (size_t i = 0; i < a->nordered; i++)
         for (size_t k = 0; k < a->rows[a->order[i]].nseries; k++)
@@ -334,7 +331,14 @@ void report_allocators_html(FILE *f, const process_t *pr)
         escape_html(f, a->rows[a->order[i]].spec->label);
         fputs("</span> ", f);
     }
-    fputs("</p>\n<table class=\"sites\"><tr><th>allocator</th><th>peak RSS</th><th>overhead</th>"
+    fputs("</p>\n", f);
+}
+
+/* Each allocator's figures, and a line for each one that did not run. */
+static void figures_table(FILE *f, const allocators_t *a)
+{
+    char b1[32], b2[32];
+    fputs("<table class=\"sites\"><tr><th>allocator</th><th>peak RSS</th><th>overhead</th>"
           "<th>RSS at end</th><th>page faults</th><th>CPU per op</th><th>wall per op</th></tr>\n", f);
     for (size_t i = 0; i < a->nordered; i++) {
         const alloc_row_t *r = &a->rows[a->order[i]];
@@ -359,6 +363,12 @@ void report_allocators_html(FILE *f, const process_t *pr)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
+}
+
+/* What switching from the allocator the program ran with would save. */
+static void switch_advice(FILE *f, const allocators_t *a)
+{
+    char b1[32], b2[32];
     const alloc_row_t *from, *to;
     if (switching(a, &from, &to)) {
         fputs("<p>", f);
@@ -376,4 +386,22 @@ void report_allocators_html(FILE *f, const process_t *pr)
         }
         fputs("</p>\n", f);
     }
+}
+
+void report_allocators_html(FILE *f, const process_t *pr)
+{
+    const allocators_t *a = of(pr);
+    if (!a)
+        return;
+    fputs("<h3>Real allocators: the trace replayed through each, peak RSS, best first</h3>\n", f);
+    if (a->problem[0]) {
+        fputs("<p class=\"none\">Not replayed: ", f);
+        escape_html(f, a->problem);
+        fputs(".</p>\n", f);
+        return;
+    }
+    ranking_bars(f, pr);
+    rss_lines(f, a);
+    figures_table(f, a);
+    switch_advice(f, a);
 }

@@ -15,16 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyzer/downsample.h"
 #include "analyzer/escape.h"
-#include "analyzer/flame.h"
 #include <jansson.h>
 #include "analyzer/groups.h"
 #include "analyzer/proctable.h"
 #include "analyzer/report.h"
 #include "analyzer/report_page.h"
 #include "analyzer/report_allocators.h"
-#include "analyzer/timeline.h"
+#include "analyzer/report_html_flame.h"
+#include "analyzer/report_html_timeline.h"
 #include "core/units.h"
 
 #define W 960           /* plot width in px */
@@ -35,167 +34,6 @@
 #define PAD_B 30
 
 static const char *fmt_bytes(uint64_t b, char *buf, size_t len) { return units_format_bytes(b, buf, len); }
-
-/* ---- the timeline (drawn by the page's script from a data block) ---------------- */
-
-#define TL_BUCKETS 300 /* points kept of a series: twice this at most (min and max) */
-
-/* One series into the data: its times and values, cut to `buckets`
- * buckets' minima and maxima (analyzer/downsample.h), TL_BUCKETS at most. */
-static void add_series(json_t *list, const char *name, const char *color, bool on, bool dash,
-                       const double *t, const double *v, size_t n, size_t buckets)
-{
-    double ot[2 * TL_BUCKETS + 2], ov[2 * TL_BUCKETS + 2];
-    buckets = buckets > TL_BUCKETS ? TL_BUCKETS : buckets;
-    size_t m = n <= 2 * buckets ? n : downsample_minmax(t, v, n, buckets, ot, ov);
-    const double *tt = n <= 2 * buckets ? t : ot, *vv = n <= 2 * buckets ? v : ov;
-    json_t *jt = json_array(), *jv = json_array();
-    for (size_t i = 0; i < m; i++) {
-        json_array_append_new(jt, json_real(round(tt[i] * 1e4) / 1e4));
-        json_array_append_new(jv, json_integer((json_int_t)vv[i]));
-    }
-    json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:b, s:o, s:o}", "name", name, "color",
-                                          color, "on", on, "dash", dash, "t", jt, "v", jv));
-}
-
-static const char *const scolors[] = {"#8c564b", "#e377c2", "#bcbd22", "#393b79", "#ad494a",
-                                      "#637939"};
-
-/* The timeline's data: the samples' series, heap and mapped live from
- * every event, each strategy's footprint (off at first), the phases and
- * the findings.  buckets: each series' points, TL_BUCKETS in a full
- * section, half in a brief one (a make's compilers' timelines were a
- * third of its page). */
-static json_t *timeline_data(process_t *pr, symbols_t *store, frames_t *fr, size_t buckets)
-{
-    const summary_t *s = &pr->s;
-    size_t n = s->npoints;
-    json_t *series = json_array(), *phases = json_array(), *findings = json_array();
-    double *t = malloc((n ? n : 1) * sizeof *t), *v = malloc((n ? n : 1) * sizeof *v);
-    bool has_children = false;
-    for (size_t i = 0; i < n; i++)
-        has_children = has_children || s->points[i].tree_rss > s->points[i].used;
-    double t1 = n ? summary_secs(s, s->points[n - 1].t) : 0;
-    enum { RSS, TREE, RESERVED, GAP };
-    static const struct { const char *name, *color; } sampled[] = {
-        {"RSS", "#d62728"}, {"tree RSS", "#ff9896"}, {"allocator reserved", "#9467bd"},
-        {"gap (RSS - reserved)", "#7f7f7f"}};
-    for (int k = 0; t && v && n >= 2 && k < 4; k++) {
-        if (k == TREE && !has_children)
-            continue;
-        for (size_t i = 0; i < n; i++) {
-            const summary_point_t *p = &s->points[i];
-            t[i] = summary_secs(s, p->t);
-            v[i] = k == RSS ? (double)p->used : k == TREE ? (double)p->tree_rss
-                 : k == RESERVED ? (double)p->reserved
-                 : p->used > p->reserved ? (double)(p->used - p->reserved) : 0;
-        }
-        add_series(series, sampled[k].name, sampled[k].color, k != GAP, false, t, v, n, buckets);
-    }
-    free(t);
-    free(v);
-    /* heap and mapped live from every event: each bucket's min and max */
-    const timeline_t *tl = &pr->timeline;
-    double *et = malloc(2 * TIMELINE_BUCKETS * sizeof *et), *ev[3];
-    for (int k = 0; k < 3; k++)
-        ev[k] = malloc(2 * TIMELINE_BUCKETS * sizeof **ev);
-    size_t ne = 0;
-    for (size_t i = 0; et && ev[0] && ev[1] && ev[2] && i < tl->n; i++) {
-        const timeline_bucket_t *b = &tl->v[i];
-        if (!b->used)
-            continue;
-        et[ne] = summary_secs(s, tl->t0 + (uint64_t)((double)i * (double)tl->width));
-        et[ne + 1] = summary_secs(s, tl->t0 + (uint64_t)(((double)i + 0.99) * (double)tl->width));
-        ev[0][ne] = (double)b->heap_min, ev[0][ne + 1] = (double)b->heap_max;
-        ev[1][ne] = (double)b->mapped_min, ev[1][ne + 1] = (double)b->mapped_max;
-        ev[2][ne] = (double)b->sum_min, ev[2][ne + 1] = (double)b->sum_max;
-        ne += 2;
-    }
-    static const struct { const char *name, *color; } evs[] = {
-        {"heap live", "#1f77b4"}, {"mapped live", "#2ca02c"}, {"heap + mapped", "#17becf"}};
-    for (int k = 0; ne >= 2 && k < 3; k++)
-        add_series(series, evs[k].name, evs[k].color, true, false, et, ev[k], ne, buckets);
-    if (ne && et[ne - 1] > t1)
-        t1 = et[ne - 1];
-    free(et);
-    for (int k = 0; k < 3; k++)
-        free(ev[k]);
-    /* each strategy's footprint at the samples, dashed, off at first */
-    double *st = malloc((pr->nmarks + 1) * sizeof *st), *sv = malloc((pr->nmarks + 1) * sizeof *sv);
-    for (size_t k = 0; st && sv && k < pr->nresults; k++) {
-        const replay_result_t *r = &pr->results[k];
-        size_t m = r->nseries < pr->nmarks ? r->nseries : pr->nmarks;
-        if (m < 2)
-            continue;
-        for (size_t i = 0; i < m; i++) {
-            st[i] = summary_secs(s, pr->marks_t[i]);
-            sv[i] = (double)r->series[i];
-        }
-        char name[64];
-        snprintf(name, sizeof name, "footprint: %s", r->name);
-        add_series(series, name, scolors[k % 6], false, true, st, sv, m, buckets);
-    }
-    free(st);
-    free(sv);
-    for (size_t i = 0; i < s->nphases; i++) {
-        const summary_phase_t *ph = &s->phases[i];
-        json_array_append_new(phases, json_pack("{s:o, s:f, s:f}", "name", escape_json(ph->name), "b",
-                                                summary_secs(s, ph->begin), "e",
-                                                ph->end == UINT64_MAX ? t1 : summary_secs(s, ph->end)));
-    }
-    for (size_t i = 0; i < pr->findings.n; i++) {
-        const finding_t *fd = &pr->findings.v[i];
-        char text[3000], a[32];
-        int at = snprintf(text, sizeof text, "[%s] %s: ", findings_severity_name(fd->severity),
-                          findings_class_words(fd->classification));
-        report_describe(pr, store, fd, fr, text + at, sizeof text - (size_t)at);
-        report_part_t parts[FINDING_MAX_ATTRIBUTION];
-        size_t np = report_parts(pr, store, fd, fr, parts);
-        for (size_t k = 0; k < np; k++) {
-            size_t len = strlen(text);
-            snprintf(text + len, sizeof text - len, "\n%.0f%% %s %s", 100 * parts[k].share,
-                     fmt_bytes(parts[k].bytes, a, sizeof a), parts[k].label);
-        }
-        double v0 = fd->v0, T0 = summary_secs(s, fd->t0), T1 = summary_secs(s, fd->t1);
-        if (fd->classification == FINDING_DRIFT && v0 < 0 && fd->v1 > 0) { /* from where it is >= 0 */
-            T0 += (T1 - T0) * (-v0 / (fd->v1 - v0));
-            v0 = 0;
-        }
-        json_array_append_new(findings, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:o}", "kind",
-                                                  fd->classification == FINDING_DRIFT ? "fit" : "stretch",
-                                                  "severity", findings_severity_name(fd->severity), "t",
-                                                  summary_secs(s, fd->t), "t0", T0, "t1", T1, "v0", v0,
-                                                  "v1", fd->v1, "text", escape_json(text)));
-    }
-    /* a series whose times are an earlier one's names that one instead
-     * (the strategies' footprints share the samples' times) */
-    for (size_t i = 1; i < json_array_size(series); i++) {
-        json_t *si = json_array_get(series, i);
-        for (size_t j = 0; j < i; j++) {
-            json_t *tj = json_object_get(json_array_get(series, j), "t");
-            if (json_is_array(tj) && json_equal(json_object_get(si, "t"), tj)) {
-                json_object_set_new(si, "t", json_integer((json_int_t)j));
-                break;
-            }
-        }
-    }
-    return json_pack("{s:f, s:f, s:o, s:o, s:o}", "t0", 0.0, "t1", t1 > 0 ? t1 : 1e-3, "series",
-                     series, "phases", phases, "findings", findings);
-}
-
-static void timeline(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, size_t index, bool full)
-{
-    if (pr->s.npoints < 2) {
-        fputs("<p class=\"none\">Fewer than two samples: no timeline.</p>\n", f);
-        return;
-    }
-    char id[32];
-    snprintf(id, sizeof id, "timeline-%zu", index);
-    json_t *d = timeline_data(pr, store, fr, full ? TL_BUCKETS : TL_BUCKETS / 2);
-    report_page_data(f, id, d);
-    json_decref(d);
-    fprintf(f, "<div class=\"timeline\" id=\"timeline\" data-src=\"%s\"></div>\n", id);
-}
 
 /* ---- strategies ------------------------------------------------------------------ */
 
@@ -342,186 +180,6 @@ static void histogram(FILE *f, const summary_t *s)
     fputs("</svg>\n", f);
 }
 
-/* ---- the flame graph (drawn by the page's script from a data block) ------------- */
-
-#define HTML_STACKS 1500       /* stacks kept of the process the user ran or chose */
-#define HTML_STACKS_BRIEF 300  /* of the others */
-
-/* The page's function names: one string table for every flame graph of
- * the page (a make's compilers share most of theirs), written once at
- * the page's end as the data block "flame-names". */
-typedef struct names_s {
-    json_t *names;          /* index -> name */
-    json_t *name_ids;       /* name -> index */
-} names_t;
-
-/* Stacks as a trie, so shared prefixes are written once: nodes is
- * [parent, name] pairs (parent -1 for an outermost frame), name an index
- * into the page's names; a stack is its innermost node. */
-typedef struct trie_s {
-    json_t *nodes;
-    size_t nnodes;
-    /* child lookup: (parent, name) -> node, open addressing */
-    struct { int64_t parent, name, node; } *slots;
-    size_t nslots, nused;
-    names_t *names;
-} trie_t;
-
-static uint64_t mix(uint64_t a, uint64_t b) { return (a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + (a << 6)); }
-
-static int64_t trie_name(trie_t *t, const char *name)
-{
-    json_t *got = json_object_get(t->names->name_ids, name);
-    if (got)
-        return json_integer_value(got);
-    int64_t id = (int64_t)json_array_size(t->names->names);
-    json_array_append_new(t->names->names, escape_json(name));
-    json_object_set_new(t->names->name_ids, name, json_integer(id));
-    return id;
-}
-
-static int64_t trie_child(trie_t *t, int64_t parent, int64_t name)
-{
-    if (2 * (t->nused + 1) > t->nslots) {
-        size_t ns = t->nslots ? 2 * t->nslots : 1024;
-        void *old = t->slots;
-        size_t on = t->nslots;
-        t->slots = malloc(ns * sizeof *t->slots);
-        if (!t->slots) {
-            t->slots = old;
-            return -1;
-        }
-        for (size_t i = 0; i < ns; i++)
-            t->slots[i].node = -1;
-        t->nslots = ns;
-        for (size_t i = 0; old && i < on; i++) {
-            __typeof__(t->slots) o = old;
-            if (o[i].node < 0)
-                continue;
-            size_t at = mix((uint64_t)o[i].parent, (uint64_t)o[i].name) & (ns - 1);
-            while (t->slots[at].node >= 0)
-                at = (at + 1) & (ns - 1);
-            t->slots[at] = o[i];
-        }
-        free(old);
-    }
-    size_t at = mix((uint64_t)parent, (uint64_t)name) & (t->nslots - 1);
-    for (; t->slots[at].node >= 0; at = (at + 1) & (t->nslots - 1))
-        if (t->slots[at].parent == parent && t->slots[at].name == name)
-            return t->slots[at].node;
-    int64_t node = (int64_t)t->nnodes++;
-    t->slots[at].parent = parent;
-    t->slots[at].name = name;
-    t->slots[at].node = node;
-    t->nused++;
-    json_array_append_new(t->nodes, json_integer(parent));
-    json_array_append_new(t->nodes, json_integer(name));
-    return node;
-}
-
-/* A stack's innermost node: its frames outermost first, FLAME_DEPTH of
- * them at most (the innermost kept). */
-static int64_t trie_stack(trie_t *t, process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
-{
-    size_t nf = pr->have_sites ? frames_of(store, sites_get(&pr->sites, id), fr) : 0;
-    if (!nf)
-        return trie_child(t, -1, trie_name(t, id ? "[stack without frames]" : "[no stack]"));
-    int64_t node = -1;
-    size_t from = nf > FLAME_DEPTH ? nf - FLAME_DEPTH : 0;
-    for (size_t k = nf; k-- > from;) {
-        char label[64];
-        const symbols_frame_t *sf = &fr->v[k];
-        node = trie_child(t, node, trie_name(t, sf->function ? sf->function
-                                                             : symbols_label(sf, label, sizeof label)));
-        if (node < 0)
-            return -1;
-    }
-    return node;
-}
-
-static int by_id(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The stacks the page keeps: the heaviest by each weight, max in all at
- * most; sorted, without repeats.  malloc'd. */
-static size_t chosen_stacks(process_t *pr, size_t max, uint64_t **out)
-{
-    *out = NULL;
-    if (!pr->have_sites)
-        return 0;
-    static const sites_key_t keys[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_LEAKED,
-                                       SITES_BY_TEMPORARIES};
-    static const double share[] = {0.55, 0.25, 0.1, 0.1};
-    uint64_t *all = malloc((max + 4) * sizeof *all);
-    size_t n = 0;
-    for (size_t k = 0; all && k < 4; k++) {
-        uint64_t *ids;
-        size_t m = sites_top(&pr->sites, keys[k], (size_t)(share[k] * (double)max) + 1, &ids);
-        for (size_t i = 0; i < m && n < max + 4; i++)
-            all[n++] = ids[i];
-        free(ids);
-    }
-    if (!all)
-        return 0;
-    qsort(all, n, sizeof *all, by_id);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!u || all[u - 1] != all[i])
-            all[u++] = all[i];
-    *out = all;
-    return u;
-}
-
-static void flame(FILE *f, process_t *pr, symbols_t *store, frames_t *fr, names_t *names,
-                  size_t index, bool full)
-{
-    trie_t t = {.nodes = json_array(), .names = names};
-    uint64_t *ids;
-    size_t n = chosen_stacks(pr, full ? HTML_STACKS : HTML_STACKS_BRIEF, &ids);
-    json_t *stacks = json_array(), *w[4] = {json_array(), json_array(), json_array(), json_array()};
-    static const sites_key_t keys[] = {SITES_BY_PEAK, SITES_BY_CALLS, SITES_BY_LEAKED,
-                                       SITES_BY_TEMPORARIES};
-    for (size_t i = 0; i < n; i++) {
-        int64_t leaf = trie_stack(&t, pr, store, ids[i], fr);
-        if (leaf < 0)
-            break;
-        json_array_append_new(stacks, json_integer(leaf));
-        for (int k = 0; k < 4; k++)
-            json_array_append_new(w[k], json_integer((json_int_t)sites_key(&pr->sites, ids[i], keys[k])));
-    }
-    free(ids);
-    /* the mapping sites, weighted by bytes mapped at the mapped peak */
-    json_t *mstacks = json_array(), *mw = json_array();
-    uint64_t *mids;
-    size_t mn = mappings_top(&pr->maps, MAPPINGS_BY_PEAK, full ? 200 : 50, &mids);
-    for (size_t i = 0; i < mn; i++) {
-        int64_t leaf = trie_stack(&t, pr, store, mids[i], fr);
-        if (leaf < 0)
-            break;
-        json_array_append_new(mstacks, json_integer(leaf));
-        json_array_append_new(mw, json_integer((json_int_t)mappings_site_peak(&pr->maps, mids[i], NULL)));
-    }
-    free(mids);
-    json_t *weights = json_pack(
-        "[{s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o}, {s:s, s:s, s:b, s:o},"
-        " {s:s, s:s, s:b, s:b, s:o}]",
-        "key", "peak", "label", "bytes live at the peak heap", "bytes", 1, "v", w[0], "key", "calls",
-        "label", "calls", "bytes", 0, "v", w[1], "key", "leaked", "label", "leaked bytes", "bytes", 1,
-        "v", w[2], "key", "temporaries", "label", "temporary allocations", "bytes", 0, "v", w[3],
-        "key", "mapped", "label", "bytes mapped at the mapped peak", "bytes", 1, "mapped", 1, "v", mw);
-    json_t *d = json_pack("{s:s, s:o, s:o, s:o, s:o}", "names", "flame-names", "nodes", t.nodes,
-                          "stacks", stacks, "mstacks", mstacks, "weights", weights);
-    char id[32];
-    snprintf(id, sizeof id, "flame-%zu", index);
-    report_page_data(f, id, d);
-    json_decref(d);
-    free(t.slots);
-    fprintf(f, "<div class=\"flamegraph\" data-src=\"%s\"></div>\n", id);
-}
-
 /* ---- tables ------------------------------------------------------------------------ */
 
 static void stack_details(FILE *f, process_t *pr, symbols_t *store, uint64_t id, frames_t *fr)
@@ -627,18 +285,15 @@ static void mapping_table(FILE *f, process_t *pr, symbols_t *store, const analyz
 
 /* ---- a process --------------------------------------------------------------------- */
 
-/* full: the process the user ran, or one --all, --pid or --exe chose:
- * every table; else the figures, findings, timeline, flame graph and the
- * top functions by peak. */
-static void process_section(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
-                            frames_t *fr, names_t *names, size_t index, bool full)
+/* The section's heading (inside the <h2> it opens), its figures and a
+ * line of counts. */
+static void process_head(FILE *f, process_t *pr)
 {
     const summary_t *s = &pr->s;
     char a[32], b[32], c[32], d[32];
     unsigned sev[3] = {0};
     for (size_t i = 0; i < pr->findings.n; i++)
         sev[pr->findings.v[i].severity]++;
-    fprintf(f, "<section class=\"process\" id=\"p%zu\">\n<h2>", index);
     escape_html(f, s->exe[0] ? s->exe : "?");
     fprintf(f, " <span class=\"pid\">pid %" PRId64 "</span></h2>\n<p class=\"cmd\"><code>", s->pid);
     escape_html(f, s->argv[0] ? s->argv : s->exe);
@@ -672,7 +327,15 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
                 fmt_bytes(pr->suppressed_bytes, a, sizeof a), pr->suppressed_blocks);
     fputs(" Trace: ", f);
     escape_html(f, pr->path);
-    fputs(".</p>\n<h3>Findings</h3>\n", f);
+    fputs(".</p>\n", f);
+}
+
+/* Each finding: what, where, what it is made of, what to do. */
+static void finding_boxes(FILE *f, process_t *pr, symbols_t *store, frames_t *fr)
+{
+    const summary_t *s = &pr->s;
+    char a[32];
+    fputs("<h3>Findings</h3>\n", f);
     if (!pr->findings.n)
         fputs("<p class=\"none\">None.</p>\n", f);
     for (size_t i = 0; i < pr->findings.n; i++) {
@@ -708,10 +371,14 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         }
         fputs("</ul></div>\n", f);
     }
-    fputs("<h3>Timeline</h3>\n", f);
-    timeline(f, pr, store, fr, index, full);
-    fputs("<h3>Flame graph</h3>\n", f);
-    flame(f, pr, store, fr, names, index, full);
+}
+
+/* The functions' tables: by peak; full, by calls (or bytes allocated in
+ * a sampled trace), temporaries and leaks too. */
+static void site_tables(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                        frames_t *fr, bool full)
+{
+    const summary_t *s = &pr->s;
     groups_t g = {0};
     if (pr->have_sites && !groups_build(&g, &pr->sites, store, SITES_BY_PEAK, fr)) {
         sites_table(f, pr, store, o, fr, &g, SITES_BY_PEAK, "bytes live at the peak heap", "by-peak");
@@ -727,6 +394,22 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
         }
         groups_free(&g);
     }
+}
+
+/* full: the process the user ran, or one --all, --pid or --exe chose:
+ * every table; else the figures, findings, timeline, flame graph and the
+ * top functions by peak. */
+static void process_section(FILE *f, process_t *pr, symbols_t *store, const analyze_opts_t *o,
+                            frames_t *fr, report_html_names_t *names, size_t index, bool full)
+{
+    fprintf(f, "<section class=\"process\" id=\"p%zu\">\n<h2>", index);
+    process_head(f, pr);
+    finding_boxes(f, pr, store, fr);
+    fputs("<h3>Timeline</h3>\n", f);
+    report_html_timeline(f, pr, store, fr, index, full);
+    fputs("<h3>Flame graph</h3>\n", f);
+    report_html_flame(f, pr, store, fr, names, index, full);
+    site_tables(f, pr, store, o, fr, full);
     if (full)
         mapping_table(f, pr, store, o, fr);
     fputs("<h3>Strategies: peak footprint of the replay, best first</h3>\n", f);
@@ -734,7 +417,7 @@ static void process_section(FILE *f, process_t *pr, symbols_t *store, const anal
     report_allocators_html(f, pr);
     maps(f, pr);
     fputs("<h3>Request sizes</h3>\n", f);
-    histogram(f, s);
+    histogram(f, &pr->s);
     fputs("</section>\n", f);
 }
 
@@ -851,7 +534,7 @@ int report_html(process_t *procs, size_t n, symbols_t *store, const analyze_opts
     if (!f)
         return -1;
     frames_t fr = {0};
-    names_t names = {json_array(), json_object()};
+    report_html_names_t names = {json_array(), json_object()};
     ptree_t t;
     proctable_t pt = {.main_proc = SIZE_MAX};
     size_t *order = report_order(procs, n), *section = malloc((n ? n : 1) * sizeof *section);

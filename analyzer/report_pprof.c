@@ -338,6 +338,52 @@ static void **pointers(void *v, size_t n, size_t each)
     return p;
 }
 
+/* The sampling interval of the largest sampled trace (0: none sampled)
+ * into *out, and the profile's comment saying what the values are,
+ * into note. */
+static void sampling_note(const process_t *procs, size_t n, uint64_t *out, char *note, size_t len)
+{
+    /* A sampled trace (MEMSIM_SAMPLE_BYTES): the sites' bytes and calls
+     * are already the estimates (each sampled allocation weighs the bytes
+     * it stands for), as Go's own heap profiles are scaled; the period
+     * is the mean interval, and the objects live are sampled blocks. */
+    uint64_t interval = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].ok && procs[i].s.sample_bytes > interval)
+            interval = procs[i].s.sample_bytes;
+    if (interval)
+        snprintf(note, len,
+                 "memsim: a sampled trace, an allocation in about every %" PRIu64 " bytes: "
+                 "alloc_objects and the *_space values are estimates, inuse_objects and "
+                 "leaked_objects count the sampled blocks; inuse_* at the peak heap",
+                 interval);
+    else
+        snprintf(note, len,
+                 "memsim: every allocation recorded (no sampling); inuse_* at the peak heap");
+    *out = interval;
+}
+
+/* buf (len bytes, the packed profile) gzipped to path (-: the standard
+ * output), through a temporary file renamed into place; 0, or -1 after
+ * one line on stderr. */
+static int write_gzipped(const char *path, const uint8_t *buf, size_t len)
+{
+    int rc = 0;
+    char tmp[4200];
+    bool to_stdout = !strcmp(path, "-");
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    gzFile gz = to_stdout ? gzdopen(dup(STDOUT_FILENO), "wb") : gzopen(tmp, "wb");
+    if (!gz || (len && gzwrite(gz, buf, (unsigned)len) != (int)len) | (gzclose(gz) != Z_OK) ||
+        (!to_stdout && rename(tmp, path))) {
+        escape_line(stderr, "%s: --pprof: cannot write %s: %s", ANALYZE_CMD,
+                    to_stdout ? "the standard output" : path, strerror(errno ? errno : EIO));
+        if (!to_stdout)
+            unlink(tmp);
+        rc = -1;
+    }
+    return rc;
+}
+
 int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path)
 {
     builder_t b = {0};
@@ -380,24 +426,9 @@ int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path)
     pb_type_t period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
     period.type = str(&b, "space");
     period.unit = str(&b, "bytes");
-    /* A sampled trace (MEMSIM_SAMPLE_BYTES): the sites' bytes and calls
-     * are already the estimates (each sampled allocation weighs the bytes
-     * it stands for), as Go's own heap profiles are scaled; the period
-     * is the mean interval, and the objects live are sampled blocks. */
-    uint64_t interval = 0;
-    for (size_t i = 0; i < n; i++)
-        if (procs[i].ok && procs[i].s.sample_bytes > interval)
-            interval = procs[i].s.sample_bytes;
+    uint64_t interval;
     char note[320];
-    if (interval)
-        snprintf(note, sizeof note,
-                 "memsim: a sampled trace, an allocation in about every %" PRIu64 " bytes: "
-                 "alloc_objects and the *_space values are estimates, inuse_objects and "
-                 "leaked_objects count the sampled blocks; inuse_* at the peak heap",
-                 interval);
-    else
-        snprintf(note, sizeof note,
-                 "memsim: every allocation recorded (no sampling); inuse_* at the peak heap");
+    sampling_note(procs, n, &interval, note, sizeof note);
     int64_t comment = str(&b, note);
     p.n_sample_type = NVALUES;
     p.sample_type = vtp;
@@ -425,18 +456,7 @@ int report_pprof(process_t *procs, size_t n, symbols_t *store, const char *path)
         rc = -1;
     } else {
         perftools__profiles__profile__pack(&p, buf);
-        char tmp[4200];
-        bool to_stdout = !strcmp(path, "-");
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        gzFile gz = to_stdout ? gzdopen(dup(STDOUT_FILENO), "wb") : gzopen(tmp, "wb");
-        if (!gz || (len && gzwrite(gz, buf, (unsigned)len) != (int)len) | (gzclose(gz) != Z_OK) ||
-            (!to_stdout && rename(tmp, path))) {
-            escape_line(stderr, "%s: --pprof: cannot write %s: %s", ANALYZE_CMD,
-                        to_stdout ? "the standard output" : path, strerror(errno ? errno : EIO));
-            if (!to_stdout)
-                unlink(tmp);
-            rc = -1;
-        }
+        rc = write_gzipped(path, buf, len);
     }
     free(buf);
     free(p.sample);

@@ -319,16 +319,10 @@ static void print_findings(process_t *pr, symbols_t *store, frames_t *fr)
 
 /* ---- a process ------------------------------------------------------------------ */
 
-/* One process: its figures, its findings, its functions and leaks, its
- * mapping sites, then the strategies; brief (a process of a tree beside
- * the program the user ran): the figures, the findings and its top
- * functions by peak, one line each. */
-static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr,
-                          bool brief)
+/* The process's heading, how it ended, and what its trace lacks. */
+static void print_ending(process_t *pr)
 {
     const summary_t *s = &pr->s;
-    const mappings_t *m = &pr->maps;
-    char a[32], b[32], c[32];
     escape_line(out, "== %s (pid %" PRId64 ") — %s", s->exe[0] ? s->exe : "?", s->pid,
                 pr->path);
     char lost[96] = "";
@@ -368,6 +362,13 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
         fprintf(out, "  threadless:     %" PRIu64 " %s recorded without a thread (no memory for the "
                "recorder's thread table)\n",
                s->threadless, plural(s->threadless, "event", "events"));
+}
+
+/* Its duration and its allocations, calls and temporaries. */
+static void print_allocations(process_t *pr)
+{
+    const summary_t *s = &pr->s;
+    char a[32];
     fprintf(out, "  duration:       %.3f s\n", (double)(s->last_t - s->first_t) / 1e9);
     char est[80];
     if (s->sample_bytes) {
@@ -385,6 +386,15 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                 units_format_bytes(s->bytes_allocated, a, sizeof a), s->frees,
                 plural(s->frees, "free", "frees"), s->temporaries);
     }
+}
+
+/* Its peaks: heap, mappings, RSS and what the RSS is made of; its leaks. */
+static void print_peaks(process_t *pr)
+{
+    const summary_t *s = &pr->s;
+    const mappings_t *m = &pr->maps;
+    char a[32], b[32], c[32];
+    char est[80];
     fprintf(out, "  peak heap:      %s at %.3f s\n",
             estimate(s, s->peak_heap, s->var_peak_heap, est, sizeof est),
            summary_secs(s, s->peak_heap_t));
@@ -435,6 +445,18 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
                 units_format_bytes(s->leaked_bytes, a, sizeof a), s->leaked_allocations,
                 plural(s->leaked_allocations, "block", "blocks"),
                 s->lost_blocks ? " (incomplete: see above)" : "", supp);
+}
+
+/* One process: its figures, its findings, its functions and leaks, its
+ * mapping sites, then the strategies; brief (a process of a tree beside
+ * the program the user ran): the figures, the findings and its top
+ * functions by peak, one line each. */
+static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr,
+                          bool brief)
+{
+    print_ending(pr);
+    print_allocations(pr);
+    print_peaks(pr);
     print_findings(pr, store, fr);
     print_sites(pr, store, o, fr, brief);
     if (brief)

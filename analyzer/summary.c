@@ -150,6 +150,143 @@ summary_block_t *summary_added(summary_t *s)
     return s->added == SIZE_MAX ? NULL : &s->blocks[s->added];
 }
 
+/* A meta record: the process, its command, its parent, its sampling. */
+static void meta_record(summary_t *s, const json_t *o)
+{
+    const json_t *pid = json_object_get(o, "pid"), *dev = json_object_get(o, "device_size");
+    const char *exe = json_string_value(json_object_get(o, "exe"));
+    s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
+    s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
+    escape_copy(s->exe, sizeof s->exe, exe ? exe : "");
+    const json_t *av = json_object_get(o, "argv");
+    size_t used = 0;
+    s->argv[0] = '\0';
+    for (size_t i = 0; json_is_array(av) && i < json_array_size(av) && used + 2 < sizeof s->argv; i++) {
+        const char *a = json_string_value(json_array_get(av, i));
+        if (!a)
+            continue;
+        if (used)
+            s->argv[used++] = ' ';
+        escape_copy(s->argv + used, sizeof s->argv - used, a);
+        used += strlen(s->argv + used);
+    }
+    const json_t *ppid = json_object_get(o, "ppid"), *start = json_object_get(o, "start_unix_ns");
+    const char *parent = json_string_value(json_object_get(o, "parent_trace"));
+    s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
+    s->start_unix_ns = json_is_integer(start) ? (uint64_t)json_integer_value(start) : 0;
+    s->forked = parent != NULL;
+    s->sample_bytes = reader_count(o, "sample_bytes");
+}
+
+/* A sample record: a point of the series, and the peaks. */
+static void sample_record(summary_t *s, const event_t *e)
+{
+    const json_t *o = e->json;
+    s->samples++;
+    if (room((void **)&s->points, &s->points_cap, s->npoints, sizeof *s->points)) {
+        summary_point_t *p = &s->points[s->npoints++];
+        *p = (summary_point_t){
+            .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
+            .allocated = e->malloc_in_use, .total = e->device_total,
+            .heap_live = e->heap_live, .tree_rss = e->tree_rss,
+            .heap_max = s->heap_since_max > s->heap ? s->heap_since_max : s->heap};
+        if (s->sample_bytes) {
+            double se = summary_se(s->var_heap), rse = (double)e->heap_live_se;
+            p->heap_se = rse > se ? rse : se;
+            p->heap_max_se = s->heap_since_max > s->heap ? summary_se(s->var_since_max)
+                                                         : summary_se(s->var_heap);
+        }
+        if (e->heap_live > p->heap_max) { /* the recorder's count, when it saw more */
+            p->heap_max = e->heap_live;
+            p->heap_max_se = p->heap_se;
+        }
+        const json_t *r = json_object_get(o, "rollup");
+        const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
+        if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&
+            json_integer_value(rr) >= json_integer_value(ra)) {
+            p->rollup_rss = (uint64_t)json_integer_value(rr);
+            p->rollup_anon = (uint64_t)json_integer_value(ra);
+            const json_t *pc = json_object_get(r, "private_clean");
+            const json_t *sc = json_object_get(r, "shared_clean");
+            int64_t clean = (json_is_integer(pc) ? json_integer_value(pc) : 0) +
+                            (json_is_integer(sc) ? json_integer_value(sc) : 0);
+            if (clean > 0)
+                p->rollup_clean = (uint64_t)clean < p->rollup_rss - p->rollup_anon
+                                      ? (uint64_t)clean
+                                      : p->rollup_rss - p->rollup_anon;
+        }
+    }
+    s->heap_since_max = s->heap;
+    s->var_since_max = s->var_heap;
+    if (e->rss > s->peak_rss)
+        s->peak_rss = e->rss;
+    if (e->hwm > s->peak_hwm)
+        s->peak_hwm = e->hwm;
+    if (e->tree_rss > s->peak_tree_rss)
+        s->peak_tree_rss = e->tree_rss;
+}
+
+/* The end record: how the process ended, what was lost. */
+static void end_record(summary_t *s, const json_t *o)
+{
+    const char *r = json_string_value(json_object_get(o, "reason"));
+    const json_t *st = json_object_get(o, "status");
+    escape_copy(s->end_reason, sizeof s->end_reason, r ? r : "?");
+    s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
+    s->dropped = reader_count(o, "dropped");
+    s->untracked = reader_count(o, "untracked");
+    s->stackless = reader_count(o, "stackless");
+    s->threadless = reader_count(o, "threadless");
+}
+
+/* A phase marker: a phase begins, or the innermost open one ends. */
+static void phase_record(summary_t *s, const event_t *e)
+{
+    const json_t *o = e->json;
+    const char *op = json_string_value(json_object_get(o, "op"));
+    if (op && !strcmp(op, "begin")) {
+        if (room((void **)&s->phases, &s->phases_cap, s->nphases, sizeof *s->phases)) {
+            summary_phase_t *p = &s->phases[s->nphases++];
+            const char *name = json_string_value(json_object_get(o, "name"));
+            escape_copy(p->name, sizeof p->name, name ? name : "");
+            p->begin = e->t;
+            p->end = UINT64_MAX;
+        }
+    } else if (op && !strcmp(op, "end")) {
+        for (size_t i = s->nphases; i-- > 0;) /* the innermost open one */
+            if (s->phases[i].end == UINT64_MAX) {
+                s->phases[i].end = e->t;
+                break;
+            }
+    }
+}
+
+/* A sandbox record: the first says where the process's sandbox began. */
+static void sandbox_record(summary_t *s, const event_t *e)
+{
+    const json_t *o = e->json;
+    if (s->sandboxed)
+        return; /* the first says where it began */
+    const char *mode = json_string_value(json_object_get(o, "mode"));
+    s->sandboxed = true;
+    s->sandbox_traced = json_is_true(json_object_get(o, "traced"));
+    escape_copy(s->sandbox_mode, sizeof s->sandbox_mode, mode ? mode : "?");
+    s->sandbox_t = e->t;
+    s->sandbox_tid = e->tid;
+    char joined[160] = "";
+    const json_t *w = json_object_get(o, "without");
+    size_t i, at = 0;
+    const json_t *v;
+    json_array_foreach(w, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (name && at + strlen(name) + 3 < sizeof joined)
+            at += (size_t)snprintf(joined + at, sizeof joined - at, "%s%s", at ? ", " : "",
+                                   name);
+    }
+    escape_copy(s->sandbox_without, sizeof s->sandbox_without, joined);
+}
+
 void summary_add(summary_t *s, const event_t *e)
 {
     s->has_freed = false;
@@ -161,32 +298,9 @@ void summary_add(summary_t *s, const event_t *e)
         s->last_t = e->t;
     const json_t *o = e->json;
     switch (e->type) {
-    case EV_META: {
-        const json_t *pid = json_object_get(o, "pid"), *dev = json_object_get(o, "device_size");
-        const char *exe = json_string_value(json_object_get(o, "exe"));
-        s->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
-        s->device_size = json_is_integer(dev) ? (uint64_t)json_integer_value(dev) : 0;
-        escape_copy(s->exe, sizeof s->exe, exe ? exe : "");
-        const json_t *av = json_object_get(o, "argv");
-        size_t used = 0;
-        s->argv[0] = '\0';
-        for (size_t i = 0; json_is_array(av) && i < json_array_size(av) && used + 2 < sizeof s->argv; i++) {
-            const char *a = json_string_value(json_array_get(av, i));
-            if (!a)
-                continue;
-            if (used)
-                s->argv[used++] = ' ';
-            escape_copy(s->argv + used, sizeof s->argv - used, a);
-            used += strlen(s->argv + used);
-        }
-        const json_t *ppid = json_object_get(o, "ppid"), *start = json_object_get(o, "start_unix_ns");
-        const char *parent = json_string_value(json_object_get(o, "parent_trace"));
-        s->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
-        s->start_unix_ns = json_is_integer(start) ? (uint64_t)json_integer_value(start) : 0;
-        s->forked = parent != NULL;
-        s->sample_bytes = reader_count(o, "sample_bytes");
+    case EV_META:
+        meta_record(s, o);
         break;
-    }
     case EV_ALLOC:
         s->allocations++;
         s->bytes_allocated += e->size;
@@ -213,105 +327,20 @@ void summary_add(summary_t *s, const event_t *e)
         allocated_now(s, e);
         break;
     case EV_SAMPLE:
-        s->samples++;
-        if (room((void **)&s->points, &s->points_cap, s->npoints, sizeof *s->points)) {
-            summary_point_t *p = &s->points[s->npoints++];
-            *p = (summary_point_t){
-                .t = e->t, .used = e->rss, .reserved = e->malloc_reserved,
-                .allocated = e->malloc_in_use, .total = e->device_total,
-                .heap_live = e->heap_live, .tree_rss = e->tree_rss,
-                .heap_max = s->heap_since_max > s->heap ? s->heap_since_max : s->heap};
-            if (s->sample_bytes) {
-                double se = summary_se(s->var_heap), rse = (double)e->heap_live_se;
-                p->heap_se = rse > se ? rse : se;
-                p->heap_max_se = s->heap_since_max > s->heap ? summary_se(s->var_since_max)
-                                                             : summary_se(s->var_heap);
-            }
-            if (e->heap_live > p->heap_max) { /* the recorder's count, when it saw more */
-                p->heap_max = e->heap_live;
-                p->heap_max_se = p->heap_se;
-            }
-            const json_t *r = json_object_get(o, "rollup");
-            const json_t *rr = json_object_get(r, "rss"), *ra = json_object_get(r, "anonymous");
-            if (json_is_integer(rr) && json_is_integer(ra) && json_integer_value(ra) >= 0 &&
-                json_integer_value(rr) >= json_integer_value(ra)) {
-                p->rollup_rss = (uint64_t)json_integer_value(rr);
-                p->rollup_anon = (uint64_t)json_integer_value(ra);
-                const json_t *pc = json_object_get(r, "private_clean");
-                const json_t *sc = json_object_get(r, "shared_clean");
-                int64_t clean = (json_is_integer(pc) ? json_integer_value(pc) : 0) +
-                                (json_is_integer(sc) ? json_integer_value(sc) : 0);
-                if (clean > 0)
-                    p->rollup_clean = (uint64_t)clean < p->rollup_rss - p->rollup_anon
-                                          ? (uint64_t)clean
-                                          : p->rollup_rss - p->rollup_anon;
-            }
-        }
-        s->heap_since_max = s->heap;
-        s->var_since_max = s->var_heap;
-        if (e->rss > s->peak_rss)
-            s->peak_rss = e->rss;
-        if (e->hwm > s->peak_hwm)
-            s->peak_hwm = e->hwm;
-        if (e->tree_rss > s->peak_tree_rss)
-            s->peak_tree_rss = e->tree_rss;
+        sample_record(s, e);
         break;
-    case EV_END: {
-        const char *r = json_string_value(json_object_get(o, "reason"));
-        const json_t *st = json_object_get(o, "status");
-        escape_copy(s->end_reason, sizeof s->end_reason, r ? r : "?");
-        s->end_status = json_is_integer(st) ? json_integer_value(st) : -1;
-        s->dropped = reader_count(o, "dropped");
-        s->untracked = reader_count(o, "untracked");
-        s->stackless = reader_count(o, "stackless");
-        s->threadless = reader_count(o, "threadless");
+    case EV_END:
+        end_record(s, o);
         break;
-    }
-    case EV_PHASE: {
-        const char *op = json_string_value(json_object_get(o, "op"));
-        if (op && !strcmp(op, "begin")) {
-            if (room((void **)&s->phases, &s->phases_cap, s->nphases, sizeof *s->phases)) {
-                summary_phase_t *p = &s->phases[s->nphases++];
-                const char *name = json_string_value(json_object_get(o, "name"));
-                escape_copy(p->name, sizeof p->name, name ? name : "");
-                p->begin = e->t;
-                p->end = UINT64_MAX;
-            }
-        } else if (op && !strcmp(op, "end")) {
-            for (size_t i = s->nphases; i-- > 0;) /* the innermost open one */
-                if (s->phases[i].end == UINT64_MAX) {
-                    s->phases[i].end = e->t;
-                    break;
-                }
-        }
+    case EV_PHASE:
+        phase_record(s, e);
         break;
-    }
     case EV_EXEC_FAILED:
         s->end_reason[0] = '\0'; /* the trace goes on after its end record */
         break;
-    case EV_SANDBOX: {
-        if (s->sandboxed)
-            break; /* the first says where it began */
-        const char *mode = json_string_value(json_object_get(o, "mode"));
-        s->sandboxed = true;
-        s->sandbox_traced = json_is_true(json_object_get(o, "traced"));
-        escape_copy(s->sandbox_mode, sizeof s->sandbox_mode, mode ? mode : "?");
-        s->sandbox_t = e->t;
-        s->sandbox_tid = e->tid;
-        char joined[160] = "";
-        const json_t *w = json_object_get(o, "without");
-        size_t i, at = 0;
-        const json_t *v;
-        json_array_foreach(w, i, v)
-        {
-            const char *name = json_string_value(v);
-            if (name && at + strlen(name) + 3 < sizeof joined)
-                at += (size_t)snprintf(joined + at, sizeof joined - at, "%s%s", at ? ", " : "",
-                                       name);
-        }
-        escape_copy(s->sandbox_without, sizeof s->sandbox_without, joined);
+    case EV_SANDBOX:
+        sandbox_record(s, e);
         break;
-    }
     default:
         break;
     }

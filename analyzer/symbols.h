@@ -102,7 +102,7 @@ size_t symbols_resolve(symbols_t *s, int32_t module, uint64_t address,
 /* The name the module's ELF symbol table gives the instruction at pc
  * (not a return address: no - 1), as libdwfl's dwfl_module_addrinfo
  * gives it (the same string, from an index of the table: see
- * symbols.c), or NULL (no symbol, or the module cannot be opened).
+ * symnames.h), or NULL (no symbol, or the module cannot be opened).
  * What resolving names a frame by when there is no debug information. */
 const char *symbols_symtab_name(symbols_t *s, int32_t module, uint64_t pc);
 
