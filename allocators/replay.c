@@ -28,7 +28,11 @@
  *     are resident as the program's were: its first 64 bytes, one byte
  *     in every page after, and its last byte (a realloc: the part past
  *     the old size; the allocator copies the rest).
- *   - Threads: one per trace thread.  Windows (oplog.h) replay one after
+ *   - Threads: one per trace thread, trace thread 0 (the program's main
+ *     thread: the first to allocate) on this process's main thread, the
+ *     others on threads it starts, so that an allocator that treats the
+ *     main thread apart (glibc's main arena, grown by brk; the others get
+ *     mapped arenas) sees the program's structure.  Windows (oplog.h) replay one after
  *     the other; inside one, each thread replays its part in the trace's
  *     order while the others replay theirs.  The thread that finishes a
  *     window's last part starts the next, waking only that window's
@@ -606,11 +610,11 @@ static int set_up(void)
     return 0;
 }
 
-/* A thread per trace thread and the sampling thread, each with its
- * stack touched.  0, or -1 (a line said why). */
+/* Threads 1 .. nthreads - 1 (thread 0 is this one) and the sampling
+ * thread, each with its stack touched.  0, or -1 (a line said why). */
 static int start_threads(pthread_t *th, pthread_t *tsampler, bool *have_sampler)
 {
-    uint32_t n = R.h->nthreads, started = 0;
+    uint32_t n = R.h->nthreads, started = 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1 << 20);
@@ -623,7 +627,8 @@ static int start_threads(pthread_t *th, pthread_t *tsampler, bool *have_sampler)
         fprintf(stderr, "%s: cannot start %u threads (%u started)\n", CMD, n, started);
         return -1;
     }
-    while (atomic_load(&ready) < n)
+    touch_stack();
+    while (atomic_load(&ready) < n - 1)
         usleep(100);
     return 0;
 }
@@ -635,7 +640,7 @@ typedef struct result_s {
     bool exact;   /* peak from VmHWM reset at the baseline */
 } result_t;
 
-/* The baseline, then the replay on the threads started. */
+/* The baseline, then the replay: thread 0 here, the others on theirs. */
 static void replay(pthread_t *th, result_t *out)
 {
     struct rusage ru0, ru1;
@@ -647,11 +652,12 @@ static void replay(pthread_t *th, result_t *out)
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_MONOTONIC, &R.t0);
     atomic_store(&R.go, 1);
-    for (uint32_t t = 0; t < R.h->nthreads; t++) {
+    for (uint32_t t = 1; t < R.h->nthreads; t++) {
         atomic_fetch_add(&R.wake[t].word, 1);
         futex_wake(&R.wake[t].word);
     }
-    for (uint32_t t = 0; t < R.h->nthreads; t++)
+    replay_parts(0);
+    for (uint32_t t = 1; t < R.h->nthreads; t++)
         pthread_join(th[t], NULL);
     out->wall_ns = now_ns();
     getrusage(RUSAGE_SELF, &ru1);
