@@ -80,9 +80,10 @@ CLI_SRC   = $(sort $(wildcard cli/*.c))
 ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
-# The real allocators' catalog, shared by memsim and memsim-analyze
+# The real allocators' catalog, shared by memsim and memsim-analyze, and
+# smapsum (the meter's reading of smaps, here for the unit tests)
 # (allocators/replay.c and meter.c are programs of their own, below).
-ALLOC_OBJ = $(BUILD)/allocators/catalog.o
+ALLOC_OBJ = $(BUILD)/allocators/catalog.o $(BUILD)/allocators/smapsum.o
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
@@ -217,10 +218,10 @@ $(REPLAY): allocators/replay.c allocators/oplog.h core/procfs.c core/procfs.h Ma
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< core/procfs.c -ldl -lpthread
 
-$(METER): allocators/meter.c core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
+$(METER): allocators/meter.c allocators/smapsum.c allocators/smapsum.h core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< core/procfs.c -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< allocators/smapsum.c core/procfs.c -ldl -lpthread
 
 # No -lm: one library fewer to load into every traced program (sample_log).
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)

@@ -20,6 +20,9 @@
  * started (after one malloc, so the allocator's start-up is in both the
  * baseline and a replay's).
  *
+ * smaps is read through allocators/smapsum.h, which counts once a mapping
+ * the kernel shows twice (one that grew between two pages of smaps).
+ *
  * A thread of the library's samples it: /proc/self/statm every
  * MEMSIM_METER_US microseconds (500 by default: the anonymous RSS), and
  * /proc/self/smaps at most every 20 ms and whenever the anonymous RSS
@@ -49,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocators/smapsum.h"
 #include "core/procfs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -258,14 +262,16 @@ static uint64_t anon_now(void)
     return (resident > shared ? resident - shared : 0) * (uint64_t)M.page;
 }
 
-/* The heap's RSS and the anonymous RSS, from /proc/self/smaps. */
+/* The heap's RSS and the anonymous RSS, from /proc/self/smaps
+ * (allocators/smapsum.h: a mapping the kernel shows twice counts once). */
 static void read_smaps(uint64_t *heap, uint64_t *anon)
 {
     *heap = *anon = 0;
     int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    bool in_heap = false;
+    smapsum_t sum;
+    smapsum_init(&sum);
     size_t have = 0;
     for (;;) {
         ssize_t n = read(fd, smaps_buf + have, sizeof smaps_buf - 1 - have);
@@ -276,29 +282,14 @@ static void read_smaps(uint64_t *heap, uint64_t *anon)
         char *line = smaps_buf, *nl;
         while ((nl = strchr(line, '\n'))) {
             *nl = '\0';
-            /* a mapping's first line: "start-end perms offset dev inode [name]" */
-            if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
-                const char *field[6] = {line};
-                char *p = line;
-                for (int k = 1; k < 6; k++) { /* perms, offset, dev, inode, name */
-                    p = p ? strchr(p, ' ') : NULL;
-                    while (p && *p == ' ')
-                        *p++ = '\0';
-                    field[k] = p ? p : "";
-                }
-                bool unnamed = !strncmp(field[3], "00:00", 5) && field[3][5] == '\0' &&
-                            !strcmp(field[4], "0");
-                in_heap = !strcmp(field[5], "[heap]") || (unnamed && !field[5][0]);
-            } else if (!strncmp(line, "Rss:", 4) && in_heap) {
-                *heap += strtoull(line + 4, NULL, 10) * 1024;
-            } else if (!strncmp(line, "Anonymous:", 10)) {
-                *anon += strtoull(line + 10, NULL, 10) * 1024;
-            }
+            smapsum_line(&sum, line);
             line = nl + 1;
         }
         have = (size_t)(smaps_buf + have - line);
         memmove(smaps_buf, line, have);
     }
+    *heap = sum.heap;
+    *anon = sum.anon;
     close(fd);
     M.smaps_reads++;
     uint64_t notheap = own_resident() + (memsim_own ? memsim_own() : 0) +

@@ -11,7 +11,9 @@
  *            holds at most the trace's live blocks (plus one window's
  *            frees, below).  A realloc keeps its block's slot.
  *   thread   a trace thread, numbered 0, 1, ... in the order of its first
- *            heap operation; the replay runs each on a thread of its own.
+ *            heap operation; the replay runs each on a thread of its own,
+ *            thread 0 (the program's main thread: the first to allocate)
+ *            on its main thread.
  *   window   a run of at most OPLOG_WINDOW consecutive operations of the
  *            trace, in which no operation depends on another thread's
  *            operation of the same window.  Windows replay one after the

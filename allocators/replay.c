@@ -28,7 +28,11 @@
  *     are resident as the program's were: its first 64 bytes, one byte
  *     in every page after, and its last byte (a realloc: the part past
  *     the old size; the allocator copies the rest).
- *   - Threads: one per trace thread.  Windows (oplog.h) replay one after
+ *   - Threads: one per trace thread, trace thread 0 (the program's main
+ *     thread: the first to allocate) on this process's main thread, the
+ *     others on threads it starts, so that an allocator that treats the
+ *     main thread apart (glibc's main arena, grown by brk; the others get
+ *     mapped arenas) sees the program's structure.  Windows (oplog.h) replay one after
  *     the other; inside one, each thread replays its part in the trace's
  *     order while the others replay theirs.  The thread that finishes a
  *     window's last part starts the next, waking only that window's
@@ -426,17 +430,9 @@ static __attribute__((noinline)) void touch_stack(void)
 
 static _Atomic uint32_t ready;
 
-static void *replayer(void *arg)
+/* Thread t's parts, window by window, once the replay has started. */
+static void replay_parts(uint32_t t)
 {
-    uint32_t t = (uint32_t)(uintptr_t)arg;
-    touch_stack();
-    atomic_fetch_add(&ready, 1);
-    while (!atomic_load(&R.go)) {
-        uint32_t seen = atomic_load(&R.wake[t].word);
-        if (atomic_load(&R.go))
-            break;
-        futex_wait(&R.wake[t].word, seen);
-    }
     uint64_t failed = 0;
     for (uint64_t i = 0; i < R.nentries[t]; i++) {
         const entry_t *e = &R.entries[t][i];
@@ -448,6 +444,21 @@ static void *replayer(void *arg)
         finish_window(t, e->window);
     }
     atomic_fetch_add(&R.failed, failed);
+}
+
+/* A started thread: trace thread arg, from when the replay starts. */
+static void *replayer(void *arg)
+{
+    uint32_t t = (uint32_t)(uintptr_t)arg;
+    touch_stack();
+    atomic_fetch_add(&ready, 1);
+    while (!atomic_load(&R.go)) {
+        uint32_t seen = atomic_load(&R.wake[t].word);
+        if (atomic_load(&R.go))
+            break;
+        futex_wait(&R.wake[t].word, seen);
+    }
+    replay_parts(t);
     return NULL;
 }
 
@@ -532,10 +543,10 @@ static void print_samples(const char *name, const sample_t *v, uint32_t n)
     printf("]");
 }
 
-int main(int argc, char **argv)
+/* The command line: settings into opts, the operation file's descriptor
+ * into *fd.  Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, const char **opts, int *nopts, int *fd)
 {
-    const char *opts[MAX_MALLOPT];
-    int nopts = 0;
     R.sample_ms = 10;
     int i = 1;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -547,8 +558,8 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (!strcmp(argv[i], "--mallopt") && nopts < MAX_MALLOPT) {
-            opts[nopts++] = argv[++i];
+        if (!strcmp(argv[i], "--mallopt") && *nopts < MAX_MALLOPT) {
+            opts[(*nopts)++] = argv[++i];
         } else if (!strcmp(argv[i], "--sample-ms")) {
             char *end;
             R.sample_ms = strtoull(argv[++i], &end, 10);
@@ -563,21 +574,24 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    int fd;
     if (!strncmp(argv[i], "fd:", 3))
-        fd = atoi(argv[i] + 3);
-    else if ((fd = open(argv[i], O_RDONLY | O_CLOEXEC)) < 0) {
+        *fd = atoi(argv[i] + 3);
+    else if ((*fd = open(argv[i], O_RDONLY | O_CLOEXEC)) < 0) {
         fprintf(stderr, "%s: %s: %s\n", CMD, argv[i], strerror(errno));
         return 2;
     }
-    for (int k = 0; k < nopts; k++)
+    for (int k = 0; k < *nopts; k++)
         if (apply_mallopt(opts[k])) {
             fprintf(stderr, "%s: --mallopt %s: not a mallopt this glibc takes\n", CMD, opts[k]);
             return 2;
         }
-    R.page = sysconf(_SC_PAGESIZE);
-    load(fd);
-    find_calls();
+    return -1;
+}
+
+/* The table of live pointers and the samples' tables, resident before
+ * the baseline.  0, or -1 (a line said why). */
+static int set_up(void)
+{
     const oplog_header_t *h = R.h;
     R.every = h->nops / (COUNT_SAMPLES / 2) > OPLOG_WINDOW ? h->nops / (COUNT_SAMPLES / 2)
                                                            : OPLOG_WINDOW;
@@ -587,57 +601,83 @@ int main(int argc, char **argv)
     if ((R.statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0 || !R.table ||
         !R.count_samples || !R.time_samples) {
         fprintf(stderr, "%s: out of memory (or no /proc/self/statm)\n", CMD);
-        return 1;
+        return -1;
     }
-    /* resident now, so that the baseline holds them */
     for (uint64_t b = 0; b < h->nslots * sizeof *R.table; b += 4096)
         ((volatile char *)R.table)[b] = 0;
     memset(R.count_samples, 0, COUNT_SAMPLES * sizeof(sample_t));
     memset(R.time_samples, 0, TIME_SAMPLES * sizeof(sample_t));
-    pthread_t *th = map_anon(h->nthreads * sizeof *th, false), tsampler;
+    return 0;
+}
+
+/* Threads 1 .. nthreads - 1 (thread 0 is this one) and the sampling
+ * thread, each with its stack touched.  0, or -1 (a line said why). */
+static int start_threads(pthread_t *th, pthread_t *tsampler, bool *have_sampler)
+{
+    uint32_t n = R.h->nthreads, started = 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1 << 20);
-    uint32_t started = 0;
-    for (; th && started < h->nthreads; started++)
+    for (; th && started < n; started++)
         if (pthread_create(&th[started], &attr, replayer, (void *)(uintptr_t)started))
             break;
-    bool have_sampler = pthread_create(&tsampler, &attr, sampler, NULL) == 0;
-    if (started < h->nthreads) {
-        fprintf(stderr, "%s: cannot start %u threads (%u started)\n", CMD, h->nthreads, started);
-        return 1;
+    *have_sampler = pthread_create(tsampler, &attr, sampler, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (started < n) {
+        fprintf(stderr, "%s: cannot start %u threads (%u started)\n", CMD, n, started);
+        return -1;
     }
-    while (atomic_load(&ready) < started)
+    touch_stack();
+    while (atomic_load(&ready) < n - 1)
         usleep(100);
-    /* the baseline */
+    return 0;
+}
+
+/* What the replay measured, taken once it has ended. */
+typedef struct result_s {
+    uint64_t wall_ns, cpu_us, peak, end_rss;
+    long minflt, majflt;
+    bool exact;   /* peak from VmHWM reset at the baseline */
+} result_t;
+
+/* The baseline, then the replay: thread 0 here, the others on theirs. */
+static void replay(pthread_t *th, result_t *out)
+{
     struct rusage ru0, ru1;
     int clear = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    bool hwm_reset = clear >= 0 && write(clear, "5", 1) == 1;
+    out->exact = clear >= 0 && write(clear, "5", 1) == 1;
     if (clear >= 0)
         close(clear);
     R.base_rss = rss_now();
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_MONOTONIC, &R.t0);
     atomic_store(&R.go, 1);
-    for (uint32_t t = 0; t < started; t++) {
+    for (uint32_t t = 1; t < R.h->nthreads; t++) {
         atomic_fetch_add(&R.wake[t].word, 1);
         futex_wake(&R.wake[t].word);
     }
-    for (uint32_t t = 0; t < started; t++)
+    replay_parts(0);
+    for (uint32_t t = 1; t < R.h->nthreads; t++)
         pthread_join(th[t], NULL);
-    uint64_t wall = now_ns();
+    out->wall_ns = now_ns();
     getrusage(RUSAGE_SELF, &ru1);
-    uint64_t end_rss = rss_now();
+    out->end_rss = rss_now();
     uint64_t hwm = peak_rss();
-    atomic_store(&R.finished, 1);
-    if (have_sampler)
-        pthread_join(tsampler, NULL);
-    /* The replay is over: what follows may allocate. */
-    uint64_t cpu_us = field_us(ru1.ru_utime) + field_us(ru1.ru_stime) - field_us(ru0.ru_utime) -
-                      field_us(ru0.ru_stime);
-    uint64_t peak = hwm_reset ? over_base(hwm) : 0;
+    out->cpu_us = field_us(ru1.ru_utime) + field_us(ru1.ru_stime) - field_us(ru0.ru_utime) -
+                  field_us(ru0.ru_stime);
+    out->minflt = ru1.ru_minflt - ru0.ru_minflt;
+    out->majflt = ru1.ru_majflt - ru0.ru_majflt;
+    out->peak = out->exact ? over_base(hwm) : 0;
+}
+
+/* The JSON object on stdout (the replay is over: this may allocate). */
+static int report(const result_t *r)
+{
+    const oplog_header_t *h = R.h;
+    uint64_t peak = r->peak;
     uint32_t nc = atomic_load(&R.ncount);
-    for (uint32_t k = 0; k < (nc < COUNT_SAMPLES ? nc : COUNT_SAMPLES); k++)
+    nc = nc < COUNT_SAMPLES ? nc : COUNT_SAMPLES;
+    for (uint32_t k = 0; k < nc; k++)
         if (R.count_samples[k].rss > peak)
             peak = R.count_samples[k].rss; /* without clear_refs: the samples' peak */
     for (uint32_t k = 0; k < R.ntime; k++)
@@ -648,15 +688,39 @@ int main(int argc, char **argv)
            "\"minor_faults\":%ld,\"major_faults\":%ld,\"cpu_s\":%.6f,\"wall_s\":%.6f,"
            "\"failed\":%llu,\"substituted\":%u,\"malloc_from\":\"",
            (unsigned long long)h->nops, h->nthreads, (unsigned long long)h->nwindows,
-           (unsigned long long)peak, hwm_reset ? "true" : "false",
-           (unsigned long long)over_base(end_rss), (unsigned long long)R.base_rss,
-           ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt, (double)cpu_us / 1e6,
-           secs(wall), (unsigned long long)atomic_load(&R.failed), R.substituted);
+           (unsigned long long)peak, r->exact ? "true" : "false",
+           (unsigned long long)over_base(r->end_rss), (unsigned long long)R.base_rss, r->minflt,
+           r->majflt, (double)r->cpu_us / 1e6, secs(r->wall_ns),
+           (unsigned long long)atomic_load(&R.failed), R.substituted);
     for (const char *p = owner((void *)malloc); *p; p++) /* a path: escape what JSON needs */
         printf((unsigned char)*p < 0x20 || *p == '"' || *p == '\\' ? "\\u%04x" : "%c", *p);
     printf("\"");
-    print_samples("by_count", R.count_samples, nc < COUNT_SAMPLES ? nc : COUNT_SAMPLES);
+    print_samples("by_count", R.count_samples, nc);
     print_samples("by_time", R.time_samples, R.ntime);
     printf("}\n");
     return fflush(stdout) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *opts[MAX_MALLOPT];
+    int nopts = 0, fd = -1;
+    int status = parse_args(argc, argv, opts, &nopts, &fd);
+    if (status >= 0)
+        return status;
+    R.page = sysconf(_SC_PAGESIZE);
+    load(fd);
+    find_calls();
+    if (set_up())
+        return 1;
+    pthread_t *th = map_anon(R.h->nthreads * sizeof *th, false), tsampler;
+    bool have_sampler = false;
+    if (start_threads(th, &tsampler, &have_sampler))
+        return 1;
+    result_t r;
+    replay(th, &r);
+    atomic_store(&R.finished, 1);
+    if (have_sampler)
+        pthread_join(tsampler, NULL);
+    return report(&r);
 }

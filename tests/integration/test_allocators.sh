@@ -67,6 +67,42 @@ done
 expect_eq "the ranking: allocators and strategies" "$(q allocators.ranking.#)" "$((NALL + 6))"
 expect_eq "the ranking's first is the best" "$(q allocators.ranking.0.over_best_bytes)" 0
 
+# The trace's main thread is replayed on the replay's main thread: glibc
+# gives that thread its main arena, grown by brk, and the others mapped
+# arenas.  A trace whose main thread (tid == pid) keeps 2 MiB of 8 KiB
+# blocks and whose second thread allocates once: the replay's break must
+# grow by those 2 MiB, and only its main thread may move it.
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null; then
+    awk 'BEGIN {
+        print "{\"ev\":\"meta\",\"t\":0,\"tid\":42,\"format\":\"memsim-trace\",\"version\":1,\"pid\":42,\"ppid\":1,\"exe\":\"/bin/two\",\"argv\":[\"two\"],\"start_unix_ns\":0,\"page_size\":4096,\"strategy\":\"best-fit\",\"device_size\":1073741824,\"stack_depth\":64,\"mmap\":true,\"memsim_version\":\"0.1.0\",\"parent_trace\":null}"
+        print "{\"ev\":\"stack\",\"t\":1,\"tid\":42,\"id\":1,\"frames\":[4096]}"
+        for (i = 0; i < 256; i++)
+            printf "{\"ev\":\"alloc\",\"t\":%d,\"tid\":42,\"fn\":\"malloc\",\"addr\":%d,\"size\":8192,\"align\":16,\"stack\":1,\"sim\":null}\n", i + 2, 1048576 + i * 65536
+        print "{\"ev\":\"alloc\",\"t\":300,\"tid\":43,\"fn\":\"malloc\",\"addr\":150994944,\"size\":100,\"align\":16,\"stack\":1,\"sim\":null}"
+        print "{\"ev\":\"end\",\"t\":301,\"tid\":42,\"reason\":\"exit\",\"status\":0,\"signal\":null,\"records\":301,\"dropped\":0,\"after_end\":0,\"unknown_frees\":0,\"live_allocations\":257,\"live_bytes\":2097252,\"stacks\":1}"
+    }' >"$TMP/main.jsonl"
+    expect_status "a trace of two threads, through glibc under strace" 0 \
+        strace -f -o "$TMP/main.strace" -e trace=brk,execve,clone,clone3 "$A" --json --sites 0 --no-replay --allocators glibc "$TMP/main.jsonl"
+    expect_eq "its two threads" "$("$J" allocators.threads <"$TMP/out")" 2
+    # the replay: the process that executed memsim-replay, and the threads
+    # it started; the growth of its break, and the brk calls of its threads
+    moved=$(awk 'function hex(s,  v, i) { v = 0; s = tolower(substr(s, 3))
+            for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+            return v }
+        $2 ~ /^execve\(.*memsim-replay"/ && / = 0$/ { pid = $1 }
+        pid && $1 == pid && /clone/ && $NF ~ /^[0-9]+$/ { mine[$NF] = 1 }
+        pid && $2 ~ /^brk\(/ && $NF ~ /^0x/ {
+            if ($1 in mine) other++
+            if ($1 == pid) { v = hex($NF); if (!lo) lo = v; if (v > hi) hi = v } }
+        END { printf "%d %d", (hi - lo) / 1024, other }' "$TMP/main.strace")
+    if [ "${moved% *}" -ge 2048 ]; then pass "the main thread's 2 MiB in glibc's main arena (the break grew ${moved% *} KiB)"; else
+        fail "the main thread's 2 MiB in glibc's main arena" "the break grew ${moved% *} KiB, want 2048 at least"
+    fi
+    expect_eq "only the replay's main thread moves the break" "${moved#* }" 0
+else
+    echo "# skip - strace cannot run here: the main arena's check"
+fi
+
 # Settings make rows of their own.
 expect_status "glibc with settings" 0 "$A" --json --sites 0 --allocators 'glibc,glibc:M_ARENA_MAX=1:M_MMAP_THRESHOLD=65536' "$TMP/known.jsonl"
 expect_eq "two rows" "$("$J" allocators.rows.# <"$TMP/out")" 2

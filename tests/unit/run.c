@@ -50,6 +50,7 @@ int main(void)
         seccomp_suite,
         report_suite,
         catalog_suite,
+        smapsum_suite,
         sample_suite,
         findings_suite,
         opts_suite,

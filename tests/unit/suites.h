@@ -47,6 +47,7 @@ Suite *run_report_suite(void);
 Suite *seccomp_suite(void);
 Suite *report_suite(void);
 Suite *catalog_suite(void);
+Suite *smapsum_suite(void);
 Suite *sample_suite(void);
 Suite *findings_suite(void);
 Suite *opts_suite(void);
