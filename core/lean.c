@@ -5,8 +5,9 @@
  * Invariants (lean_check):
  *   extents tile the free bytes of [base, end): sum(size) == seg_size -
  *     alloc_bytes, no two touch (e.end != f.addr), all multiples of G;
- *   the hash holds exactly one start key (addr) and one end key
- *   ((addr + size) | 1) per extent, each naming it;
+ *   the hash holds exactly one key for the start and one for the end
+ *   of each extent (its boundaries in granules from the base), each
+ *   naming it, and no key twice;
  *   top == the extent ending at `end` when it is pristine, else NONE;
  *   it is in no treap, every other extent in the treap, in key order,
  *   each node's priority >= its children's, p its parent, and (by
@@ -45,27 +46,27 @@ bool lean_supports(const char *strategy)
 static int hash_grow(lean_t *l);
 
 /* key -> ext; key is not in the hash.  0, or -1 without memory. */
-static inline int hash_put(lean_t *l, uint64_t key, uint32_t ext)
+static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
 {
     if ((l->hcount + 1) * 2 > l->hcap && hash_grow(l))
         return -1;
     uint64_t m = l->hcap - 1, i = home(l, key);
-    while (l->hash[i].key)
+    while (l->hash[i].key != HASH_EMPTY)
         i = (i + 1) & m;
-    l->hash[i] = (slot_t){key, ext, 0};
+    l->hash[i] = (slot_t){key, ext};
     l->hcount++;
     return 0;
 }
 
 /* Remove key (present), shifting back the run after it. */
-static inline void hash_del(lean_t *l, uint64_t key)
+static inline void hash_del(lean_t *l, uint32_t key)
 {
     uint64_t m = l->hcap - 1, i = home(l, key);
     while (l->hash[i].key != key)
         i = (i + 1) & m;
     for (uint64_t j = (i + 1) & m;; j = (j + 1) & m) {
-        uint64_t k = l->hash[j].key;
-        if (!k)
+        uint32_t k = l->hash[j].key;
+        if (k == HASH_EMPTY)
             break;
         uint64_t h = home(l, k);
         /* j's slot may move to the hole at i when its home is not in (i, j]. */
@@ -74,25 +75,26 @@ static inline void hash_del(lean_t *l, uint64_t key)
             i = j;
         }
     }
-    l->hash[i].key = 0;
+    l->hash[i].key = HASH_EMPTY;
     l->hcount--;
 }
 
 static int hash_grow(lean_t *l)
 {
     uint64_t cap = l->hcap ? l->hcap * 2 : 64;
-    slot_t *old = l->hash, *nw = calloc(cap, sizeof *nw);
+    slot_t *old = l->hash, *nw = malloc(cap * sizeof *nw);
     if (!nw)
         return -1;
+    memset(nw, 0xff, cap * sizeof *nw); /* HASH_EMPTY */
     uint64_t ocap = l->hcap;
     l->hash = nw;
     l->hcap = cap;
     l->hshift = (unsigned)(64 - __builtin_ctzll(cap));
     l->hcount = 0;
     for (uint64_t i = 0; i < ocap; i++)
-        if (old[i].key) {
+        if (old[i].key != HASH_EMPTY) {
             uint64_t m = cap - 1, j = home(l, old[i].key);
-            while (nw[j].key)
+            while (nw[j].key != HASH_EMPTY)
                 j = (j + 1) & m;
             nw[j] = old[i];
             l->hcount++;
@@ -260,7 +262,7 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
         f++;
     uint64_t base = DEVICE_DEFAULT_BASE, size = total & ~(uint64_t)(G - 1);
     if (f == sizeof forms / sizeof forms[0] || !size || base + total < base ||
-        size >> GSHIFT > NIL) {
+        size >> GSHIFT >= NIL) {
         snprintf(err, errlen, f == sizeof forms / sizeof forms[0]
                                   ? "no lean form of strategy \"%s\""
                                   : "no lean device of that size for strategy \"%s\"",
@@ -290,7 +292,7 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
     }
     l->rover = base;
     uint32_t x = ext_new(l, base, size, EXT_PRISTINE);
-    if (x == NIL || hash_put(l, start_key(base), x) || hash_put(l, end_key(l->end), x)) {
+    if (x == NIL || hash_put(l, bkey(l, base), x) || hash_put(l, bkey(l, l->end), x)) {
         lean_destroy(l);
         snprintf(err, errlen, "out of host memory");
         return -1;
@@ -317,15 +319,15 @@ uint64_t lean_addr(const lean_t *l, uint32_t h) { return l->base + ((uint64_t)h 
 void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 {
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
-    __builtin_prefetch(&l->hash[home(l, end_key(a))]);
-    __builtin_prefetch(&l->hash[home(l, start_key(a + s))]);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a))]);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a + s))]);
 }
 
 uint64_t lean_reserved(const lean_t *l)
 {
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
-    uint32_t x = hash_get(l, end_key(l->end)); /* a last run that is not pristine */
+    uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
     return x != NIL ? l->e[x].addr - l->base : l->end - l->base;
 }
 
@@ -347,6 +349,11 @@ static inline uint32_t pick(const lean_t *l, uint64_t need)
         x = leftmost_fit(l, l->root, need);
         break;
     case PICK_NEXT:
+        /* The run that starts at the rover (the rest of the one the last
+         * allocation carved, usually) is the lowest at or above it. */
+        x = hash_get(l, bkey(l, l->rover));
+        if (x != NIL && x != t && l->e[x].addr == l->rover && l->e[x].size >= need)
+            break;
         x = leftmost_fit_from(l, l->root, l->rover, need);
         if (x == NIL)
             x = leftmost_fit(l, l->root, need);
@@ -386,9 +393,9 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     uint64_t xaddr = e->addr, xend = xaddr + e->size, aend = start + bytes;
     uint32_t flags = e->flags & EXT_PRISTINE;
     if (start == xaddr) {
-        hash_del(l, start_key(xaddr));
+        hash_del(l, bkey(l, xaddr));
         if (aend == xend) {
-            hash_del(l, end_key(xend));
+            hash_del(l, bkey(l, xend));
             unindex(l, x);
             ext_free(l, x);
             return 0;
@@ -396,21 +403,21 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
         e->addr = aend;
         e->size = xend - aend;
         lean_changed(l, x);
-        return hash_put(l, start_key(aend), x); /* (the hash had room: a key left) */
+        return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
     }
     /* Room first, so that nothing changes when there is none. */
     if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
         return -1;
     if ((l->hcount + 2) * 2 > l->hcap && hash_grow(l))
         return -1;
-    hash_del(l, end_key(xend));
+    hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
-    hash_put(l, end_key(start), x);
+    hash_put(l, bkey(l, start), x);
     lean_changed(l, x);
     if (aend < xend) {
         uint32_t y = ext_new(l, aend, xend - aend, flags);
-        hash_put(l, start_key(aend), y);
-        hash_put(l, end_key(xend), y);
+        hash_put(l, bkey(l, aend), y);
+        hash_put(l, bkey(l, xend), y);
         index_new(l, y);
     }
     return 0;
@@ -461,33 +468,33 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
     l->alloc_bytes -= s;
     l->requested -= size;
     l->live_blocks--;
-    uint32_t lo = hash_get(l, end_key(a)), hi = hash_get(l, start_key(a + s));
+    uint32_t lo = hash_get(l, bkey(l, a)), hi = hash_get(l, bkey(l, a + s));
     if (lo == NIL && hi == NIL) {
         uint32_t x = ext_new(l, a, s, 0);
-        hash_put(l, start_key(a), x);
-        hash_put(l, end_key(a + s), x);
+        hash_put(l, bkey(l, a), x);
+        hash_put(l, bkey(l, a + s), x);
         index_new(l, x);
     } else if (hi == NIL) {
-        hash_del(l, end_key(a));
+        hash_del(l, bkey(l, a));
         l->e[lo].size += s;
-        hash_put(l, end_key(a + s), lo);
+        hash_put(l, bkey(l, a + s), lo);
         lean_changed(l, lo);
     } else if (lo == NIL) {
-        hash_del(l, start_key(a + s));
+        hash_del(l, bkey(l, a + s));
         l->e[hi].addr = a;
         l->e[hi].size += s;
-        hash_put(l, start_key(a), hi);
+        hash_put(l, bkey(l, a), hi);
         lean_changed(l, hi);
     } else {
         uint64_t hend = l->e[hi].addr + l->e[hi].size;
         l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
         unindex(l, hi);
-        hash_del(l, start_key(a + s));
-        hash_del(l, end_key(hend));
+        hash_del(l, bkey(l, a + s));
+        hash_del(l, bkey(l, hend));
         ext_free(l, hi);
-        hash_del(l, end_key(a));
+        hash_del(l, bkey(l, a));
         l->e[lo].size = hend - l->e[lo].addr;
-        hash_put(l, end_key(hend), lo);
+        hash_put(l, bkey(l, hend), lo);
         lean_changed(l, lo);
     }
     CHECK_EXPENSIVE({

@@ -44,6 +44,16 @@ static int check_subtree(const lean_t *l, uint32_t bin, uint32_t n, uint32_t par
     return 0;
 }
 
+/* How many slots hold key (one run boundary: at most one extent's). */
+static unsigned keys_in_hash(const lean_t *l, uint32_t key)
+{
+    uint64_t m = l->hcap - 1;
+    unsigned n = 0;
+    for (uint64_t i = home(l, key); l->hash[i].key != HASH_EMPTY; i = (i + 1) & m)
+        n += l->hash[i].key == key;
+    return n;
+}
+
 int lean_check(const lean_t *l, const char **why)
 {
     const char *dummy;
@@ -74,10 +84,11 @@ int lean_check(const lean_t *l, const char **why)
         if (!e->size || (e->addr | e->size) & (G - 1) || e->addr < l->base ||
             e->addr + e->size > l->end)
             FAIL("an extent is empty, unaligned or outside the device");
-        if (hash_get(l, start_key(e->addr)) != x || hash_get(l, end_key(e->addr + e->size)) != x)
-            FAIL("the hash does not name an extent by its ends");
-        if (hash_get(l, end_key(e->addr)) != NIL)
+        if (keys_in_hash(l, bkey(l, e->addr)) > 1 ||
+            keys_in_hash(l, bkey(l, e->addr + e->size)) > 1)
             FAIL("two extents touch: they were not merged");
+        if (hash_get(l, bkey(l, e->addr)) != x || hash_get(l, bkey(l, e->addr + e->size)) != x)
+            FAIL("the hash does not name an extent by its ends");
         if (is_top(l, x) != (x == l->top))
             FAIL("the pristine end of the device is not the top, or the top is not it");
     }

@@ -35,12 +35,15 @@ typedef struct ext_s {
     uint32_t flags;   /* EXT_PRISTINE: never allocated, as the device's stream ANY */
 } ext_t;
 
-/* A hash slot: an extent's start (addr) or end ((addr + size) | 1). */
+/* A hash slot: a run boundary, in granules from the base: an extent's
+ * start or its end.  A start and an end never share a boundary (runs
+ * that touch are merged), so one key names one extent. */
 typedef struct slot_s {
-    uint64_t key; /* 0: empty (no address is 0: the base is above it) */
+    uint32_t key; /* HASH_EMPTY: an empty slot */
     uint32_t ext;
-    uint32_t pad;
 } slot_t;
+
+#define HASH_EMPTY UINT32_MAX
 
 struct lean_s {
     const strategy_ops_t *ops;
@@ -71,20 +74,23 @@ struct lean_s {
 
 static inline uint64_t home(const lean_t *l, uint64_t key) { return (key * FIB) >> l->hshift; }
 
-static inline uint32_t hash_get(const lean_t *l, uint64_t key)
+static inline uint32_t hash_get(const lean_t *l, uint32_t key)
 {
     uint64_t m = l->hcap - 1;
     for (uint64_t i = home(l, key);; i = (i + 1) & m) {
         const slot_t *s = &l->hash[i];
         if (s->key == key)
             return s->ext;
-        if (!s->key)
+        if (s->key == HASH_EMPTY)
             return NIL;
     }
 }
 
-static inline uint64_t start_key(uint64_t addr) { return addr; }
-static inline uint64_t end_key(uint64_t end) { return end | 1; }
+/* The key of a run boundary at addr (base <= addr <= end). */
+static inline uint32_t bkey(const lean_t *l, uint64_t addr)
+{
+    return (uint32_t)((addr - l->base) >> GSHIFT);
+}
 
 /* ---- the treaps (core/lean_treap.c) ------------------------------------------- */
 

@@ -167,7 +167,17 @@ void lean_changed(lean_t *l, uint32_t x)
         lean_treap_remove(l, x);
         l->top = x;
     } else if (l->by_addr) {
-        fix_up(l, x);
+        ext_t *e = l->e;
+        uint64_t size = e[x].size;
+        if (size < e[x].max) { /* it shrank, or grew within a larger subtree */
+            fix_up(l, x);
+            return;
+        }
+        /* It grew to its subtree's largest or past (a shrunk run is below
+         * its old maximum): the maxima on its path rise to its size
+         * where lower, and nothing else changes. */
+        for (uint32_t n = x; n != NIL && e[n].max < size; n = e[n].p)
+            e[n].max = size;
     } else {
         uint32_t a = NIL, b = NIL;
         if (bin_of(l, l->e[x].size) == l->e[x].flags >> BIN_SHIFT &&
