@@ -5,8 +5,9 @@
  * Invariants (lean_check):
  *   extents tile the free bytes of [base, end): sum(size) == seg_size -
  *     alloc_bytes, no two touch (e.end != f.addr), all multiples of G;
- *   the hash holds exactly one start key (addr) and one end key
- *   ((addr + size) | 1) per extent, each naming it;
+ *   the hash holds exactly one key for the start and one for the end
+ *   of each extent (its boundaries in granules from the base), each
+ *   naming it, and no key twice;
  *   top == the extent ending at `end` when it is pristine, else NONE;
  *   it is in no treap, every other extent in the treap, in key order,
  *   each node's priority >= its children's, p its parent, and (by
@@ -19,62 +20,7 @@
 #include <string.h>
 
 #include "core/check.h"
-
-#define NIL LEAN_NONE
-#define G DEVICE_DEFAULT_GRANULE
-#define GSHIFT 4
-_Static_assert(G == 1u << GSHIFT, "the granule is 16 bytes");
-
-typedef enum pick_e { PICK_FIRST, PICK_NEXT, PICK_BEST, PICK_WORST } pick_t;
-
-enum { EXT_PRISTINE = 1, EXT_USED = 2 };
-
-/* Best fit's size bins: a run of fewer than LEAN_BINS granules sits in
- * a treap of its own size (by address), the rest in the main treap, as
- * the device keeps its small free blocks in bins by exact size.  The
- * smallest run that fits is then a bit scan and the leftmost node of a
- * small treap, not a descent through all the runs.  An indexed run
- * notes its bin in its flags (BIN_SHIFT up; 0: the main treap). */
-#define LEAN_BINS 512
-#define BIN_SHIFT 8
-
-/* A free run of the device. */
-typedef struct ext_s {
-    uint64_t addr, size;
-    uint64_t max;     /* by address: the largest size in this subtree */
-    uint32_t l, r, p; /* treap links (NIL: none); a spare slot links through l */
-    uint32_t flags;   /* EXT_PRISTINE: never allocated, as the device's stream ANY */
-} ext_t;
-
-/* A hash slot: an extent's start (addr) or end ((addr + size) | 1). */
-typedef struct slot_s {
-    uint64_t key; /* 0: empty (no address is 0: the base is above it) */
-    uint32_t ext;
-    uint32_t pad;
-} slot_t;
-
-struct lean_s {
-    const strategy_ops_t *ops;
-    pick_t pick;
-    bool by_addr;       /* the treap's order: address (first, next), or (size, address) */
-    uint64_t total;     /* the device's capacity */
-    uint64_t base, end; /* the one segment: [base, end) */
-    ext_t *e;           /* extents, by slot */
-    uint32_t ne, cap;   /* slots made, room */
-    uint32_t spare;     /* recycled slots, linked through l */
-    uint64_t nexts;     /* extents in use */
-    uint32_t root, top;
-    uint32_t *bin_root; /* best fit: bin_root[g], the treap of runs of g granules
-                           (1 <= g < LEAN_BINS); NULL for the others */
-    uint64_t nonempty[LEAN_BINS / 64]; /* bit g: bin_root[g] != NIL */
-    slot_t *hash;
-    uint64_t hcap, hcount;
-    unsigned hshift;    /* 64 - log2(hcap) */
-    uint64_t rover;     /* next fit: where the last allocation ended */
-    uint64_t alloc_bytes, requested, live_blocks;
-    uint64_t peak_footprint, peak_live, internal_at_peak, live_at_peak, free_at_peak;
-    double external_at_peak;
-};
+#include "core/lean_ext.h"
 
 static const struct {
     const char *name;
@@ -97,46 +43,30 @@ bool lean_supports(const char *strategy)
 
 /* ---- the hash of extents' ends ------------------------------------------------ */
 
-#define FIB 0x9E3779B97F4A7C15ull
-
-static inline uint64_t home(const lean_t *l, uint64_t key) { return (key * FIB) >> l->hshift; }
-
-static inline uint32_t hash_get(const lean_t *l, uint64_t key)
-{
-    uint64_t m = l->hcap - 1;
-    for (uint64_t i = home(l, key);; i = (i + 1) & m) {
-        const slot_t *s = &l->hash[i];
-        if (s->key == key)
-            return s->ext;
-        if (!s->key)
-            return NIL;
-    }
-}
-
 static int hash_grow(lean_t *l);
 
 /* key -> ext; key is not in the hash.  0, or -1 without memory. */
-static inline int hash_put(lean_t *l, uint64_t key, uint32_t ext)
+static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
 {
     if ((l->hcount + 1) * 2 > l->hcap && hash_grow(l))
         return -1;
     uint64_t m = l->hcap - 1, i = home(l, key);
-    while (l->hash[i].key)
+    while (l->hash[i].key != HASH_EMPTY)
         i = (i + 1) & m;
-    l->hash[i] = (slot_t){key, ext, 0};
+    l->hash[i] = (slot_t){key, ext};
     l->hcount++;
     return 0;
 }
 
 /* Remove key (present), shifting back the run after it. */
-static inline void hash_del(lean_t *l, uint64_t key)
+static inline void hash_del(lean_t *l, uint32_t key)
 {
     uint64_t m = l->hcap - 1, i = home(l, key);
     while (l->hash[i].key != key)
         i = (i + 1) & m;
     for (uint64_t j = (i + 1) & m;; j = (j + 1) & m) {
-        uint64_t k = l->hash[j].key;
-        if (!k)
+        uint32_t k = l->hash[j].key;
+        if (k == HASH_EMPTY)
             break;
         uint64_t h = home(l, k);
         /* j's slot may move to the hole at i when its home is not in (i, j]. */
@@ -145,25 +75,26 @@ static inline void hash_del(lean_t *l, uint64_t key)
             i = j;
         }
     }
-    l->hash[i].key = 0;
+    l->hash[i].key = HASH_EMPTY;
     l->hcount--;
 }
 
 static int hash_grow(lean_t *l)
 {
     uint64_t cap = l->hcap ? l->hcap * 2 : 64;
-    slot_t *old = l->hash, *nw = calloc(cap, sizeof *nw);
+    slot_t *old = l->hash, *nw = malloc(cap * sizeof *nw);
     if (!nw)
         return -1;
+    memset(nw, 0xff, cap * sizeof *nw); /* HASH_EMPTY */
     uint64_t ocap = l->hcap;
     l->hash = nw;
     l->hcap = cap;
     l->hshift = (unsigned)(64 - __builtin_ctzll(cap));
     l->hcount = 0;
     for (uint64_t i = 0; i < ocap; i++)
-        if (old[i].key) {
+        if (old[i].key != HASH_EMPTY) {
             uint64_t m = cap - 1, j = home(l, old[i].key);
-            while (nw[j].key)
+            while (nw[j].key != HASH_EMPTY)
                 j = (j + 1) & m;
             nw[j] = old[i];
             l->hcount++;
@@ -172,158 +103,6 @@ static int hash_grow(lean_t *l)
     return 0;
 }
 
-static inline uint64_t start_key(uint64_t addr) { return addr; }
-static inline uint64_t end_key(uint64_t end) { return end | 1; }
-
-/* ---- the treap ---------------------------------------------------------------- */
-
-/* A slot's priority: a hash of its number (murmur3's finalizer). */
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
-
-/* The bin a run of size bytes goes in: 0 (the main treap), or its
- * granules when best fit bins it. */
-static inline uint32_t bin_of(const lean_t *l, uint64_t size)
-{
-    return l->bin_root && size < ((uint64_t)LEAN_BINS << GSHIFT) ? (uint32_t)(size >> GSHIFT) : 0;
-}
-
-/* The root of the treap indexed run x is in. */
-static inline uint32_t *root_of(lean_t *l, uint32_t x)
-{
-    uint32_t b = l->e[x].flags >> BIN_SHIFT;
-    return b ? &l->bin_root[b] : &l->root;
-}
-
-/* Whether a sorts before b. */
-static inline bool before(const lean_t *l, uint32_t a, uint32_t b)
-{
-    const ext_t *x = &l->e[a], *y = &l->e[b];
-    if (l->by_addr || x->size == y->size)
-        return x->addr < y->addr;
-    return x->size < y->size;
-}
-
-static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t m = a > b ? a : b;
-    return m > c ? m : c;
-}
-
-/* x's max from its size and its children's (by address). */
-static inline void pull(lean_t *l, uint32_t x)
-{
-    ext_t *e = l->e;
-    e[x].max = max3(e[x].size, e[x].l != NIL ? e[e[x].l].max : 0,
-                    e[x].r != NIL ? e[e[x].r].max : 0);
-}
-
-/* Rotate x above its parent. */
-static void rotate_up(lean_t *l, uint32_t x)
-{
-    ext_t *e = l->e;
-    uint32_t p = e[x].p, g = e[p].p;
-    if (e[p].l == x) {
-        uint32_t b = e[x].r;
-        e[p].l = b;
-        if (b != NIL)
-            e[b].p = p;
-        e[x].r = p;
-    } else {
-        uint32_t b = e[x].l;
-        e[p].r = b;
-        if (b != NIL)
-            e[b].p = p;
-        e[x].l = p;
-    }
-    e[p].p = x;
-    e[x].p = g;
-    if (g == NIL)
-        *root_of(l, p) = x;
-    else if (e[g].l == p)
-        e[g].l = x;
-    else
-        e[g].r = x;
-    if (l->by_addr) {
-        pull(l, p);
-        pull(l, x);
-    }
-}
-
-static void treap_insert(lean_t *l, uint32_t x)
-{
-    ext_t *e = l->e;
-    e[x].l = e[x].r = NIL;
-    e[x].max = e[x].size;
-    uint32_t bin = bin_of(l, e[x].size);
-    e[x].flags = (e[x].flags & ((1u << BIN_SHIFT) - 1)) | bin << BIN_SHIFT;
-    uint32_t *root = root_of(l, x);
-    if (*root == NIL) {
-        e[x].p = NIL;
-        *root = x;
-        if (bin)
-            l->nonempty[bin / 64] |= 1ull << (bin % 64);
-        return;
-    }
-    uint32_t n = *root;
-    for (;;) {
-        if (l->by_addr && e[n].max < e[x].size)
-            e[n].max = e[x].size;
-        uint32_t *c = before(l, x, n) ? &e[n].l : &e[n].r;
-        if (*c == NIL) {
-            *c = x;
-            break;
-        }
-        n = *c;
-    }
-    e[x].p = n;
-    uint32_t px = prio(x);
-    while (e[x].p != NIL && prio(e[x].p) < px)
-        rotate_up(l, x);
-}
-
-/* Recompute the maxima from x up, while they change (by address). */
-static void fix_up(lean_t *l, uint32_t x)
-{
-    ext_t *e = l->e;
-    while (x != NIL) {
-        uint64_t old = e[x].max;
-        pull(l, x);
-        if (e[x].max == old)
-            return;
-        x = e[x].p;
-    }
-}
-
-static void treap_remove(lean_t *l, uint32_t x)
-{
-    ext_t *e = l->e;
-    while (e[x].l != NIL && e[x].r != NIL)
-        rotate_up(l, prio(e[x].l) > prio(e[x].r) ? e[x].l : e[x].r);
-    uint32_t c = e[x].l != NIL ? e[x].l : e[x].r, p = e[x].p;
-    if (c != NIL)
-        e[c].p = p;
-    if (p == NIL) {
-        *root_of(l, x) = c;
-        uint32_t bin = e[x].flags >> BIN_SHIFT;
-        if (bin && c == NIL)
-            l->nonempty[bin / 64] &= ~(1ull << (bin % 64));
-    } else if (e[p].l == x)
-        e[p].l = c;
-    else
-        e[p].r = c;
-    if (l->by_addr && p != NIL)
-        fix_up(l, p);
-}
-
-/* The lowest-addressed extent of n's subtree with need bytes (by address). */
 static uint32_t leftmost_fit(const lean_t *l, uint32_t n, uint64_t need)
 {
     const ext_t *e = l->e;
@@ -455,12 +234,6 @@ static void ext_free(lean_t *l, uint32_t x)
     l->nexts--;
 }
 
-/* Whether extent x is the top: it ends the device and is pristine. */
-static inline bool is_top(const lean_t *l, uint32_t x)
-{
-    const ext_t *e = &l->e[x];
-    return e->addr + e->size == l->end && (e->flags & EXT_PRISTINE);
-}
 
 /* Index a new extent: the top, or in the treap. */
 static void index_new(lean_t *l, uint32_t x)
@@ -468,7 +241,7 @@ static void index_new(lean_t *l, uint32_t x)
     if (is_top(l, x))
         l->top = x;
     else
-        treap_insert(l, x);
+        lean_treap_insert(l, x);
 }
 
 static void unindex(lean_t *l, uint32_t x)
@@ -476,67 +249,7 @@ static void unindex(lean_t *l, uint32_t x)
     if (x == l->top)
         l->top = NIL;
     else
-        treap_remove(l, x);
-}
-
-/* x's neighbours in the treap's order (NIL: none), by the links. */
-static uint32_t in_order_prev(const lean_t *l, uint32_t x)
-{
-    const ext_t *e = l->e;
-    if (e[x].l != NIL) {
-        x = e[x].l;
-        while (e[x].r != NIL)
-            x = e[x].r;
-        return x;
-    }
-    while (e[x].p != NIL && e[e[x].p].l == x)
-        x = e[x].p;
-    return e[x].p;
-}
-
-static uint32_t in_order_next(const lean_t *l, uint32_t x)
-{
-    const ext_t *e = l->e;
-    if (e[x].r != NIL) {
-        x = e[x].r;
-        while (e[x].l != NIL)
-            x = e[x].l;
-        return x;
-    }
-    while (e[x].p != NIL && e[e[x].p].r == x)
-        x = e[x].p;
-    return e[x].p;
-}
-
-/* Extent x's address or size changed (its place among the others by
- * address did not): put it where it belongs now.  By size, a node
- * whose new key still sorts between its neighbours stays where it is
- * (a priority does not depend on the key): worst fit's largest run,
- * carved a little, usually does. */
-static void changed(lean_t *l, uint32_t x)
-{
-    bool was = x == l->top, now = is_top(l, x);
-    if (was) {
-        if (!now) {
-            l->top = NIL;
-            treap_insert(l, x);
-        }
-        return;
-    }
-    if (now) {
-        treap_remove(l, x);
-        l->top = x;
-    } else if (l->by_addr) {
-        fix_up(l, x);
-    } else {
-        uint32_t a = NIL, b = NIL;
-        if (bin_of(l, l->e[x].size) == l->e[x].flags >> BIN_SHIFT &&
-            ((a = in_order_prev(l, x)) == NIL || before(l, a, x)) &&
-            ((b = in_order_next(l, x)) == NIL || before(l, x, b)))
-            return;
-        treap_remove(l, x);
-        treap_insert(l, x);
-    }
+        lean_treap_remove(l, x);
 }
 
 /* ---- the device ----------------------------------------------------------------- */
@@ -549,7 +262,7 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
         f++;
     uint64_t base = DEVICE_DEFAULT_BASE, size = total & ~(uint64_t)(G - 1);
     if (f == sizeof forms / sizeof forms[0] || !size || base + total < base ||
-        size >> GSHIFT > NIL) {
+        size >> GSHIFT >= NIL) {
         snprintf(err, errlen, f == sizeof forms / sizeof forms[0]
                                   ? "no lean form of strategy \"%s\""
                                   : "no lean device of that size for strategy \"%s\"",
@@ -579,7 +292,7 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
     }
     l->rover = base;
     uint32_t x = ext_new(l, base, size, EXT_PRISTINE);
-    if (x == NIL || hash_put(l, start_key(base), x) || hash_put(l, end_key(l->end), x)) {
+    if (x == NIL || hash_put(l, bkey(l, base), x) || hash_put(l, bkey(l, l->end), x)) {
         lean_destroy(l);
         snprintf(err, errlen, "out of host memory");
         return -1;
@@ -606,15 +319,15 @@ uint64_t lean_addr(const lean_t *l, uint32_t h) { return l->base + ((uint64_t)h 
 void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 {
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
-    __builtin_prefetch(&l->hash[home(l, end_key(a))]);
-    __builtin_prefetch(&l->hash[home(l, start_key(a + s))]);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a))]);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a + s))]);
 }
 
 uint64_t lean_reserved(const lean_t *l)
 {
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
-    uint32_t x = hash_get(l, end_key(l->end)); /* a last run that is not pristine */
+    uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
     return x != NIL ? l->e[x].addr - l->base : l->end - l->base;
 }
 
@@ -636,6 +349,11 @@ static inline uint32_t pick(const lean_t *l, uint64_t need)
         x = leftmost_fit(l, l->root, need);
         break;
     case PICK_NEXT:
+        /* The run that starts at the rover (the rest of the one the last
+         * allocation carved, usually) is the lowest at or above it. */
+        x = hash_get(l, bkey(l, l->rover));
+        if (x != NIL && x != t && l->e[x].addr == l->rover && l->e[x].size >= need)
+            break;
         x = leftmost_fit_from(l, l->root, l->rover, need);
         if (x == NIL)
             x = leftmost_fit(l, l->root, need);
@@ -675,31 +393,31 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     uint64_t xaddr = e->addr, xend = xaddr + e->size, aend = start + bytes;
     uint32_t flags = e->flags & EXT_PRISTINE;
     if (start == xaddr) {
-        hash_del(l, start_key(xaddr));
+        hash_del(l, bkey(l, xaddr));
         if (aend == xend) {
-            hash_del(l, end_key(xend));
+            hash_del(l, bkey(l, xend));
             unindex(l, x);
             ext_free(l, x);
             return 0;
         }
         e->addr = aend;
         e->size = xend - aend;
-        changed(l, x);
-        return hash_put(l, start_key(aend), x); /* (the hash had room: a key left) */
+        lean_changed(l, x);
+        return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
     }
     /* Room first, so that nothing changes when there is none. */
     if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
         return -1;
     if ((l->hcount + 2) * 2 > l->hcap && hash_grow(l))
         return -1;
-    hash_del(l, end_key(xend));
+    hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
-    hash_put(l, end_key(start), x);
-    changed(l, x);
+    hash_put(l, bkey(l, start), x);
+    lean_changed(l, x);
     if (aend < xend) {
         uint32_t y = ext_new(l, aend, xend - aend, flags);
-        hash_put(l, start_key(aend), y);
-        hash_put(l, end_key(xend), y);
+        hash_put(l, bkey(l, aend), y);
+        hash_put(l, bkey(l, xend), y);
         index_new(l, y);
     }
     return 0;
@@ -750,34 +468,34 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
     l->alloc_bytes -= s;
     l->requested -= size;
     l->live_blocks--;
-    uint32_t lo = hash_get(l, end_key(a)), hi = hash_get(l, start_key(a + s));
+    uint32_t lo = hash_get(l, bkey(l, a)), hi = hash_get(l, bkey(l, a + s));
     if (lo == NIL && hi == NIL) {
         uint32_t x = ext_new(l, a, s, 0);
-        hash_put(l, start_key(a), x);
-        hash_put(l, end_key(a + s), x);
+        hash_put(l, bkey(l, a), x);
+        hash_put(l, bkey(l, a + s), x);
         index_new(l, x);
     } else if (hi == NIL) {
-        hash_del(l, end_key(a));
+        hash_del(l, bkey(l, a));
         l->e[lo].size += s;
-        hash_put(l, end_key(a + s), lo);
-        changed(l, lo);
+        hash_put(l, bkey(l, a + s), lo);
+        lean_changed(l, lo);
     } else if (lo == NIL) {
-        hash_del(l, start_key(a + s));
+        hash_del(l, bkey(l, a + s));
         l->e[hi].addr = a;
         l->e[hi].size += s;
-        hash_put(l, start_key(a), hi);
-        changed(l, hi);
+        hash_put(l, bkey(l, a), hi);
+        lean_changed(l, hi);
     } else {
         uint64_t hend = l->e[hi].addr + l->e[hi].size;
         l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
         unindex(l, hi);
-        hash_del(l, start_key(a + s));
-        hash_del(l, end_key(hend));
+        hash_del(l, bkey(l, a + s));
+        hash_del(l, bkey(l, hend));
         ext_free(l, hi);
-        hash_del(l, end_key(a));
+        hash_del(l, bkey(l, a));
         l->e[lo].size = hend - l->e[lo].addr;
-        hash_put(l, end_key(hend), lo);
-        changed(l, lo);
+        hash_put(l, bkey(l, hend), lo);
+        lean_changed(l, lo);
     }
     CHECK_EXPENSIVE({
         const char *why;
@@ -817,92 +535,4 @@ void lean_metrics(const lean_t *l, device_metrics_t *m)
     m->external_at_peak = l->external_at_peak;
     m->live_at_peak = l->live_at_peak;
     m->free_at_peak = l->free_at_peak;
-}
-
-/* ---- checks ---------------------------------------------------------------------- */
-
-#define FAIL(msg)     \
-    do {              \
-        *why = (msg); \
-        return -1;    \
-    } while (0)
-
-/* Subtree n: order within (lo, hi) (extents), priorities, parents and
- * maxima; its nodes counted into *count. */
-static int check_subtree(const lean_t *l, uint32_t bin, uint32_t n, uint32_t parent, uint32_t lo,
-                         uint32_t hi, uint64_t *count, const char **why)
-{
-    if (n == NIL)
-        return 0;
-    const ext_t *e = l->e;
-    if (n >= l->ne || !(e[n].flags & EXT_USED))
-        FAIL("the treap holds a slot not in use");
-    if (e[n].p != parent)
-        FAIL("a treap node's parent link is wrong");
-    if (e[n].flags >> BIN_SHIFT != bin || bin_of(l, e[n].size) != bin)
-        FAIL("a run is not in the treap of its size's bin");
-    if (parent != NIL && prio(n) > prio(parent))
-        FAIL("a treap node outranks its parent");
-    if ((lo != NIL && !before(l, lo, n)) || (hi != NIL && !before(l, n, hi)))
-        FAIL("the treap is out of order");
-    if (n == l->top)
-        FAIL("the top is in the treap");
-    if (++*count > l->nexts)
-        FAIL("the treap holds more nodes than there are extents");
-    if (check_subtree(l, bin, e[n].l, n, lo, n, count, why) ||
-        check_subtree(l, bin, e[n].r, n, n, hi, count, why))
-        return -1;
-    if (l->by_addr &&
-        e[n].max != max3(e[n].size, e[n].l != NIL ? e[e[n].l].max : 0,
-                         e[n].r != NIL ? e[e[n].r].max : 0))
-        FAIL("a treap node's maximum is wrong");
-    return 0;
-}
-
-int lean_check(const lean_t *l, const char **why)
-{
-    const char *dummy;
-    if (!why)
-        why = &dummy;
-    uint64_t in_tree = 0, used = 0, free_bytes = 0;
-    if (l->root != NIL && l->e[l->root].p != NIL)
-        FAIL("the treap's root has a parent");
-    if (check_subtree(l, 0, l->root, NIL, NIL, NIL, &in_tree, why))
-        return -1;
-    for (uint32_t b = 1; l->bin_root && b < LEAN_BINS; b++) {
-        uint32_t r = l->bin_root[b];
-        if (!(l->nonempty[b / 64] >> (b % 64) & 1) != (r == NIL))
-            FAIL("a bin's bit and its treap disagree");
-        if (r != NIL && l->e[r].p != NIL)
-            FAIL("a bin's root has a parent");
-        if (check_subtree(l, b, r, NIL, NIL, NIL, &in_tree, why))
-            return -1;
-    }
-    if (!l->bin_root && (l->nonempty[0] | l->nonempty[1]))
-        FAIL("bins marked where there are none");
-    for (uint32_t x = 0; x < l->ne; x++) {
-        const ext_t *e = &l->e[x];
-        if (!(e->flags & EXT_USED))
-            continue;
-        used++;
-        free_bytes += e->size;
-        if (!e->size || (e->addr | e->size) & (G - 1) || e->addr < l->base ||
-            e->addr + e->size > l->end)
-            FAIL("an extent is empty, unaligned or outside the device");
-        if (hash_get(l, start_key(e->addr)) != x || hash_get(l, end_key(e->addr + e->size)) != x)
-            FAIL("the hash does not name an extent by its ends");
-        if (hash_get(l, end_key(e->addr)) != NIL)
-            FAIL("two extents touch: they were not merged");
-        if (is_top(l, x) != (x == l->top))
-            FAIL("the pristine end of the device is not the top, or the top is not it");
-    }
-    if (used != l->nexts || in_tree + (l->top != NIL) != used)
-        FAIL("the extents, the treap and the top disagree in number");
-    if (l->hcount != 2 * used)
-        FAIL("the hash holds keys of no extent");
-    if (free_bytes != l->end - l->base - l->alloc_bytes)
-        FAIL("the free bytes and the allocated bytes do not add up to the device");
-    if (l->requested > l->alloc_bytes)
-        FAIL("more bytes requested than allocated");
-    return 0;
 }

@@ -26,7 +26,8 @@
  *   first fit   the lowest-addressed extent that fits: a treap by
  *               address whose nodes know the largest extent below them
  *   next fit    the same treap: the lowest extent that fits at or
- *               above the end of the last allocation, else the lowest
+ *               above the end of the last allocation (first, through
+ *               the hash, the one that starts there), else the lowest
  *               that fits
  *   best fit    the smallest extent that fits, lowest address among
  *               equals: a treap by (size, address) for extents of 512
@@ -45,10 +46,10 @@
  *
  * Treap priorities are a hash of the node's slot, so a lean device is
  * deterministic.  Bounds: every operation O(log e) expected, e the
- * extents; memory 40 bytes an extent and 16 per hash slot (at most
+ * extents; memory 40 bytes an extent and 8 per hash slot (at most
  * twice the extents, doubled as they grow).
  *
- * The lean form exists for a device of at most 2^32 - 1 granules
+ * The lean form exists for a device of at most 2^32 - 2 granules
  * (64 GiB at 16 bytes); lean_create refuses a larger one (the caller
  * then uses a device).  Not thread-safe: one thread at a time.
  */
