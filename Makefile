@@ -75,6 +75,7 @@ endif
 
 CORE_SRC  = $(sort $(wildcard core/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
+IPC_SRC   = $(sort $(wildcard ipc/*.c))
 RECORDER_SRC = $(sort $(wildcard recorder/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
 ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
@@ -85,11 +86,13 @@ BENCH_SRC = $(sort $(wildcard bench/*.c))
 ALLOC_OBJ = $(BUILD)/allocators/catalog.o
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
-PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+IPC_OBJ   = $(IPC_SRC:%.c=$(BUILD)/%.o)
+# libmemsim.so: the in-process code and the contract it shares with the recorder.
+PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(IPC_OBJ)
 RECORDER_OBJ = $(RECORDER_SRC:%.c=$(BUILD)/%.o)
-# The pieces of the preload the recorder shares: the arena and its ring,
-# the configuration, the clock, the seccomp judge (a no-op there).
-SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysmem.o seccomp.o)
+# The pieces of ipc/ the recorder links: the arena and its ring, the
+# configuration, the clock, the seccomp judge (a no-op there).
+SHARED_OBJ = $(addprefix $(BUILD)/ipc/,arena.o ring.o config.o clock.o sysmem.o seccomp.o)
 # What the unit tests link: the preload's pieces that run without being
 # preloaded (not the hooks, nor the process's life, which start at load),
 # the recorder's but its main, the analyzer's but its main.
@@ -203,7 +206,7 @@ $(LIBCORE): $(CORE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # memsim run checks --analyze-opts with the analyzer's own parser.
-MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o $(ALLOC_OBJ)
+MEMSIM_SHARED = $(BUILD)/ipc/childenv.o $(BUILD)/analyzer/options.o $(ALLOC_OBJ)
 $(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm

@@ -49,7 +49,7 @@
 #include "core/sampling.h"
 #include "core/tracefmt.h"
 #include "core/strategy.h"
-#include "preload/childenv.h"
+#include "ipc/childenv.h"
 
 #define CMD "memsim run"
 
@@ -60,7 +60,7 @@
 #define RUN_PIDS_MIN 256 /* first size of the descendants buffer */
 #define RUN_TRACE_WAIT_S 10.0 /* for the recorders of vanished processes */
 
-/* What the preload accepts (preload/config.h): refused here, before the
+/* What the preload accepts (ipc/config.h): refused here, before the
  * command starts, rather than there, where it would run untraced. */
 #define RUN_DEVICE_SIZE_MIN 4096u
 #define RUN_SAMPLE_MS_MAX 3600000u

@@ -29,8 +29,8 @@
 
 #include "core/check.h"
 #include "core/hashtab.h"
-#include "preload/config.h"
-#include "preload/sysmem.h"
+#include "ipc/config.h"
+#include "ipc/sysmem.h"
 #include "preload/unwind.h"
 
 /* ---- the table --------------------------------------------------------------- */

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "core/tracefmt.h"
-#include "preload/clock.h"
+#include "ipc/clock.h"
 #include "preload/events.h"
-#include "preload/msg.h"
-#include "preload/ring.h"
+#include "ipc/msg.h"
+#include "ipc/ring.h"
 #include "recorder/records.h"
 #include "recorder/stackids.h"
 #include "recorder/state.h"

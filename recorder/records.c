@@ -10,7 +10,7 @@
 #include "core/hashtab.h"
 #include "include/memsim.h"
 #include "preload/events.h"
-#include "preload/msg.h"
+#include "ipc/msg.h"
 #include "preload/sandbox.h"
 #include "recorder/jsonw.h"
 #include "recorder/recfmt.h"

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "core/strategy.h"
-#include "preload/config.h"
+#include "ipc/config.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

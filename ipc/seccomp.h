@@ -24,8 +24,8 @@
  * allocates or locks: a filter is copied into a mapping of its own and
  * published whole, and only its voided flag changes after.
  */
-#ifndef MEMSIM_PRELOAD_SECCOMP_H
-#define MEMSIM_PRELOAD_SECCOMP_H
+#ifndef MEMSIM_IPC_SECCOMP_H
+#define MEMSIM_IPC_SECCOMP_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -6,7 +6,7 @@
  * (sbuf_t) that always NUL-terminates and remembers when it ran out of
  * room.
  */
-#include "preload/config.h"
+#include "ipc/config.h"
 
 #include <stdlib.h>
 #include <string.h>

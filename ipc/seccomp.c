@@ -2,7 +2,7 @@
  * seccomp: memsim's system calls judged by the program's filters.  See
  * seccomp.h.
  */
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 
 #include <errno.h>
 #include <linux/audit.h>
@@ -15,7 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 
 #define ACTION(r) ((r) & SECCOMP_RET_ACTION_FULL)
 

@@ -13,8 +13,8 @@
  *
  * No allocation, no stdio: the caller provides the array.
  */
-#ifndef MEMSIM_PRELOAD_CHILDENV_H
-#define MEMSIM_PRELOAD_CHILDENV_H
+#ifndef MEMSIM_IPC_CHILDENV_H
+#define MEMSIM_IPC_CHILDENV_H
 
 #include <stdbool.h>
 #include <stddef.h>

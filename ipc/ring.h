@@ -1,6 +1,6 @@
 /*
  * ring: the queue from a traced process's threads to its recorder, in
- * the region they share (preload/arena.h).
+ * the region they share (ipc/arena.h).
  *
  * A sequenced multi-producer, single-consumer queue.  A producer takes
  * the next n positions with one atomic add on head (a claim), waits until
@@ -49,8 +49,8 @@
  * recorder frees a slot (FREE, next lap) only after taking the message
  * that held it; a word HEAD at p's lap holds a whole message claimed at p.
  */
-#ifndef MEMSIM_PRELOAD_RING_H
-#define MEMSIM_PRELOAD_RING_H
+#ifndef MEMSIM_IPC_RING_H
+#define MEMSIM_IPC_RING_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -82,12 +82,12 @@ static inline uint32_t ring_word(uint64_t pos, unsigned shift, unsigned tag)
 
 typedef struct ring_slot_s {
     _Atomic uint32_t word; /* ring_word: the lap and RING_FREE/OPEN/HEAD/CONT */
-    uint8_t kind;         /* what the message is (preload/msg.h) */
+    uint8_t kind;         /* what the message is (ipc/msg.h) */
     uint8_t fn;           /* the function, for heap and mapping events */
     uint16_t nslots;      /* slots the message takes, >= 1 */
     int32_t tid;          /* the thread that posted it */
     uint32_t stack;       /* stack id, 0: none */
-    uint64_t t;           /* time: ticks of preload/clock.h */
+    uint64_t t;           /* time: ticks of ipc/clock.h */
     uint64_t a, b, c, d, e; /* the kind's fields */
 } __attribute__((aligned(64))) ring_slot_t;
 

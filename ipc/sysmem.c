@@ -1,5 +1,5 @@
 /* sysmem: anonymous mappings by raw system call.  See sysmem.h. */
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 
 /* The registry of memsim's own mappings: a slot is taken by a CAS on
  * its start (0: free), so threads mapping at once never wait. */

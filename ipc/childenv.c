@@ -1,7 +1,7 @@
 /*
  * childenv: children's environments.  See childenv.h.
  */
-#include "preload/childenv.h"
+#include "ipc/childenv.h"
 
 #include <string.h>
 

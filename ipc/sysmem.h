@@ -3,11 +3,11 @@
  * straight from the kernel.  Nothing here goes through malloc, so the
  * tables never re-enter the hooks, never move the program's heap, and
  * never take glibc's arena locks (safe around fork and in hooks).  In a
- * seccomp sandbox that forbids the mapping (preload/seccomp.h) none is
+ * seccomp sandbox that forbids the mapping (ipc/seccomp.h) none is
  * made: NULL, as without memory.
  */
-#ifndef MEMSIM_PRELOAD_SYSMEM_H
-#define MEMSIM_PRELOAD_SYSMEM_H
+#ifndef MEMSIM_IPC_SYSMEM_H
+#define MEMSIM_IPC_SYSMEM_H
 
 #include <stdbool.h>
 #include <stddef.h>

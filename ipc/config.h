@@ -29,8 +29,8 @@
  * one reported.  A variable set to the empty string is invalid (it is
  * not unset).  Whole numbers are digits only: no sign, no spaces, no hex.
  */
-#ifndef MEMSIM_PRELOAD_CONFIG_H
-#define MEMSIM_PRELOAD_CONFIG_H
+#ifndef MEMSIM_IPC_CONFIG_H
+#define MEMSIM_IPC_CONFIG_H
 
 #include <limits.h>
 #include <stdbool.h>

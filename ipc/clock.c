@@ -1,7 +1,7 @@
 /*
  * clock: TSC ticks for heap events, converted by the writer.  See clock.h.
  */
-#include "preload/clock.h"
+#include "ipc/clock.h"
 
 #include <fcntl.h>
 #include <math.h>

@@ -17,7 +17,7 @@
  *            are in its environment: MEMSIM_ARENA), so the arena serves a
  *            whole process tree, up to ARENA_REGIONS processes at once.
  *   region   one traced process's share: who it is, its configuration,
- *            what its recorder says back, and its ring (preload/ring.h).
+ *            what its recorder says back, and its ring (ipc/ring.h).
  *            A fork's parent reserves one for the child before the fork
  *            (arena_reserve); the recorder of a region gives it back
  *            when its process is gone (arena_release).
@@ -30,8 +30,8 @@
  * Every field a process and its recorder both touch is atomic or written
  * once before the other side may look (state transitions publish it).
  */
-#ifndef MEMSIM_PRELOAD_ARENA_H
-#define MEMSIM_PRELOAD_ARENA_H
+#ifndef MEMSIM_IPC_ARENA_H
+#define MEMSIM_IPC_ARENA_H
 
 #include <limits.h>
 #include <pthread.h>
@@ -41,8 +41,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "preload/config.h"
-#include "preload/ring.h"
+#include "ipc/config.h"
+#include "ipc/ring.h"
 
 /* "memsnra5": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
@@ -74,7 +74,7 @@ enum {
 };
 
 /* region_t.flags */
-#define REGION_TSC 1u          /* event times are TSC ticks (preload/clock.h) */
+#define REGION_TSC 1u          /* event times are TSC ticks (ipc/clock.h) */
 #define REGION_INHERITED 2u    /* a fork child whose recorder has the parent's state */
 #define REGION_GLIBC_MALLOC 4u /* the program's malloc is glibc's: mallinfo2 means it */
 #define REGION_JOINED 8u       /* a new image (exec, spawn) that joined the arena */
@@ -130,7 +130,7 @@ typedef struct region_s {
      * which is how the recorder learns the image is gone. */
     pthread_mutex_t exec_lock;
 
-    ring_ctl_t ring;              /* the ring's counters (preload/ring.h) */
+    ring_ctl_t ring;              /* the ring's counters (ipc/ring.h) */
 } region_t;
 
 _Static_assert(sizeof(region_t) <= REGION_HEADER, "region_t outgrew REGION_HEADER");

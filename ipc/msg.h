@@ -1,16 +1,16 @@
 /*
  * msg: what the traced process tells its recorder, one message per
- * event, through the ring (preload/ring.h).  The recorder turns them
+ * event, through the ring (ipc/ring.h).  The recorder turns them
  * into trace records (docs/trace-format.md); this is the one list both
  * sides compile against.
  *
- * Every message has kind, fn, tid, stack and t (ticks, preload/clock.h)
+ * Every message has kind, fn, tid, stack and t (ticks, ipc/clock.h)
  * in its head slot; the words a..e mean what the list below says; some
  * carry bytes after the head slot.  A zeroed slot reads as MSG_LOST, so
  * a claim its thread never filled (settled as lost) says so.
  */
-#ifndef MEMSIM_PRELOAD_MSG_H
-#define MEMSIM_PRELOAD_MSG_H
+#ifndef MEMSIM_IPC_MSG_H
+#define MEMSIM_IPC_MSG_H
 
 #include <stdint.h>
 

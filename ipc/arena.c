@@ -1,7 +1,7 @@
 /*
  * arena: regions of the memory shared with the recorder.  See arena.h.
  */
-#include "preload/arena.h"
+#include "ipc/arena.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 
 void arena_format(void *mem, unsigned n, unsigned slots, uint64_t id)
 {

@@ -17,8 +17,8 @@
  * by at most 500 ppm: under a microsecond within 2 ms).  Ticks converted
  * in order stay in order.  Otherwise ticks are nanoseconds.
  */
-#ifndef MEMSIM_PRELOAD_CLOCK_H
-#define MEMSIM_PRELOAD_CLOCK_H
+#ifndef MEMSIM_IPC_CLOCK_H
+#define MEMSIM_IPC_CLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * ring: the queue from the traced process to its recorder.  See ring.h.
  */
-#include "preload/ring.h"
+#include "ipc/ring.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,9 +9,9 @@
 #include <sys/syscall.h>
 #include <sys/single_threaded.h>
 
-#include "preload/arena.h"
-#include "preload/clock.h"
-#include "preload/seccomp.h"
+#include "ipc/arena.h"
+#include "ipc/clock.h"
+#include "ipc/seccomp.h"
 
 #define SPINS 128                 /* looks at the tail before a producer sleeps */
 #define ROOM_NAP_NS 100000000ull  /* a producer waiting for room looks again this often */
