@@ -52,6 +52,29 @@ typedef enum msg_kind_e {
     MSG_KINDS
 } msg_kind_t;
 
+/* The functions events name (ring_slot_t.fn; the trace's "fn"). */
+typedef enum events_fn_e {
+    FN_MALLOC,
+    FN_CALLOC,
+    FN_REALLOC,
+    FN_REALLOCARRAY,
+    FN_MEMALIGN,
+    FN_POSIX_MEMALIGN,
+    FN_ALIGNED_ALLOC,
+    FN_VALLOC,
+    FN_PVALLOC,
+    FN_FREE,
+    FN_MMAP,
+    FN_MMAP64,
+    FN_MUNMAP,
+    FN_MREMAP,
+    FN_COUNT
+} events_fn_t;
+
+/* MSG_SANDBOX's a. */
+#define SANDBOX_MODE_STRICT 1u
+#define SANDBOX_MODE_FILTER 2u
+
 /* MSG_REALLOC's e: posted after its call returned, with one thread in
  * the process: in order as it stands, and no MSG_REALLOC_DONE follows. */
 #define MSG_REALLOC_IN_ORDER 1u

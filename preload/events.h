@@ -34,25 +34,7 @@
 #include "preload/thread.h"
 #include "preload/unwind.h"
 
-/* The functions events name (ring_slot_t.fn; the trace's "fn"). */
-typedef enum events_fn_e {
-    FN_MALLOC,
-    FN_CALLOC,
-    FN_REALLOC,
-    FN_REALLOCARRAY,
-    FN_MEMALIGN,
-    FN_POSIX_MEMALIGN,
-    FN_ALIGNED_ALLOC,
-    FN_VALLOC,
-    FN_PVALLOC,
-    FN_FREE,
-    FN_MMAP,
-    FN_MMAP64,
-    FN_MUNMAP,
-    FN_MREMAP,
-    FN_COUNT
-} events_fn_t;
-
+/* fn's name (events_fn_t is in ipc/msg.h: it crosses the ring). */
 const char *events_fn_name(events_fn_t fn);
 
 /* ---- the hooks' fast path ------------------------------------------------------------

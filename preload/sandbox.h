@@ -34,11 +34,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/msg.h"
 #include "ipc/seccomp.h"
-
-/* The sandbox message's a. */
-#define SANDBOX_MODE_STRICT 1u
-#define SANDBOX_MODE_FILTER 2u
 
 /* The hooks of prctl and syscall send PR_SET_SECCOMP and the seccomp
  * system call here: op SECCOMP_SET_MODE_STRICT or SECCOMP_SET_MODE_FILTER

@@ -14,7 +14,6 @@
 
 #include "core/tracefmt.h"
 #include "ipc/clock.h"
-#include "preload/events.h"
 #include "ipc/msg.h"
 #include "ipc/ring.h"
 #include "recorder/records.h"

@@ -9,9 +9,8 @@
 
 #include "core/hashtab.h"
 #include "include/memsim.h"
-#include "preload/events.h"
 #include "ipc/msg.h"
-#include "preload/sandbox.h"
+#include "ipc/seccomp.h"
 #include "recorder/jsonw.h"
 #include "recorder/recfmt.h"
 
