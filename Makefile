@@ -73,7 +73,7 @@ Q =
 say =
 endif
 
-CORE_SRC  = $(sort $(wildcard core/*.c))
+CORE_SRC  = $(sort $(wildcard core/*.c trace/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
 IPC_SRC   = $(sort $(wildcard ipc/*.c))
 RECORDER_SRC = $(sort $(wildcard recorder/*.c))

@@ -1,7 +1,7 @@
 /*
  * reader: a memsim trace, one record at a time (streaming: memory does
  * not grow with the trace), plain or zstd-compressed, from a file or
- * standard input ("-"): core/tracein.h.  It reads format versions 1 to
+ * standard input ("-"): trace/tracein.h.  It reads format versions 1 to
  * 3 (docs/trace-format.md).
  *
  * The lines memsim writes most (alloc, free, realloc: the compact
@@ -25,14 +25,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/tracefmt.h"
-#include "core/tracein.h"
+#include "trace/tracefmt.h"
+#include "trace/tracein.h"
 
 #define READER_FORMAT_VERSION TRACEFMT_VERSION_MAX
 #define READER_DEFAULT_ALIGN TRACEFMT_DEFAULT_ALIGN /* an alloc record without "align" */
 
 typedef enum event_type_e {
-    /* The record types of core/tracefmt.h, but THREAD (the reader keeps
+    /* The record types of trace/tracefmt.h, but THREAD (the reader keeps
      * thread records to itself). */
     EV_META = TRACEFMT_META,
     EV_MODULE = TRACEFMT_MODULE,

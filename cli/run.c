@@ -47,7 +47,7 @@
 #include "cli/untraced.h"
 #include "core/procfs.h"
 #include "core/sampling.h"
-#include "core/tracefmt.h"
+#include "trace/tracefmt.h"
 #include "core/strategy.h"
 #include "ipc/childenv.h"
 

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/tracefmt.h"
+#include "trace/tracefmt.h"
 #include "ipc/clock.h"
 #include "ipc/msg.h"
 #include "ipc/ring.h"

@@ -11,8 +11,8 @@
 #include "include/memsim.h"
 #include "ipc/msg.h"
 #include "ipc/seccomp.h"
-#include "recorder/jsonw.h"
-#include "recorder/recfmt.h"
+#include "trace/jsonw.h"
+#include "trace/recfmt.h"
 
 #define RECORD_MAX 1024 /* every fixed-shape record fits */
 

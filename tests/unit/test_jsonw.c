@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "recorder/jsonw.h"
+#include "trace/jsonw.h"
 #include "tests/unit/suites.h"
 
 #include "tests/unit/expect.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "recorder/recfmt.h"
+#include "trace/recfmt.h"
 #include "tests/unit/suites.h"
 
 static void same_u64(uint64_t v)

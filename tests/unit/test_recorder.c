@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/tracein.h"
+#include "trace/tracein.h"
 #include "ipc/arena.h"
 #include "ipc/clock.h"
 #include "preload/events.h"

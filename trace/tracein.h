@@ -11,8 +11,8 @@
  * trace cut in the middle of a frame (its recorder was killed) reads up
  * to the last byte zstd could give, and says so (tracein_cut).
  */
-#ifndef MEMSIM_CORE_TRACEIN_H
-#define MEMSIM_CORE_TRACEIN_H
+#ifndef MEMSIM_TRACE_TRACEIN_H
+#define MEMSIM_TRACE_TRACEIN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -56,8 +56,8 @@
  * 0..9 decimals; see below.  Beware that jansson (the analyzer's parser)
  * refuses integers above INT64_MAX unless told JSON_DECODE_INT_AS_REAL.
  */
-#ifndef MEMSIM_RECORDER_JSONW_H
-#define MEMSIM_RECORDER_JSONW_H
+#ifndef MEMSIM_TRACE_JSONW_H
+#define MEMSIM_TRACE_JSONW_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -19,8 +19,8 @@
  * function's name when it is not the record's default; flags: the
  * TRACEFMT_F_* bits.
  */
-#ifndef MEMSIM_CORE_TRACEFMT_H
-#define MEMSIM_CORE_TRACEFMT_H
+#ifndef MEMSIM_TRACE_TRACEFMT_H
+#define MEMSIM_TRACE_TRACEFMT_H
 
 #include <stddef.h>
 

@@ -11,7 +11,7 @@
  * further checks.  Strings, whose escaped length is unknown until they
  * are scanned, check before each piece and commit len at the end.
  */
-#include "recorder/jsonw.h"
+#include "trace/jsonw.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*
  * tracein: plain or zstd-compressed trace input.  See tracein.h.
  */
-#include "core/tracein.h"
+#include "trace/tracein.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * tracefmt: the record names.  See tracefmt.h.
  */
-#include "core/tracefmt.h"
+#include "trace/tracefmt.h"
 
 #include <string.h>
 

@@ -9,8 +9,8 @@
  * (checked by the unit tests, which also compare the output byte for byte
  * with jsonw's).
  */
-#ifndef MEMSIM_RECORDER_RECFMT_H
-#define MEMSIM_RECORDER_RECFMT_H
+#ifndef MEMSIM_TRACE_RECFMT_H
+#define MEMSIM_TRACE_RECFMT_H
 
 #include <stdint.h>
 #include <string.h>
