@@ -4,7 +4,7 @@
  * Everything here is pure computation on the caller's jsonw_t and
  * buffer, with read-only tables: async-signal-safe by construction.
  * Keep it that way: no stdio, no malloc, no errno, no locale, no
- * mutable statics, and include nothing beyond the four headers below.
+ * mutable statics, and include nothing beyond the headers below.
  *
  * Every writer follows one pattern: work out the token's exact length,
  * check it against cap - len once (reserve), then write it without
@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "trace/utf8.h"
 
 /* ---- tables ------------------------------------------------------------- */
 
@@ -368,40 +370,6 @@ void jsonw_bool(jsonw_t *w, bool v)
 
 /* ---- strings ------------------------------------------------------------ */
 
-/* Length of the well-formed UTF-8 sequence at s (s[0] >= 0x80, n bytes
- * left), or 0 when s[0] does not start one (RFC 3629, table 3-7 of the
- * Unicode standard: the second byte's range depends on the lead byte). */
-static inline size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-    size_t k;
-    if (c < 0xc2) /* continuation byte, or overlong lead C0/C1 */
-        return 0;
-    if (c < 0xe0) {
-        k = 2;
-    } else if (c < 0xf0) {
-        k = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong below U+0800 */
-        else if (c == 0xed)
-            hi = 0x9f; /* surrogates U+D800..DFFF */
-    } else if (c < 0xf5) {
-        k = 4;
-        if (c == 0xf0)
-            lo = 0x90; /* overlong below U+10000 */
-        else if (c == 0xf4)
-            hi = 0x8f; /* above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < k || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < k; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return k;
-}
-
 /*
  * Runs of bytes written as they are (printable ASCII and well-formed
  * UTF-8) are found first and copied in one go; each escape or
@@ -411,7 +379,7 @@ static inline size_t utf8_seq_len(const unsigned char *s, size_t n)
  *
  * to_nul: stop at the first NUL instead of after n bytes (n is then
  * SIZE_MAX), so that jsonw_str() reads its string once.  No byte past
- * the NUL is read: utf8_seq_len() stops at the first byte that is not
+ * the NUL is read: utf8_len() stops at the first byte that is not
  * a continuation, and NUL is not one.
  */
 static inline void put_string(jsonw_t *w, const unsigned char *s, size_t n, bool to_nul)
@@ -430,7 +398,7 @@ static inline void put_string(jsonw_t *w, const unsigned char *s, size_t n, bool
             if (e == 0) {
                 j++;
             } else if (e == ESC_UTF8) {
-                size_t k = utf8_seq_len(s + j, n - j);
+                size_t k = utf8_len(s + j, n - j);
                 if (!k)
                     break;
                 j += k;
