@@ -28,7 +28,7 @@ V       ?=
 SAN_ENV = ASAN_OPTIONS=intercept_tls_get_addr=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}
 
 # make CHECKS=1: every invariant walker after every operation, and the
-# _locked functions assert their lock (core/check.h), in build/checks/.
+# _locked functions assert their lock (lib/check.h), in build/checks/.
 ifeq ($(CHECKS),1)
 BUILD   ?= build/checks
 CHECKFLAGS = -DMEMSIM_CHECKS
@@ -73,7 +73,7 @@ Q =
 say =
 endif
 
-CORE_SRC  = $(sort $(wildcard core/*.c trace/*.c))
+CORE_SRC  = $(sort $(wildcard lib/*.c sim/*.c trace/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
 IPC_SRC   = $(sort $(wildcard ipc/*.c))
 RECORDER_SRC = $(sort $(wildcard recorder/*.c))
@@ -215,15 +215,15 @@ $(ANALYZE): $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
-$(REPLAY): allocators/replay.c allocators/oplog.h core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
+$(REPLAY): allocators/replay.c allocators/oplog.h lib/procfs.c lib/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< core/procfs.c -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< lib/procfs.c -ldl -lpthread
 
-$(METER): allocators/meter.c core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
+$(METER): allocators/meter.c lib/procfs.c lib/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< core/procfs.c -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< lib/procfs.c -ldl -lpthread
 
 # No -lm: one library fewer to load into every traced program (sample_log).
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
@@ -396,7 +396,7 @@ $(BENCHCOUNT): bench/tools/count.c
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c analyzer/mappings.c \
-	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c $(CORE_SRC)
+	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c analyzer/stats.c $(CORE_SRC)
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \

@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/procfs.h"
+#include "lib/procfs.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_OWN 8192 /* the program's own anonymous mappings tracked */

@@ -62,7 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/procfs.h"
+#include "lib/procfs.h"
 #include "allocators/oplog.h"
 
 #define CMD "memsim-replay"

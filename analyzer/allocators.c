@@ -27,8 +27,8 @@
 #include "allocators/oplog.h"
 #include "analyzer/consumers.h"
 #include "analyzer/escape.h"
-#include "core/grow.h"
-#include "core/hashtab.h"
+#include "lib/grow.h"
+#include "lib/hashtab.h"
 
 extern char **environ;
 

@@ -9,7 +9,7 @@
 
 #include "analyzer/allocators.h"
 #include "analyzer/escape.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 /* ---- summary ------------------------------------------------------------------- */
 

@@ -16,8 +16,8 @@
 #include "analyzer/groups.h"
 #include "analyzer/report.h"
 #include "analyzer/report_page.h"
-#include "core/grow.h"
-#include "core/units.h"
+#include "lib/grow.h"
+#include "lib/units.h"
 
 enum { SIDE_BASE, SIDE_NEW };
 enum { T_PEAK_HEAP, T_PEAK_RSS, T_MAPPED, T_LEAKED, T_CALLS, T_TEMPS, T_COUNT };

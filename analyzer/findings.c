@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stats.h"
-#include "core/units.h"
+#include "analyzer/stats.h"
+#include "lib/units.h"
 
 static const char *const class_names[] = {
     [FINDING_SPIKE] = "transient_spike",

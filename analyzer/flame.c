@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "analyzer/escape.h"
-#include "core/grow.h"
-#include "core/units.h"
+#include "lib/grow.h"
+#include "lib/units.h"
 
 static flame_node_t *child(flame_node_t *n, const char *name)
 {

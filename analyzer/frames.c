@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/grow.h"
+#include "lib/grow.h"
 
 size_t frames_of(symbols_t *store, const site_t *st, frames_t *out)
 {

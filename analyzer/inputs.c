@@ -13,7 +13,7 @@
 
 #include "analyzer/escape.h"
 #include "analyzer/options.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 static int add_path(paths_t *p, const char *path)
 {

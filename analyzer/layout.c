@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
+#include "sim/pool.h"
 
 #define MIN_SHIFT 4   /* cells of at least 16 bytes: the fit strategies' granule */
 #define MAX_SHIFT 48  /* past this a zone is not grown: ranges are clipped */

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/device.h"
+#include "sim/device.h"
 
 /* The simulated address space of a strategy at its peak, as cells for a
  * picture: the space its footprint counts (see above), cut in

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "analyzer/sites.h" /* SITES_MAX_ID_GAP */
-#include "core/grow.h"
+#include "lib/grow.h"
 
 int mappings_init(mappings_t *m)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analyzer/sites.h"
-#include "core/args.h"
+#include "lib/args.h"
 #include "include/memsim.h"
 
 static void usage(FILE *f)

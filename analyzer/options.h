@@ -13,7 +13,7 @@
 #include "analyzer/findings.h"
 #include "analyzer/progress.h"
 #include "analyzer/replay.h"
-#include "core/strategy.h"
+#include "sim/strategy.h"
 
 #define ANALYZE_CMD "memsim-analyze"
 #define ANALYZE_DEFAULT_DEVICE (64ull << 30)

@@ -78,7 +78,7 @@ typedef struct event_s {
     uint64_t heap_live_se; /* a sampled trace's standard error of heap_live */
     const json_t *json;  /* the whole record, valid until the next read */
     long line;           /* the record's line in the trace */
-    /* A sampled trace's alloc and realloc (core/sampling.h), as the
+    /* A sampled trace's alloc and realloc (lib/sampling.h), as the
      * analysis takes them (analyzer/process.c; the reader leaves these):
      * size is the weight, the bytes the sampled allocation stands for,
      * rounded; request its own size; var the weight's variance. */

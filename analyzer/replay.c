@@ -22,9 +22,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/grow.h"
-#include "core/hashtab.h"
-#include "core/lean.h"
+#include "lib/grow.h"
+#include "lib/hashtab.h"
+#include "sim/lean.h"
 
 #define RING 4             /* batches in flight */
 #define BATCH 8192         /* operations per batch */
@@ -48,7 +48,7 @@ typedef struct batch_s {
 } batch_t;
 
 typedef struct strategy_s {
-    lean_t *lean;      /* the strategy's lean form (core/lean.h), or NULL: */
+    lean_t *lean;      /* the strategy's lean form (sim/lean.h), or NULL: */
     device_t *dev;     /* its device */
     uint32_t *h;       /* lean: per record, its block's handle, or LEAN_NONE */
     hashtab_t held;    /* lean: the records whose alloc failed and kept the block of
@@ -573,7 +573,7 @@ void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint6
 
 /* ---- the set ------------------------------------------------------------------------ */
 
-/* Whether strategy is replayed in its lean form (core/lean.h), a 32-bit
+/* Whether strategy is replayed in its lean form (sim/lean.h), a 32-bit
  * handle per record where a device keeps a 64-byte block struct and an
  * 8-byte pointer: first, next and best fit.  Worst fit has one too, and
  * keeps a device: in the lean form it saved 23 MiB of 99 on python3's

@@ -1,13 +1,13 @@
 /*
  * replay: a trace's allocation sequence through the strategies of the
- * simulated device (core/), to see how the program would have fared.
+ * simulated device (sim/), to see how the program would have fared.
  *
  * Each alloc is a device allocation of the same size and alignment; each
  * free frees it; a realloc frees the old block and allocates the new one
  * (the device has no in-place growth).  A request the device cannot
  * serve is counted as failed, and its later free is ignored, as is a free
  * of a block allocated before the trace (a fork child's inherited ones).
- * Driving core/ directly with the same sequence gives exactly the same
+ * Driving sim/ directly with the same sequence gives exactly the same
  * figures.
  *
  * A replay set runs one sequence through several strategies at once:
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 
 #include "analyzer/layout.h"
-#include "core/device.h"
+#include "sim/device.h"
 
 #define REPLAY_MAX_STRATEGIES 16
 

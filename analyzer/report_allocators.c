@@ -13,7 +13,7 @@
 #include "analyzer/allocators.h"
 #include "analyzer/downsample.h"
 #include "analyzer/escape.h"
-#include "core/units.h"
+#include "lib/units.h"
 
 static const char *const kind_names[OPLOG_KINDS] = {
     [OPLOG_MALLOC] = "malloc", [OPLOG_CALLOC] = "calloc", [OPLOG_REALLOC] = "realloc",

@@ -14,7 +14,7 @@
 #include "analyzer/escape.h"
 #include "analyzer/flame.h"
 #include "analyzer/report.h"
-#include "core/units.h"
+#include "lib/units.h"
 
 #define FG_W 1200  /* px */
 #define FG_HEAD 44 /* the title's rows */

@@ -25,7 +25,7 @@
 #include "analyzer/report_page.h"
 #include "analyzer/report_allocators.h"
 #include "analyzer/timeline.h"
-#include "core/units.h"
+#include "lib/units.h"
 
 #define W 960           /* plot width in px */
 #define TL_H 280        /* timeline height */

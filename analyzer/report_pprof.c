@@ -31,7 +31,7 @@
 #include "analyzer/groups.h"
 #include "analyzer/profile.pb-c.h"
 #include "analyzer/report.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 typedef Perftools__Profiles__Profile pb_profile_t;
 typedef Perftools__Profiles__ValueType pb_type_t;

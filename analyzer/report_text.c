@@ -12,7 +12,7 @@
 #include "analyzer/proctable.h"
 #include "analyzer/report.h"
 #include "analyzer/report_allocators.h"
-#include "core/units.h"
+#include "lib/units.h"
 
 #define SHOWN_FRAMES 8 /* frames of a site in the text report; the rest are counted */
 

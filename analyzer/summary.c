@@ -4,7 +4,7 @@
 #include "analyzer/summary.h"
 
 #include "analyzer/escape.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ void summary_fini(summary_t *s)
     free(s->phases);
 }
 
-/* Room for one more sample, phase or block (core/grow.h). */
+/* Room for one more sample, phase or block (lib/grow.h). */
 static bool room(void **v, size_t *cap, size_t n, size_t each)
 {
     return grow_room(v, cap, n, each, 256);

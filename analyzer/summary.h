@@ -2,7 +2,7 @@
  * summary: the headline figures of one trace, computed in one pass.
  *
  * Memory grows with the live allocations only: a map from address to
- * size (core/radixmap), so leaks are what is left at the end.  Definitions:
+ * size (lib/radixmap), so leaks are what is left at the end.  Definitions:
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
  *   peak heap    the most requested bytes live at once, and when
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "analyzer/reader.h"
-#include "core/radixmap.h"
+#include "lib/radixmap.h"
 
 /* One sample, as the findings read it. */
 typedef struct summary_point_s {
@@ -92,7 +92,7 @@ typedef struct summary_s {
     uint64_t heap, peak_heap, peak_heap_t;
     /* A sampled trace (meta's sample_bytes, its mean interval; 0: every
      * allocation is in the trace): the byte figures above and below are
-     * estimates (core/sampling.h), and these their variances, with the
+     * estimates (lib/sampling.h), and these their variances, with the
      * allocations' estimated number. */
     uint64_t sample_bytes;
     double var_allocated, var_heap, var_peak_heap;

@@ -11,7 +11,7 @@
 #include "analyzer/escape.h"
 #include "analyzer/groups.h"
 #include "analyzer/options.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 /* The C runtime's and the loader's one-time allocations, matched on the
  * allocating frame's function, library or source file. */

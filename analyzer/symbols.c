@@ -11,7 +11,7 @@
 
 #include "analyzer/escape.h"
 #include "analyzer/modfile.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -52,7 +52,7 @@
 #include <stdint.h>
 
 #include "analyzer/reader.h"
-#include "core/addrmap.h"
+#include "lib/addrmap.h"
 
 #define SYMBOLS_NO_MODULE (-1)
 

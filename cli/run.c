@@ -40,15 +40,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/args.h"
+#include "lib/args.h"
 #include "cli/paths.h"
 #include "cli/run_allocators.h"
 #include "cli/run_report.h"
 #include "cli/untraced.h"
-#include "core/procfs.h"
-#include "core/sampling.h"
+#include "lib/procfs.h"
+#include "lib/sampling.h"
 #include "trace/tracefmt.h"
-#include "core/strategy.h"
+#include "sim/strategy.h"
 #include "ipc/childenv.h"
 
 #define CMD "memsim run"

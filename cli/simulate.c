@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/args.h"
-#include "core/device.h"
-#include "core/units.h"
-#include "core/workload.h"
+#include "lib/args.h"
+#include "sim/device.h"
+#include "lib/units.h"
+#include "sim/workload.h"
 
 #define CMD "memsim simulate"
 

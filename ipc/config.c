@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/strategy.h"
-#include "core/units.h"
+#include "sim/strategy.h"
+#include "lib/units.h"
 
 /* ---------------------------------------------------------------------
  * Bounded appender

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/sampling.h"
+#include "lib/sampling.h"
 
 #ifndef PATH_MAX /* Linux's value, for builds without _GNU_SOURCE/POSIX */
 #define PATH_MAX 4096

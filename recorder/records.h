@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/hashtab.h"
-#include "core/procfs.h"
+#include "lib/hashtab.h"
+#include "lib/procfs.h"
 #include "trace/tracefmt.h"
 #include "recorder/out.h"
 

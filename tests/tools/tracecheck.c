@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/addrmap.h"
+#include "lib/addrmap.h"
 #include "trace/tracefmt.h"
 #include "trace/tracein.h"
 

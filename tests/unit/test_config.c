@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/strategy.h"
+#include "sim/strategy.h"
 #include "ipc/config.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

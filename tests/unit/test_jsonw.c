@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "trace/jsonw.h"
 #include "tests/unit/suites.h"
 

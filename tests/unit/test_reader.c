@@ -13,7 +13,7 @@
 #include <zstd.h>
 
 #include "analyzer/reader.h"
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

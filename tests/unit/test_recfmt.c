@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "trace/recfmt.h"
 #include "tests/unit/suites.h"
 

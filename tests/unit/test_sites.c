@@ -10,7 +10,7 @@
 
 #include "analyzer/sites.h"
 #include "analyzer/summary.h"
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

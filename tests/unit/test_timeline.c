@@ -3,7 +3,7 @@
  * no peak is lost and memory stays fixed.
  */
 #include "analyzer/timeline.h"
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "tests/unit/suites.h"
 
 #define EVENTS 200000
