@@ -4,7 +4,8 @@
  *
  * A strategy decides where a request goes (place) and how a freed block
  * rejoins the free memory (release); the pool (sim/pool.h) supplies the
- * primitives.  Each strategy lives in sim/strategy_<name>.c, keeps all
+ * primitives.  Each strategy lives in sim/strategy_<name>.c (the four
+ * fits of fit.c's index together in sim/fits.c), keeps all
  * its mutable state in one struct of state_size bytes that the device
  * allocates, and exports one getter returning its constant table.  The
  * list of strategies is sim/strategies.def: adding one is a new file

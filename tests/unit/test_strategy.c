@@ -566,7 +566,7 @@ START_TEST(worst_and_next_fit_choose_as_a_scan_does)
 END_TEST
 
 /* Next fit keeps the free block at its rover and searches from its
- * node (sim/strategy_next_fit.c).  Frees right below the rover merge
+ * node (sim/fits.c).  Frees right below the rover merge
  * that block away, frees right above it grow it, and other streams' and
  * pristine blocks sit at the rover too: after every operation the
  * choice is the scan's from the rover (fit_by_hand). */
