@@ -61,7 +61,7 @@ CHECK_LIBS     = $(shell pkg-config --libs check)
 DW_LIBS        = $(shell pkg-config --libs libdw) -l:libstdc++.so.6
 ZSTD_LIBS      = $(shell pkg-config --libs libzstd)
 # memsim-analyze --pprof: protobuf-c's runtime (the message code is
-# generated from analyzer/profile.proto by protoc-c) and zlib's gzip.
+# generated from analyzer/report/profile.proto by protoc-c) and zlib's gzip.
 PB_LIBS        = $(shell pkg-config --libs libprotobuf-c) -lz
 ANALYZE_LIBS   = $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) $(PB_LIBS)
 
@@ -78,7 +78,7 @@ PRELOAD_SRC = $(sort $(wildcard preload/*.c))
 IPC_SRC   = $(sort $(wildcard ipc/*.c))
 RECORDER_SRC = $(sort $(wildcard recorder/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
-ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
+ANALYZER_SRC = $(sort $(wildcard analyzer/*.c analyzer/*/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
 # The real allocators' catalog, shared by memsim and memsim-analyze
@@ -102,12 +102,12 @@ RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 CLI_TESTABLE = $(filter-out $(BUILD)/cli/memsim.o,$(CLI_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
-# The pprof messages' code, generated (analyzer/profile.proto).
-PB_GEN    = $(BUILD)/gen/analyzer/profile.pb-c.c
-PB_OBJ    = $(BUILD)/gen/analyzer/profile.pb-c.o
+# The pprof messages' code, generated (analyzer/report/profile.proto).
+PB_GEN    = $(BUILD)/gen/analyzer/report/profile.pb-c.c
+PB_OBJ    = $(BUILD)/gen/analyzer/report/profile.pb-c.o
 # The HTML pages' script and style, as C strings (scripts/embed.sh).
-ASSETS_GEN = $(BUILD)/gen/analyzer/report_assets.c
-ASSETS_OBJ = $(BUILD)/gen/analyzer/report_assets.o
+ASSETS_GEN = $(BUILD)/gen/analyzer/report/report_assets.c
+ASSETS_OBJ = $(BUILD)/gen/analyzer/report/report_assets.o
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o) $(PB_OBJ) $(ASSETS_OBJ)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
@@ -178,18 +178,18 @@ $(BUILD)/%.o: %.c Makefile | $(DEPS_OK)
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 $(BUILD)/analyzer/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS) -I$(BUILD)/gen
-$(BUILD)/analyzer/report_pprof.o: $(PB_GEN)
+$(BUILD)/analyzer/report/report_pprof.o: $(PB_GEN)
 
-$(PB_GEN): analyzer/profile.proto | $(DEPS_OK)
+$(PB_GEN): analyzer/report/profile.proto | $(DEPS_OK)
 	$(call say,PROTOC,$<)
 	$(Q)mkdir -p $(BUILD)/gen
 	$(Q)protoc-c --c_out=$(BUILD)/gen $<
 
-$(ASSETS_GEN): analyzer/report.js analyzer/report.css scripts/embed.sh
+$(ASSETS_GEN): analyzer/report/report.js analyzer/report/report.css scripts/embed.sh
 	$(call say,EMBED,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q){ sh scripts/embed.sh report_js analyzer/report.js && \
-		sh scripts/embed.sh report_css analyzer/report.css; } >$@.tmp && mv $@.tmp $@
+	$(Q){ sh scripts/embed.sh report_js analyzer/report/report.js && \
+		sh scripts/embed.sh report_css analyzer/report/report.css; } >$@.tmp && mv $@.tmp $@
 
 $(ASSETS_OBJ): $(ASSETS_GEN)
 	$(call say,CC,$<)
@@ -395,8 +395,8 @@ $(BENCHCOUNT): bench/tools/count.c
 
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c analyzer/mappings.c \
-	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c analyzer/stats.c $(CORE_SRC)
+FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/read/reader.c analyzer/consume/summary.c analyzer/consume/findings.c analyzer/consume/mappings.c \
+	analyzer/progress.c analyzer/consume/sites.c analyzer/read/symbols.c analyzer/escape.c analyzer/read/modfile.c analyzer/consume/stats.c $(CORE_SRC)
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \

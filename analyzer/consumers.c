@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analyzer/allocators.h"
+#include "analyzer/consume/allocators.h"
 #include "analyzer/escape.h"
 #include "lib/grow.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/sites.h"
+#include "analyzer/consume/sites.h"
 #include "lib/args.h"
 #include "include/memsim.h"
 

@@ -2,7 +2,7 @@
  * lines: host memory in whole cache lines of its own.
  *
  * memsim-analyze replays several strategies at once on several threads
- * (analyzer/replay.h), and each device is written at every operation:
+ * (analyzer/consume/replay.h), and each device is written at every operation:
  * its pool's totals, its strategy's state, its segments, its statistics.
  * Small objects of two devices side by side on the heap share cache
  * lines, and two threads writing them take those lines from each other

@@ -41,7 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer/reader.h"
+#include "analyzer/read/reader.h"
 #include "lib/grow.h"
 #include "lib/hashtab.h"
 

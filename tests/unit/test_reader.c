@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "analyzer/reader.h"
+#include "analyzer/read/reader.h"
 #include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"

@@ -9,7 +9,7 @@
 
 #include "analyzer/options.h"
 #include "analyzer/process.h"
-#include "analyzer/replay.h"
+#include "analyzer/consume/replay.h"
 #include "lib/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

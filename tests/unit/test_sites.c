@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/sites.h"
-#include "analyzer/summary.h"
+#include "analyzer/consume/sites.h"
+#include "analyzer/consume/summary.h"
 #include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"

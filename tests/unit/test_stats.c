@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "lib/rng.h"
-#include "analyzer/stats.h"
+#include "analyzer/consume/stats.h"
 #include "tests/unit/expect.h"
 #include "tests/unit/suites.h"
 

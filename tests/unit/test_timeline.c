@@ -2,7 +2,7 @@
  * timeline: extremes per bucket, the width doubling as the trace grows;
  * no peak is lost and memory stays fixed.
  */
-#include "analyzer/timeline.h"
+#include "analyzer/consume/timeline.h"
 #include "lib/rng.h"
 #include "tests/unit/suites.h"
 
