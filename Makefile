@@ -28,7 +28,7 @@ V       ?=
 SAN_ENV = ASAN_OPTIONS=intercept_tls_get_addr=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}
 
 # make CHECKS=1: every invariant walker after every operation, and the
-# _locked functions assert their lock (core/check.h), in build/checks/.
+# _locked functions assert their lock (lib/check.h), in build/checks/.
 ifeq ($(CHECKS),1)
 BUILD   ?= build/checks
 CHECKFLAGS = -DMEMSIM_CHECKS
@@ -61,7 +61,7 @@ CHECK_LIBS     = $(shell pkg-config --libs check)
 DW_LIBS        = $(shell pkg-config --libs libdw) -l:libstdc++.so.6
 ZSTD_LIBS      = $(shell pkg-config --libs libzstd)
 # memsim-analyze --pprof: protobuf-c's runtime (the message code is
-# generated from analyzer/profile.proto by protoc-c) and zlib's gzip.
+# generated from analyzer/report/profile.proto by protoc-c) and zlib's gzip.
 PB_LIBS        = $(shell pkg-config --libs libprotobuf-c) -lz
 ANALYZE_LIBS   = $(JANSSON_LIBS) $(DW_LIBS) $(ZSTD_LIBS) $(PB_LIBS)
 
@@ -73,11 +73,12 @@ Q =
 say =
 endif
 
-CORE_SRC  = $(sort $(wildcard core/*.c))
+CORE_SRC  = $(sort $(wildcard lib/*.c sim/*.c trace/*.c))
 PRELOAD_SRC = $(sort $(wildcard preload/*.c))
+IPC_SRC   = $(sort $(wildcard ipc/*.c))
 RECORDER_SRC = $(sort $(wildcard recorder/*.c))
 CLI_SRC   = $(sort $(wildcard cli/*.c))
-ANALYZER_SRC = $(sort $(wildcard analyzer/*.c))
+ANALYZER_SRC = $(sort $(wildcard analyzer/*.c analyzer/*/*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
 # The real allocators' catalog, shared by memsim and memsim-analyze, and
@@ -86,11 +87,13 @@ BENCH_SRC = $(sort $(wildcard bench/*.c))
 ALLOC_OBJ = $(BUILD)/allocators/catalog.o $(BUILD)/allocators/smapsum.o
 
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
-PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+IPC_OBJ   = $(IPC_SRC:%.c=$(BUILD)/%.o)
+# libmemsim.so: the in-process code and the contract it shares with the recorder.
+PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(IPC_OBJ)
 RECORDER_OBJ = $(RECORDER_SRC:%.c=$(BUILD)/%.o)
-# The pieces of the preload the recorder shares: the arena and its ring,
-# the configuration, the clock, the seccomp judge (a no-op there).
-SHARED_OBJ = $(addprefix $(BUILD)/preload/,arena.o ring.o config.o clock.o sysmem.o seccomp.o)
+# The pieces of ipc/ the recorder links: the arena and its ring, the
+# configuration, the clock, the seccomp judge (a no-op there).
+SHARED_OBJ = $(addprefix $(BUILD)/ipc/,arena.o ring.o config.o clock.o sysmem.o seccomp.o)
 # What the unit tests link: the preload's pieces that run without being
 # preloaded (not the hooks, nor the process's life, which start at load),
 # the recorder's but its main, the analyzer's but its main.
@@ -100,12 +103,12 @@ RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 CLI_TESTABLE = $(filter-out $(BUILD)/cli/memsim.o,$(CLI_OBJ))
 CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
-# The pprof messages' code, generated (analyzer/profile.proto).
-PB_GEN    = $(BUILD)/gen/analyzer/profile.pb-c.c
-PB_OBJ    = $(BUILD)/gen/analyzer/profile.pb-c.o
+# The pprof messages' code, generated (analyzer/report/profile.proto).
+PB_GEN    = $(BUILD)/gen/analyzer/report/profile.pb-c.c
+PB_OBJ    = $(BUILD)/gen/analyzer/report/profile.pb-c.o
 # The HTML pages' script and style, as C strings (scripts/embed.sh).
-ASSETS_GEN = $(BUILD)/gen/analyzer/report_assets.c
-ASSETS_OBJ = $(BUILD)/gen/analyzer/report_assets.o
+ASSETS_GEN = $(BUILD)/gen/analyzer/report/report_assets.c
+ASSETS_OBJ = $(BUILD)/gen/analyzer/report/report_assets.o
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(BUILD)/%.o) $(PB_OBJ) $(ASSETS_OBJ)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
@@ -176,18 +179,18 @@ $(BUILD)/%.o: %.c Makefile | $(DEPS_OK)
 
 $(BUILD)/cli/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS)
 $(BUILD)/analyzer/%.o: EXTRA_CFLAGS = $(JANSSON_CFLAGS) -I$(BUILD)/gen
-$(BUILD)/analyzer/report_pprof.o: $(PB_GEN)
+$(BUILD)/analyzer/report/report_pprof.o: $(PB_GEN)
 
-$(PB_GEN): analyzer/profile.proto | $(DEPS_OK)
+$(PB_GEN): analyzer/report/profile.proto | $(DEPS_OK)
 	$(call say,PROTOC,$<)
 	$(Q)mkdir -p $(BUILD)/gen
 	$(Q)protoc-c --c_out=$(BUILD)/gen $<
 
-$(ASSETS_GEN): analyzer/report.js analyzer/report.css scripts/embed.sh
+$(ASSETS_GEN): analyzer/report/report.js analyzer/report/report.css scripts/embed.sh
 	$(call say,EMBED,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q){ sh scripts/embed.sh report_js analyzer/report.js && \
-		sh scripts/embed.sh report_css analyzer/report.css; } >$@.tmp && mv $@.tmp $@
+	$(Q){ sh scripts/embed.sh report_js analyzer/report/report.js && \
+		sh scripts/embed.sh report_css analyzer/report/report.css; } >$@.tmp && mv $@.tmp $@
 
 $(ASSETS_OBJ): $(ASSETS_GEN)
 	$(call say,CC,$<)
@@ -204,7 +207,7 @@ $(LIBCORE): $(CORE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # memsim run checks --analyze-opts with the analyzer's own parser.
-MEMSIM_SHARED = $(BUILD)/preload/childenv.o $(BUILD)/analyzer/options.o $(ALLOC_OBJ)
+MEMSIM_SHARED = $(BUILD)/ipc/childenv.o $(BUILD)/analyzer/options.o $(ALLOC_OBJ)
 $(MEMSIM): $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(MEMSIM_SHARED) $(LIBCORE) $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
@@ -213,15 +216,15 @@ $(ANALYZE): $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(ANALYZER_OBJ) $(ALLOC_OBJ) $(LIBCORE) $(ANALYZE_LIBS) -lm
 
-$(REPLAY): allocators/replay.c allocators/oplog.h core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
+$(REPLAY): allocators/replay.c allocators/oplog.h lib/procfs.c lib/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< core/procfs.c -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -I. -o $@ $< lib/procfs.c -ldl -lpthread
 
-$(METER): allocators/meter.c allocators/smapsum.c allocators/smapsum.h core/procfs.c core/procfs.h Makefile | $(DEPS_OK)
+$(METER): allocators/meter.c allocators/smapsum.c allocators/smapsum.h lib/procfs.c lib/procfs.h Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< allocators/smapsum.c core/procfs.c -ldl -lpthread
+	$(Q)$(CC) $(STD) $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $< allocators/smapsum.c lib/procfs.c -ldl -lpthread
 
 # No -lm: one library fewer to load into every traced program (sample_log).
 $(LIBMEMSIM): $(PRELOAD_OBJ) $(LIBCORE)
@@ -393,12 +396,12 @@ $(BENCHCOUNT): bench/tools/count.c
 
 # libFuzzer over the analyzer's reader (needs clang); FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/reader.c analyzer/summary.c analyzer/findings.c analyzer/mappings.c \
-	analyzer/progress.c analyzer/sites.c analyzer/symbols.c analyzer/escape.c analyzer/modfile.c $(CORE_SRC)
-FUZZ_SRC += analyzer/symnames.c analyzer/symopen.c analyzer/symdwarf.c
-FUZZ_SRC += analyzer/reader_json.c
-FUZZ_SRC += analyzer/findings_spike.c analyzer/findings_drift.c analyzer/findings_frag.c \
-	analyzer/findings_compose.c
+FUZZ_SRC = tests/fuzz/fuzz_reader.c analyzer/read/reader.c analyzer/consume/summary.c analyzer/consume/findings.c analyzer/consume/mappings.c \
+	analyzer/progress.c analyzer/consume/sites.c analyzer/read/symbols.c analyzer/escape.c analyzer/read/modfile.c analyzer/consume/stats.c $(CORE_SRC)
+FUZZ_SRC += analyzer/read/symnames.c analyzer/read/symopen.c analyzer/read/symdwarf.c
+FUZZ_SRC += analyzer/read/reader_json.c
+FUZZ_SRC += analyzer/consume/findings_spike.c analyzer/consume/findings_drift.c analyzer/consume/findings_frag.c \
+	analyzer/consume/findings_compose.c
 fuzz: | $(DEPS_OK)
 	$(Q)if ! command -v clang >/dev/null 2>&1; then \
 		echo "fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \

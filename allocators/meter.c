@@ -12,7 +12,7 @@
  *     through an internal call no preloaded library sees), and their
  *     resident pages are counted by mincore;
  *   - memsim's own memory when the run is traced: libmemsim.so's
- *     memsim_own_resident() (preload/sysmem.h);
+ *     memsim_own_resident() (ipc/sysmem.h);
  *   - the sampling thread's stack (mapped here; the thread makes no
  *     heap call, so a trace of the run shows no thread of the meter's).
  * Other threads' stacks stay in (glibc maps them unnamed): a few pages
@@ -53,7 +53,7 @@
 #include <unistd.h>
 
 #include "allocators/smapsum.h"
-#include "core/procfs.h"
+#include "lib/procfs.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_OWN 8192 /* the program's own anonymous mappings tracked */

@@ -1,6 +1,6 @@
 /*
  * oplog: a trace's heap operations as a real allocator replays them, in
- * the file memsim-analyze writes (analyzer/allocators.c) and
+ * the file memsim-analyze writes (analyzer/consume/allocators.c) and
  * memsim-replay maps (allocators/replay.c).  Both sides include this
  * header and nothing else of each other; it includes only libc's.
  *

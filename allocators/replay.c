@@ -7,7 +7,7 @@
  *
  * OPLOG is an operation file (allocators/oplog.h): a path, or fd:N for a
  * descriptor the parent left open.  memsim-analyze --allocators starts
- * one memsim-replay per allocator, all at once (analyzer/allocators.c).
+ * one memsim-replay per allocator, all at once (analyzer/consume/allocators.c).
  *
  * How it measures only the allocator:
  *   - Everything of its own is set up before the replay starts: the
@@ -66,7 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/procfs.h"
+#include "lib/procfs.h"
 #include "allocators/oplog.h"
 
 #define CMD "memsim-replay"

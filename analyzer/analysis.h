@@ -2,7 +2,7 @@
  * analysis: one run's traces read: the inputs given (traces, run
  * directories), every trace through its pass (analyzer/process.h), the
  * leak suppressions applied.  memsim-analyze makes one; --diff makes
- * two (analyzer/diff.h) over one symbol store.
+ * two (analyzer/report/diff.h) over one symbol store.
  */
 #ifndef MEMSIM_ANALYZER_ANALYSIS_H
 #define MEMSIM_ANALYZER_ANALYSIS_H
@@ -10,11 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/inputs.h"
+#include "analyzer/read/inputs.h"
 #include "analyzer/options.h"
 #include "analyzer/process.h"
-#include "analyzer/suppress.h"
-#include "analyzer/symbols.h"
+#include "analyzer/report/suppress.h"
+#include "analyzer/read/symbols.h"
 
 typedef struct analysis_s {
     paths_t paths;        /* the traces, and memsim run's resources.json figures */

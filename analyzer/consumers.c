@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analyzer/allocators.h"
+#include "analyzer/consume/allocators.h"
 #include "analyzer/escape.h"
-#include "core/grow.h"
+#include "lib/grow.h"
 
 /* ---- summary ------------------------------------------------------------------- */
 

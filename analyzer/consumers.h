@@ -6,12 +6,12 @@
  * or added, the mappings note their live bytes in the summary's newest
  * sample), and finish after the last.
  *
- *   summary    analyzer/summary.h: the headline figures, the samples
- *   sites      analyzer/sites.h: per allocation stack (when wanted)
- *   mappings   analyzer/mappings.h: the program's own mappings
- *   timeline   analyzer/timeline.h: heap and mapped live over time, per event
- *   replay     analyzer/replay.h: the allocations through every strategy
- *   allocators analyzer/allocators.h: the heap operations through real
+ *   summary    analyzer/consume/summary.h: the headline figures, the samples
+ *   sites      analyzer/consume/sites.h: per allocation stack (when wanted)
+ *   mappings   analyzer/consume/mappings.h: the program's own mappings
+ *   timeline   analyzer/consume/timeline.h: heap and mapped live over time, per event
+ *   replay     analyzer/consume/replay.h: the allocations through every strategy
+ *   allocators analyzer/consume/allocators.h: the heap operations through real
  *              allocators (only with --allocators)
  */
 #ifndef MEMSIM_ANALYZER_CONSUMERS_H

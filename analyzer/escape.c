@@ -7,37 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at s[0..n), or 0 when s[0]
- * starts none (RFC 3629: no overlong forms, no surrogates, nothing above
- * U+10FFFF).  lo..hi bounds the second byte where the first restricts it. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c < 0xc2) /* a continuation byte, or an overlong 2-byte form */
-        return 0;
-    if (c < 0xe0) {
-        len = 2;
-    } else if (c < 0xf0) {
-        len = 3;
-        lo = c == 0xe0 ? 0xa0 : lo; /* overlong */
-        hi = c == 0xed ? 0x9f : hi; /* surrogates */
-    } else if (c < 0xf5) {
-        len = 4;
-        lo = c == 0xf0 ? 0x90 : lo; /* overlong */
-        hi = c == 0xf4 ? 0x8f : hi; /* above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
+#include "trace/utf8.h"
 
 /* Whether the character at s (len bytes of valid UTF-8) is written
  * escaped. */

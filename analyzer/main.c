@@ -6,11 +6,11 @@
  * It reads each trace in one streaming pass (analyzer/process.h, which
  * feeds the consumers of analyzer/consumers.h: the summary, the
  * allocation sites, the program's mappings, the strategy replay), runs
- * the findings on what they gathered (analyzer/findings.h), then prints
- * its reports (analyzer/report.h): text, JSON, a flame graph's
+ * the findings on what they gathered (analyzer/consume/findings.h), then prints
+ * its reports (analyzer/report/report.h): text, JSON, a flame graph's
  * collapsed stacks, an HTML page, a flame graph as SVG, a pprof profile;
  * several of them from one pass with --output.  --diff compares two runs
- * (analyzer/diff.h).  This file only orchestrates.
+ * (analyzer/report/diff.h).  This file only orchestrates.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "analyzer/analysis.h"
-#include "analyzer/diff.h"
+#include "analyzer/report/diff.h"
 #include "analyzer/escape.h"
-#include "analyzer/inputs.h"
+#include "analyzer/read/inputs.h"
 #include "analyzer/options.h"
 #include "analyzer/process.h"
-#include "analyzer/report.h"
+#include "analyzer/report/report.h"
 
 /* Stack that the main thread maps before it reads anything.  Under an
  * address-space limit (ulimit -v) the heap can take every byte of it,

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/sites.h"
-#include "core/args.h"
-#include "core/opts.h"
+#include "analyzer/consume/sites.h"
+#include "lib/args.h"
+#include "lib/opts.h"
 #include "include/memsim.h"
 
 static void usage(FILE *f);

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 #include "allocators/catalog.h"
-#include "analyzer/findings.h"
+#include "analyzer/consume/findings.h"
 #include "analyzer/progress.h"
-#include "analyzer/replay.h"
-#include "core/strategy.h"
+#include "analyzer/consume/replay.h"
+#include "sim/strategy.h"
 
 #define ANALYZE_CMD "memsim-analyze"
 #define ANALYZE_DEFAULT_DEVICE (64ull << 30)
@@ -51,11 +51,11 @@ typedef struct analyze_opts_s {
     /* --output FORM=FILE (and --html FILE, --pprof FILE): each form
      * written to its file, all from one pass; NULL when not asked. */
     const char *out_text, *out_json, *out_pprof;
-    /* Leak suppressions (analyzer/suppress.h). */
+    /* Leak suppressions (analyzer/report/suppress.h). */
     bool default_suppressions;                     /* not --no-default-suppressions */
     const char *suppressions[ANALYZE_MAX_SUPPRESSIONS]; /* --suppressions FILE, in order */
     size_t nsuppressions;
-    /* --diff BASE NEW: the two inputs compared (analyzer/diff.h). */
+    /* --diff BASE NEW: the two inputs compared (analyzer/report/diff.h). */
     bool diff;
     double fail_on_growth;   /* --fail-on-growth PCT; < 0: not asked */
     catalog_spec_t allocators[CATALOG_MAX_SPECS]; /* --allocators: the real allocators */

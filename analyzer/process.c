@@ -12,7 +12,7 @@
 #include "analyzer/consumers.h"
 #include "analyzer/escape.h"
 #include "analyzer/progress.h"
-#include "core/sampling.h"
+#include "lib/sampling.h"
 
 uint64_t process_peak_rss(const process_t *pr)
 {
@@ -53,7 +53,7 @@ static bool first_record(process_t *pr, event_t *e)
 }
 
 /* An allocation of a sampled trace as the consumers take it: the bytes
- * it stands for, and their variance (core/sampling.h). */
+ * it stands for, and their variance (lib/sampling.h). */
 static __attribute__((noinline)) void weigh(const process_t *pr, const event_t *e, event_t *w)
 {
     uint64_t interval = pr->s.sample_bytes;

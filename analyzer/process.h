@@ -10,15 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/findings.h"
-#include "analyzer/mappings.h"
+#include "analyzer/consume/findings.h"
+#include "analyzer/consume/mappings.h"
 #include "analyzer/options.h"
-#include "analyzer/reader.h"
-#include "analyzer/replay.h"
-#include "analyzer/sites.h"
-#include "analyzer/summary.h"
-#include "analyzer/symbols.h"
-#include "analyzer/timeline.h"
+#include "analyzer/read/reader.h"
+#include "analyzer/consume/replay.h"
+#include "analyzer/consume/sites.h"
+#include "analyzer/consume/summary.h"
+#include "analyzer/read/symbols.h"
+#include "analyzer/consume/timeline.h"
 
 typedef struct process_s {
     char path[4096];
@@ -43,7 +43,7 @@ typedef struct process_s {
     struct alloc_writer_s *alloc_writer; /* --allocators: the operation file, while read */
     struct allocators_s *allocators;     /* --allocators: the real allocators' figures */
     findings_t findings;
-    /* Leaks the suppressions left out (analyzer/suppress.h): the summary's
+    /* Leaks the suppressions left out (analyzer/report/suppress.h): the summary's
      * leaked_bytes and leaked_allocations are what remains. */
     uint64_t suppressed_bytes, suppressed_blocks;
     bool ok;                 /* read: the reports may use it */

@@ -17,7 +17,7 @@
  * A short fixed warm-up would compare a young heap at 1M with an aged
  * one at 10k and flatter exactly the strategies the targets are about.
  *
- * Sizes and victim slots come from core/rng.h with a fixed seed and are
+ * Sizes and victim slots come from lib/rng.h with a fixed seed and are
  * generated into arrays before any clock is read; every strategy and
  * glibc replay the same arrays, and a longer run only extends the
  * sequence (shorter runs replay a prefix of it).
@@ -50,9 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/device.h"
-#include "core/rng.h"
-#include "core/strategy.h"
+#include "sim/device.h"
+#include "lib/rng.h"
+#include "sim/strategy.h"
 
 #define BENCH_NAME "bench-core"
 #define BENCH_SEED 0x6d656d73696d2024ull /* fixed: same sequence on every run */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench-study: how real programs would fare under each allocation
 # strategy.  Traces real, deterministic workloads of Debian packages
-# under memsim, replays each trace through every strategy of core/ and
+# under memsim, replays each trace through every strategy of sim/ and
 # writes the results into docs/strategies.md (between its study markers)
 # and docs/strategies.svg.
 #

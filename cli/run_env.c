@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli/run_allocators.h"
-#include "preload/childenv.h"
+#include "ipc/childenv.h"
 
 extern char **environ;
 

@@ -15,14 +15,14 @@
 
 #include "cli/paths.h"
 #include "cli/run_watch.h"
-#include "core/args.h"
-#include "core/opts.h"
-#include "core/sampling.h"
-#include "core/strategy.h"
+#include "lib/args.h"
+#include "lib/opts.h"
+#include "lib/sampling.h"
+#include "sim/strategy.h"
 
 #define CMD RUN_CMD
 
-/* What the preload accepts (preload/config.h): refused here, before the
+/* What the preload accepts (ipc/config.h): refused here, before the
  * command starts, rather than there, where it would run untraced. */
 #define RUN_DEVICE_SIZE_MIN 4096u
 #define RUN_SAMPLE_MS_MAX 3600000u

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/tracefmt.h"
+#include "trace/tracefmt.h"
 
 #define CMD RUN_CMD
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli/run_signals.h"
-#include "core/procfs.h"
+#include "lib/procfs.h"
 
 double run_watch_since(const struct timespec *a, const struct timespec *b)
 {

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/args.h"
-#include "core/device.h"
-#include "core/opts.h"
-#include "core/units.h"
-#include "core/workload.h"
+#include "lib/args.h"
+#include "sim/device.h"
+#include "lib/opts.h"
+#include "lib/units.h"
+#include "sim/workload.h"
 
 #define CMD "memsim simulate"
 

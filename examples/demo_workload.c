@@ -23,7 +23,7 @@
  * markers of include/memsim.h and runs without memsim too (the symbols
  * are weak).
  *
- * Tuned for memsim-analyze's detectors (analyzer/findings.h), which look
+ * Tuned for memsim-analyze's detectors (analyzer/consume/findings.h), which look
  * at each sampled series over the whole run:
  *   - the spike is mapped, not malloc'd: a heap spike big enough to stand
  *     out (z-score above 3) would spoil the straight-line fit (R² at least

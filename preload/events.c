@@ -9,12 +9,12 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "preload/arena.h"
-#include "preload/clock.h"
+#include "ipc/arena.h"
+#include "ipc/clock.h"
 #include "preload/modules.h"
-#include "preload/msg.h"
+#include "ipc/msg.h"
 #include "preload/process.h"
-#include "preload/ring.h"
+#include "ipc/ring.h"
 #include "preload/sandbox.h"
 #include "preload/stacks.h"
 #include "preload/thread.h"

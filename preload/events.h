@@ -4,7 +4,7 @@
  * Each call captures the caller's stack (on memsim's own stack,
  * preload/thread.h), interns it (preload/stacks.h: a new stack is posted
  * before its first use, and new libraries with it, preload/modules.h),
- * reads the time and posts one message (preload/ring.h).  Nothing is
+ * reads the time and posts one message (ipc/ring.h).  Nothing is
  * formatted, looked up or locked here but the stack table for a stack
  * never seen: the recorder does the rest in the ring's order.  Ordering
  * rules the hooks follow:
@@ -27,32 +27,14 @@
 #include <string.h>
 
 #include "preload/cancel.h"
-#include "preload/msg.h"
+#include "ipc/msg.h"
 #include "preload/process.h"
 #include "preload/sample.h"
 #include "preload/sampleset.h"
 #include "preload/thread.h"
 #include "preload/unwind.h"
 
-/* The functions events name (ring_slot_t.fn; the trace's "fn"). */
-typedef enum events_fn_e {
-    FN_MALLOC,
-    FN_CALLOC,
-    FN_REALLOC,
-    FN_REALLOCARRAY,
-    FN_MEMALIGN,
-    FN_POSIX_MEMALIGN,
-    FN_ALIGNED_ALLOC,
-    FN_VALLOC,
-    FN_PVALLOC,
-    FN_FREE,
-    FN_MMAP,
-    FN_MMAP64,
-    FN_MUNMAP,
-    FN_MREMAP,
-    FN_COUNT
-} events_fn_t;
-
+/* fn's name (events_fn_t is in ipc/msg.h: it crosses the ring). */
 const char *events_fn_name(events_fn_t fn);
 
 /* ---- the hooks' fast path ------------------------------------------------------------
@@ -69,7 +51,7 @@ typedef struct events_job_s {
     uint8_t kind;       /* msg_kind_t */
     uint8_t fn;         /* events_fn_t */
     unsigned flags;     /* EVENTS_JOB_* */
-    uint64_t a, b, c, d, e; /* the message's words (preload/msg.h) */
+    uint64_t a, b, c, d, e; /* the message's words (ipc/msg.h) */
     uint32_t stack;     /* EVENTS_JOB_BEGIN: out, the stack id */
     uint64_t t;         /* EVENTS_JOB_BEGIN: out, the time */
     uint64_t claim;     /* EVENTS_JOB_BEGIN: out, ring_begin's */

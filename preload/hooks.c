@@ -40,7 +40,7 @@
 #include "preload/sampleset.h"
 #include "preload/sandbox.h"
 #include "preload/signals.h"
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/arena.h"
-#include "preload/clock.h"
+#include "ipc/arena.h"
+#include "ipc/clock.h"
 #include "preload/real.h"
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 #include "preload/unwind.h"
 
 #define HELPER_STACK (256u << 10)

@@ -14,13 +14,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/clock.h"
-#include "preload/msg.h"
+#include "ipc/clock.h"
+#include "ipc/msg.h"
 #include "preload/process.h"
-#include "preload/ring.h"
-#include "preload/seccomp.h"
+#include "ipc/ring.h"
+#include "ipc/seccomp.h"
 #include "preload/stacks.h"
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 #include "preload/thread.h"
 #include "preload/walk.h"
 

@@ -18,22 +18,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/arena.h"
-#include "preload/childenv.h"
-#include "preload/clock.h"
+#include "ipc/arena.h"
+#include "ipc/childenv.h"
+#include "ipc/clock.h"
 #include "preload/events.h"
 #include "preload/guard.h"
 #include "preload/launch.h"
 #include "preload/modules.h"
 #include "preload/real.h"
 #include "preload/release.h"
-#include "preload/ring.h"
+#include "ipc/ring.h"
 #include "preload/sandbox.h"
 #include "preload/say.h"
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 #include "preload/signals.h"
 #include "preload/stacks.h"
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 #include "preload/thread.h"
 
 #define START_WAIT_NS 10000000000ull   /* a recorder that has not started after 10 s */

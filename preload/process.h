@@ -32,8 +32,8 @@
 #endif
 #endif
 
-#include "preload/config.h"
-#include "preload/msg.h"
+#include "ipc/config.h"
+#include "ipc/msg.h"
 
 struct region_s;
 

@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
-#include "preload/arena.h"
-#include "preload/seccomp.h"
-#include "preload/sysmem.h"
+#include "ipc/arena.h"
+#include "ipc/seccomp.h"
+#include "ipc/sysmem.h"
 #include "preload/thread.h"
 
 void release_all(void *arena)

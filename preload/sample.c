@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/rng.h"
+#include "lib/rng.h"
 
 __thread uint64_t memsim_sample_left __attribute__((tls_model("initial-exec")));
 uint64_t memsim_sample_bytes;

@@ -4,7 +4,7 @@
  *
  * Each thread counts down the bytes it allocates to the next point of a
  * Poisson process over its allocated bytes, of mean interval T
- * (core/sampling.h: an allocation of s bytes is sampled with probability
+ * (lib/sampling.h: an allocation of s bytes is sampled with probability
  * 1 - e^(-s/T), independently of every other).  The count is one
  * initial-exec thread-local word, memsim_sample_left: an allocation of n
  * bytes with n < left takes n off it and goes on unrecorded (the hooks'

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "preload/sysmem.h"
+#include "ipc/sysmem.h"
 
 #define MOVED 1u               /* a slot's mark: its table moves on */
 #define BUCKET 8u              /* slots of a bucket: a cache line */

@@ -16,11 +16,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "preload/clock.h"
+#include "ipc/clock.h"
 #include "preload/guard.h"
-#include "preload/msg.h"
+#include "ipc/msg.h"
 #include "preload/process.h"
-#include "preload/ring.h"
+#include "ipc/ring.h"
 #include "preload/signals.h"
 #include "preload/thread.h"
 

@@ -11,7 +11,7 @@
  *   - prepares the calling thread: its area mapped, its alternate signal
  *     stack installed, its id read, so that its hooks need no system
  *     call later;
- *   - holds a copy of the filter (preload/seccomp.h), by which every
+ *   - holds a copy of the filter (ipc/seccomp.h), by which every
  *     system call of memsim's is judged from then on; strict mode binds
  *     the calling thread;
  *   - withdraws its fatal-signal handler when ending the process from it
@@ -34,11 +34,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "preload/seccomp.h"
-
-/* The sandbox message's a. */
-#define SANDBOX_MODE_STRICT 1u
-#define SANDBOX_MODE_FILTER 2u
+#include "ipc/msg.h"
+#include "ipc/seccomp.h"
 
 /* The hooks of prctl and syscall send PR_SET_SECCOMP and the seccomp
  * system call here: op SECCOMP_SET_MODE_STRICT or SECCOMP_SET_MODE_FILTER

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 
 static bool had;    /* descriptor 2 was open at start */
 static dev_t dev;   /* ...and was this file */

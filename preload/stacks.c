@@ -2,7 +2,7 @@
  * stacks: the dedup table.  See stacks.h.
  *
  * Two generations, young and old, each an arena of entries (at most
- * GEN_CHUNKS chunks of CHUNK bytes) and an index of them (core/hashtab,
+ * GEN_CHUNKS chunks of CHUNK bytes) and an index of them (lib/hashtab,
  * at most GEN_ENTRIES entries).  A stack never seen gets the next id
  * and goes into the young generation; a stack found in the old one is
  * copied into the young one with its id, so the stacks in use stay.
@@ -27,10 +27,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/check.h"
-#include "core/hashtab.h"
-#include "preload/config.h"
-#include "preload/sysmem.h"
+#include "lib/check.h"
+#include "lib/hashtab.h"
+#include "ipc/config.h"
+#include "ipc/sysmem.h"
 #include "preload/unwind.h"
 
 /* ---- the table --------------------------------------------------------------- */
@@ -49,7 +49,7 @@ typedef struct entry_s {
     uintptr_t frames[]; /* n of them */
 } entry_t;
 
-/* A slot of an index: core/hashtab's, keyed and marked by the hash
+/* A slot of an index: lib/hashtab's, keyed and marked by the hash
  * (never 0).  Slots move (growth, which frees the old index); entries
  * do not. */
 typedef struct slot_s {

@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/seccomp.h"
-#include "preload/sysmem.h"
+#include "ipc/seccomp.h"
+#include "ipc/sysmem.h"
 
 #define PAGE 4096u
 #define AREA_BYTES (PAGE + THREAD_STACK + PAGE + THREAD_ALTSTACK + THREAD_MEMO)

@@ -23,8 +23,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "preload/seccomp.h"
-#include "preload/sysmem.h"
+#include "ipc/seccomp.h"
+#include "ipc/sysmem.h"
 #include "preload/walk.h"
 
 #define FAKE_READ_FD (-4096) /* the ends of the pipe libunwind thinks it has */

@@ -18,8 +18,8 @@
 
 #include "preload/ehframe.h"
 #include "preload/say.h"
-#include "preload/seccomp.h"
-#include "preload/sysmem.h"
+#include "ipc/seccomp.h"
+#include "ipc/sysmem.h"
 #include "preload/thread.h"
 
 #define SLOTS (1u << 16)     /* 1 MiB of address space, touched as used */

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "preload/msg.h"
+#include "ipc/msg.h"
 
 static inline ring_slot_t *slot_at(const intake_t *in, uint64_t pos)
 {

@@ -1,7 +1,7 @@
 /*
  * intake: which of a ring's messages the recorder takes next.
  *
- * The ring's order is the order of its claims (preload/ring.h).  A claim
+ * The ring's order is the order of its claims (ipc/ring.h).  A claim
  * whose producer has not published it yet is a hole: the thread was
  * preempted between its claim and its publish, a signal handler runs on
  * top of it, or it is a realloc's, whose message is filled after the
@@ -67,8 +67,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "preload/arena.h"
-#include "preload/ring.h"
+#include "ipc/arena.h"
+#include "ipc/ring.h"
 
 #define INTAKE_HOLES 1024 /* unpublished claims passed at once, at most */
 #define INTAKE_AHEAD 256  /* published messages one look ahead finds, at most */

@@ -1,7 +1,7 @@
 /*
  * livemap: the recorder's table of live blocks.  See livemap.h.
  *
- * The new table is core/hashtab's, with livemap_entry_t slots keyed and
+ * The new table is lib/hashtab's, with livemap_entry_t slots keyed and
  * marked by the address (0: empty); livemap_t keeps no shift: each
  * operation takes a hashtab_t view of the map's fields (the shift
  * follows from the capacity) and stores back what changed.  The table
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/hashtab.h"
-#include "core/lines.h"
+#include "lib/hashtab.h"
+#include "lib/lines.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */

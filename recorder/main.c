@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "preload/arena.h"
+#include "ipc/arena.h"
 #include "recorder/procs.h"
 
 int main(int argc, char **argv)

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "preload/config.h"
+#include "ipc/config.h"
 
 #define OUT_BUF (1u << 20)      /* bytes buffered before a write */
 #define OUT_RESERVE 4096u      /* bytes kept allocated ahead for the end record */

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/clock.h"
-#include "preload/ring.h"
+#include "ipc/clock.h"
+#include "ipc/ring.h"
 #include "recorder/intake.h"
 #include "recorder/recorder.h"
 

@@ -12,11 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/tracefmt.h"
-#include "preload/clock.h"
-#include "preload/events.h"
-#include "preload/msg.h"
-#include "preload/ring.h"
+#include "trace/tracefmt.h"
+#include "ipc/clock.h"
+#include "ipc/msg.h"
+#include "ipc/ring.h"
 #include "recorder/records.h"
 #include "recorder/stackids.h"
 #include "recorder/state.h"

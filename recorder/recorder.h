@@ -4,7 +4,7 @@
  *
  * It opens its region once it is published, creates the trace file and
  * writes the meta record, then takes the region's messages in the ring's
- * order (preload/ring.h; past a claim not yet published where it may:
+ * order (ipc/ring.h; past a claim not yet published where it may:
  * recorder/intake.h), keeps the live map and the shadow device
  * (recorder/state.h) and writes each record (recorder/records.h).  Every
  * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "preload/arena.h"
+#include "ipc/arena.h"
 #include "recorder/intake.h"
 #include "recorder/out.h"
 #include "recorder/records.h"

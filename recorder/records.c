@@ -7,13 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/hashtab.h"
+#include "lib/hashtab.h"
 #include "include/memsim.h"
-#include "preload/events.h"
-#include "preload/msg.h"
-#include "preload/sandbox.h"
-#include "recorder/jsonw.h"
-#include "recorder/recfmt.h"
+#include "ipc/msg.h"
+#include "ipc/seccomp.h"
+#include "trace/jsonw.h"
+#include "trace/recfmt.h"
 
 #define RECORD_MAX 1024 /* every fixed-shape record fits */
 
@@ -51,7 +50,7 @@ static uint64_t clamp63(uint64_t v) { return v > INT64_MAX ? INT64_MAX : v; }
 
 /* ---- times and threads ------------------------------------------------------------- */
 
-/* Threads, by their index in the trace: a core/hashtab table keyed by
+/* Threads, by their index in the trace: a lib/hashtab table keyed by
  * tid, marked by index + 1. */
 typedef struct thread_slot_s {
     uint64_t tid;

@@ -1,6 +1,6 @@
 /*
  * records: the bytes of every trace record (docs/trace-format.md,
- * version 3; the spellings shared with the readers are core/tracefmt.h),
+ * version 3; the spellings shared with the readers are trace/tracefmt.h),
  * into the trace file (recorder/out.h).
  *
  * The records written millions of times (alloc, free, realloc and
@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/hashtab.h"
-#include "core/procfs.h"
-#include "core/tracefmt.h"
+#include "lib/hashtab.h"
+#include "lib/procfs.h"
+#include "trace/tracefmt.h"
 #include "recorder/out.h"
 
 

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "preload/msg.h"
+#include "ipc/msg.h"
 
 void reorder_init(reorder_t *ro, void (*take)(void *, const ring_slot_t *), void *ctx)
 {

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "preload/ring.h"
+#include "ipc/ring.h"
 
 #define REORDER_WAITING 256 /* reallocs waiting, at most (one per thread inside realloc) */
 

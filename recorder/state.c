@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/check.h"
-#include "core/sampling.h"
+#include "lib/check.h"
+#include "lib/sampling.h"
 #include "recorder/livemap.h"
 
 static state_t S; /* the current trace's */

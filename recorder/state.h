@@ -1,7 +1,7 @@
 /*
  * state: what the recorder knows of the traced process's heap — its
  * live blocks (address -> size, stack, shadow block, owner) and the
- * shadow device (core/device.h) replaying them — updated message by
+ * shadow device (sim/device.h) replaying them — updated message by
  * message, in the ring's order.  Single-threaded: the recorder's own.
  *
  * A fork's child's trace starts from a copy of its parent's state at the
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/device.h"
+#include "sim/device.h"
 #include "recorder/livemap.h"
 
 #define STATE_NO_SIM UINT64_MAX /* a simulated address: none */
@@ -32,7 +32,7 @@ typedef struct state_s {
     uint64_t chunks;        /* glibc's chunk bytes of the live blocks (state_chunk_bytes) */
     uint64_t chunks_peak;   /* their most since state_chunk_mark */
     uint64_t interval;      /* a sampled trace's mean interval, or 0 */
-    double est_bytes, est_var, est_blocks; /* the sampled live blocks' weights (core/sampling.h) */
+    double est_bytes, est_var, est_blocks; /* the sampled live blocks' weights (lib/sampling.h) */
     livemap_t program;      /* the process's live blocks */
     livemap_t quiet;        /* blocks memsim's own work got from the allocator in it (a
                                free of one, made later on the program's behalf, is no error) */
@@ -66,7 +66,7 @@ void state_fork(state_t *child, const char *strategy, uint64_t total);
 /* Free a state that is not the current one. */
 void state_fini(state_t *st);
 bool state_has_device(void);
-/* A sampled trace of mean interval bytes (core/sampling.h): the live
+/* A sampled trace of mean interval bytes (lib/sampling.h): the live
  * figures are estimates (each block weighs what it stands for), and a
  * free or realloc of a block the recorder does not hold is one of the
  * blocks not sampled, no unknown free. */

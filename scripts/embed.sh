@@ -1,7 +1,7 @@
 #!/bin/sh
 # embed.sh NAME FILE: FILE's text as a C string constant NAME (one line of
 # the file a line of the string), for what the analyzer writes into its
-# HTML pages (analyzer/report.js, analyzer/report.css).
+# HTML pages (analyzer/report/report.js, analyzer/report/report.css).
 set -eu
 name=$1
 file=$2

@@ -41,9 +41,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer/reader.h"
-#include "core/grow.h"
-#include "core/hashtab.h"
+#include "analyzer/read/reader.h"
+#include "lib/grow.h"
+#include "lib/hashtab.h"
 
 /* One operation: alloc size bytes into slot (size >= 1), or free slot
  * (size 0). */

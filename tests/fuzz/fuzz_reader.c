@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyzer/findings.h"
-#include "analyzer/mappings.h"
-#include "analyzer/reader.h"
-#include "analyzer/sites.h"
-#include "analyzer/summary.h"
-#include "analyzer/symbols.h"
+#include "analyzer/consume/findings.h"
+#include "analyzer/consume/mappings.h"
+#include "analyzer/read/reader.h"
+#include "analyzer/consume/sites.h"
+#include "analyzer/consume/summary.h"
+#include "analyzer/read/symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

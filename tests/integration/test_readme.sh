@@ -86,10 +86,10 @@ for c in $(sed -n '/^COMMANDS$/,/^$/p' "$TMP/help" | sed -n 's/^  \([a-z]*\) .*/
 done
 expect_eq "README names every command of memsim help" "$missing" ""
 
-# Every variable libmemsim.so reads (preload/config.h) is documented in
+# Every variable libmemsim.so reads (ipc/config.h) is documented in
 # the README's table and in libmemsim(7).
 missing=
-for v in $(grep -o '"MEMSIM_[A-Z_]*"' preload/config.h | tr -d '"'); do
+for v in $(grep -o '"MEMSIM_[A-Z_]*"' ipc/config.h | tr -d '"'); do
     grep -q "\b$v\b" README.md || missing="$missing README:$v"
     grep -q "\b$v\b" man/libmemsim.7 || missing="$missing libmemsim.7:$v"
 done

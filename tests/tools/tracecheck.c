@@ -5,7 +5,7 @@
  *   tracecheck --cat TRACE      the trace's text, decompressed (the tests grep it)
  *
  * Reads every record with jansson (plain or zstd-compressed, through
- * core/tracein.h; versions 2 and 3) and checks the rules of
+ * trace/tracein.h; versions 2 and 3) and checks the rules of
  * docs/trace-format.md: a meta record first; every object record has
  * ev, t and tid, every compact record its tag, dt, thread and a thread
  * record before it; stack ids are defined before use; an allocation
@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/addrmap.h"
-#include "core/tracefmt.h"
-#include "core/tracein.h"
+#include "lib/addrmap.h"
+#include "trace/tracefmt.h"
+#include "trace/tracein.h"
 
 static long problems;
 

@@ -4,7 +4,7 @@
 
 #include <check.h>
 
-#include "core/device.h"
+#include "sim/device.h"
 #include "tests/unit/expect.h"
 
 #define KiB 1024ull

@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/addrmap: open addressing, linear probing, Fibonacci
+ * Unit tests for lib/addrmap: open addressing, linear probing, Fibonacci
  * hashing, backward-shift deletion.
  *
  * The reference model is a plain array indexed by a key's position in a
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/addrmap.h"
-#include "core/rng.h"
+#include "lib/addrmap.h"
+#include "lib/rng.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/expect.h"
 

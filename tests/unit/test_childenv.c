@@ -6,7 +6,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "preload/childenv.h"
+#include "ipc/childenv.h"
 #include "tests/unit/suites.h"
 
 START_TEST(merge_replaces_and_drops)

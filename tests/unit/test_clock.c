@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "preload/clock.h"
+#include "ipc/clock.h"
 #include "tests/unit/suites.h"
 
 #define SAMPLES 2000

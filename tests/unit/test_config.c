@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/strategy.h"
-#include "preload/config.h"
+#include "sim/strategy.h"
+#include "ipc/config.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tests/unit/failmalloc.h"
-#include "core/rng.h"
+#include "lib/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

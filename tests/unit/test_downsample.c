@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "analyzer/downsample.h"
+#include "analyzer/report/downsample.h"
 #include "tests/unit/suites.h"
 
 START_TEST(small_series_kept)

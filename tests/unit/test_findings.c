@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "analyzer/findings.h"
-#include "analyzer/summary.h"
+#include "analyzer/consume/findings.h"
+#include "analyzer/consume/summary.h"
 #include "tests/unit/suites.h"
 
 #define POINTS 200

@@ -1,7 +1,7 @@
 /*
  * groups: which frames are the allocator's or its wrappers'.
  */
-#include "analyzer/groups.h"
+#include "analyzer/report/groups.h"
 #include "tests/unit/suites.h"
 
 START_TEST(allocator_names)

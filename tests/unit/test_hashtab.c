@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/hashtab, the table under addrmap, the live map and
+ * Unit tests for lib/hashtab, the table under addrmap, the live map and
  * the stack table: slots of the caller's layout, the caller's allocator,
  * keys hashed by the caller and compared by match(), growth, erasure,
  * and the invariant walker.  (test_addrmap.c covers the probing of
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hashtab.h"
-#include "core/rng.h"
+#include "lib/hashtab.h"
+#include "lib/rng.h"
 #include "tests/unit/expect.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/suites.h"

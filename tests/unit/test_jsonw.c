@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
-#include "recorder/jsonw.h"
+#include "lib/rng.h"
+#include "trace/jsonw.h"
 #include "tests/unit/suites.h"
 
 #include "tests/unit/expect.h"

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "analyzer/layout.h"
-#include "core/rng.h"
+#include "analyzer/consume/layout.h"
+#include "lib/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/lean.h"
-#include "core/rng.h"
+#include "sim/lean.h"
+#include "lib/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

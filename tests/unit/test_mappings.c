@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <sys/mman.h>
 
-#include "analyzer/mappings.h"
+#include "analyzer/consume/mappings.h"
 #include "tests/unit/suites.h"
 
 #define PG 4096u

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/opts.h"
+#include "lib/opts.h"
 #include "tests/unit/suites.h"
 
 typedef struct t_opts_s {

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/tracein.h"
+#include "trace/tracein.h"
 #include "recorder/out.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

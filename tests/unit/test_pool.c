@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/lines.h"
-#include "core/pool.h"
+#include "lib/lines.h"
+#include "sim/pool.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/suites.h"
 
@@ -389,7 +389,7 @@ START_TEST(strerror_names)
 }
 END_TEST
 
-/* core/lines.h: memory on cache lines of its own, zeroed; segments
+/* lib/lines.h: memory on cache lines of its own, zeroed; segments
  * (written at every operation) are made there. */
 START_TEST(lines_of_their_own)
 {

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/procfs.h"
+#include "lib/procfs.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

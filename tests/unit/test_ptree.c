@@ -2,7 +2,7 @@
  * ptree: parents, edges and depth-first order of a process tree from the
  * traces' pids, parent pids and start times.
  */
-#include "analyzer/ptree.h"
+#include "analyzer/read/ptree.h"
 #include "tests/unit/suites.h"
 
 /* A shell (pid 10, started by pid 1, which is not traced) execs into bash;

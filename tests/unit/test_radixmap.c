@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/radixmap: addresses to 32-bit values in leaves
+ * Unit tests for lib/radixmap: addresses to 32-bit values in leaves
  * laid out like the address space.
  *
  * The reference model is a plain array indexed by a key's position in
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/radixmap.h"
-#include "core/rng.h"
+#include "lib/radixmap.h"
+#include "lib/rng.h"
 #include "tests/unit/expect.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/suites.h"

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "analyzer/reader.h"
-#include "core/rng.h"
+#include "analyzer/read/reader.h"
+#include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/rng.h"
-#include "recorder/recfmt.h"
+#include "lib/rng.h"
+#include "trace/recfmt.h"
 #include "tests/unit/suites.h"
 
 static void same_u64(uint64_t v)

@@ -12,12 +12,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/tracein.h"
-#include "preload/arena.h"
-#include "preload/clock.h"
+#include "trace/tracein.h"
+#include "ipc/arena.h"
+#include "ipc/clock.h"
 #include "preload/events.h"
-#include "preload/msg.h"
-#include "preload/ring.h"
+#include "ipc/msg.h"
+#include "ipc/ring.h"
 #include "recorder/livemap.h"
 #include "recorder/recorder.h"
 #include "recorder/records.h"

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "preload/msg.h"
+#include "ipc/msg.h"
 #include "recorder/reorder.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

@@ -1,4 +1,4 @@
-/* replay: a trace's sequence through core/ gives exactly what driving core/ does. */
+/* replay: a trace's sequence through sim/ gives exactly what driving sim/ does. */
 #include <check.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,8 +9,8 @@
 
 #include "analyzer/options.h"
 #include "analyzer/process.h"
-#include "analyzer/replay.h"
-#include "core/rng.h"
+#include "analyzer/consume/replay.h"
+#include "lib/rng.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

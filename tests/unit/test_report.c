@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "analyzer/report.h"
+#include "analyzer/report/report.h"
 #include "tests/unit/suites.h"
 
 #define MIB (1ull << 20)

@@ -18,10 +18,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "preload/arena.h"
-#include "preload/clock.h"
-#include "preload/msg.h"
-#include "preload/ring.h"
+#include "ipc/arena.h"
+#include "ipc/clock.h"
+#include "ipc/msg.h"
+#include "ipc/ring.h"
 #include "recorder/intake.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/rng.h"
-#include "core/sampling.h"
+#include "lib/rng.h"
+#include "lib/sampling.h"
 #include "preload/sample.h"
 #include "preload/sampleset.h"
 #include "tests/unit/helpers.h"

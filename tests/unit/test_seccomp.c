@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "preload/seccomp.h"
+#include "ipc/seccomp.h"
 #include "tests/unit/suites.h"
 
 #define LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))

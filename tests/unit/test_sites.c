@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/sites.h"
-#include "analyzer/summary.h"
-#include "core/rng.h"
+#include "analyzer/consume/sites.h"
+#include "analyzer/consume/summary.h"
+#include "lib/rng.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"

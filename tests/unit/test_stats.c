@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
-#include "core/stats.h"
+#include "lib/rng.h"
+#include "analyzer/consume/stats.h"
 #include "tests/unit/expect.h"
 #include "tests/unit/suites.h"
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fit.h"
-#include "core/rng.h"
-#include "core/strategy.h"
+#include "sim/fit.h"
+#include "lib/rng.h"
+#include "sim/strategy.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
@@ -566,7 +566,7 @@ START_TEST(worst_and_next_fit_choose_as_a_scan_does)
 END_TEST
 
 /* Next fit keeps the free block at its rover and searches from its
- * node (core/strategy_next_fit.c).  Frees right below the rover merge
+ * node (sim/fits.c).  Frees right below the rover merge
  * that block away, frees right above it grow it, and other streams' and
  * pristine blocks sit at the rover too: after every operation the
  * choice is the scan's from the rover (fit_by_hand). */
@@ -607,7 +607,7 @@ START_TEST(next_fit_searches_from_the_block_at_its_rover)
 END_TEST
 
 /* Streams beyond the fit index's own tags (FIT_TAGS) share one tree
- * (core/fit.h), and so does pristine memory once they are all taken:
+ * (sim/fit.h), and so does pristine memory once they are all taken:
  * with twelve streams every fit strategy still chooses what a scan of
  * every block chooses (fit_by_hand), at every allocation. */
 START_TEST(fit_choices_hold_beyond_the_tags)

@@ -21,7 +21,7 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "analyzer/symbols.h"
+#include "analyzer/read/symbols.h"
 #include "tests/unit/suites.h"
 
 /* ---- probes: return addresses at known lines --------------------------------- */

@@ -2,8 +2,8 @@
  * timeline: extremes per bucket, the width doubling as the trace grows;
  * no peak is lost and memory stays fixed.
  */
-#include "analyzer/timeline.h"
-#include "core/rng.h"
+#include "analyzer/consume/timeline.h"
+#include "lib/rng.h"
 #include "tests/unit/suites.h"
 
 #define EVENTS 200000

@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/tree: the intrusive AVL tree with a three-part key
+ * Unit tests for sim/tree: the intrusive AVL tree with a three-part key
  * and the subtree max_weight augmentation.
  *
  * Most tests keep a reference model next to the tree: an array of node
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
-#include "core/tree.h"
+#include "lib/rng.h"
+#include "sim/tree.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/expect.h"
 

@@ -1,7 +1,7 @@
 /* units: sizes as people write them and as reports print them. */
 #include <check.h>
 
-#include "core/units.h"
+#include "lib/units.h"
 #include "tests/unit/suites.h"
 
 static uint64_t parsed(const char *s)

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/workload.h"
+#include "sim/workload.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 

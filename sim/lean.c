@@ -1,0 +1,538 @@
+/*
+ * lean: the fit strategies for one stream, as free extents only.  See
+ * lean.h.
+ *
+ * Invariants (lean_check):
+ *   extents tile the free bytes of [base, end): sum(size) == seg_size -
+ *     alloc_bytes, no two touch (e.end != f.addr), all multiples of G;
+ *   the hash holds exactly one key for the start and one for the end
+ *   of each extent (its boundaries in granules from the base), each
+ *   naming it, and no key twice;
+ *   top == the extent ending at `end` when it is pristine, else NONE;
+ *   it is in no treap, every other extent in the treap, in key order,
+ *   each node's priority >= its children's, p its parent, and (by
+ *   address) max == the largest size below it.
+ */
+#include "sim/lean.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/check.h"
+#include "sim/lean_ext.h"
+
+static const struct {
+    const char *name;
+    pick_t pick;
+    bool by_addr;
+} forms[] = {
+    {"first-fit", PICK_FIRST, true},
+    {"next-fit", PICK_NEXT, true},
+    {"best-fit", PICK_BEST, false},
+    {"worst-fit", PICK_WORST, false},
+};
+
+bool lean_supports(const char *strategy)
+{
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (strcmp(strategy, forms[i].name) == 0)
+            return true;
+    return false;
+}
+
+/* ---- the hash of extents' ends ------------------------------------------------ */
+
+static int hash_grow(lean_t *l);
+
+/* key -> ext; key is not in the hash.  0, or -1 without memory. */
+static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
+{
+    if ((l->hcount + 1) * 2 > l->hcap && hash_grow(l))
+        return -1;
+    uint64_t m = l->hcap - 1, i = home(l, key);
+    while (l->hash[i].key != HASH_EMPTY)
+        i = (i + 1) & m;
+    l->hash[i] = (slot_t){key, ext};
+    l->hcount++;
+    return 0;
+}
+
+/* Remove key (present), shifting back the run after it. */
+static inline void hash_del(lean_t *l, uint32_t key)
+{
+    uint64_t m = l->hcap - 1, i = home(l, key);
+    while (l->hash[i].key != key)
+        i = (i + 1) & m;
+    for (uint64_t j = (i + 1) & m;; j = (j + 1) & m) {
+        uint32_t k = l->hash[j].key;
+        if (k == HASH_EMPTY)
+            break;
+        uint64_t h = home(l, k);
+        /* j's slot may move to the hole at i when its home is not in (i, j]. */
+        if (((j - h) & m) >= ((j - i) & m)) {
+            l->hash[i] = l->hash[j];
+            i = j;
+        }
+    }
+    l->hash[i].key = HASH_EMPTY;
+    l->hcount--;
+}
+
+static int hash_grow(lean_t *l)
+{
+    uint64_t cap = l->hcap ? l->hcap * 2 : 64;
+    slot_t *old = l->hash, *nw = malloc(cap * sizeof *nw);
+    if (!nw)
+        return -1;
+    memset(nw, 0xff, cap * sizeof *nw); /* HASH_EMPTY */
+    uint64_t ocap = l->hcap;
+    l->hash = nw;
+    l->hcap = cap;
+    l->hshift = (unsigned)(64 - __builtin_ctzll(cap));
+    l->hcount = 0;
+    for (uint64_t i = 0; i < ocap; i++)
+        if (old[i].key != HASH_EMPTY) {
+            uint64_t m = cap - 1, j = home(l, old[i].key);
+            while (nw[j].key != HASH_EMPTY)
+                j = (j + 1) & m;
+            nw[j] = old[i];
+            l->hcount++;
+        }
+    free(old);
+    return 0;
+}
+
+static uint32_t leftmost_fit(const lean_t *l, uint32_t n, uint64_t need)
+{
+    const ext_t *e = l->e;
+    if (n == NIL || e[n].max < need)
+        return NIL;
+    for (;;) {
+        uint32_t c = e[n].l;
+        if (c != NIL && e[c].max >= need)
+            n = c;
+        else if (e[n].size >= need)
+            return n;
+        else
+            n = e[n].r; /* its max holds need: n's does, and neither n nor the left */
+    }
+}
+
+/* The same among the extents at or above `from`. */
+static uint32_t leftmost_fit_from(const lean_t *l, uint32_t n, uint64_t from, uint64_t need)
+{
+    const ext_t *e = l->e;
+    while (n != NIL && e[n].max >= need) {
+        if (e[n].addr < from) {
+            n = e[n].r;
+            continue;
+        }
+        uint32_t x = leftmost_fit_from(l, e[n].l, from, need);
+        if (x != NIL)
+            return x;
+        if (e[n].size >= need)
+            return n;
+        return leftmost_fit(l, e[n].r, need);
+    }
+    return NIL;
+}
+
+/* The lowest bin at or above g with runs, 0 when none. */
+static uint32_t bin_from(const lean_t *l, uint64_t g)
+{
+    for (uint64_t w = g / 64; w < LEAN_BINS / 64; w++) {
+        uint64_t m = l->nonempty[w] & (w == g / 64 ? ~0ull << (g % 64) : ~0ull);
+        if (m)
+            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(m));
+    }
+    return 0;
+}
+
+/* The least (size, address) with size >= need (by size). */
+static uint32_t smallest_fit(const lean_t *l, uint64_t need)
+{
+    const ext_t *e = l->e;
+    if (l->bin_root && need < ((uint64_t)LEAN_BINS << GSHIFT)) {
+        uint32_t b = bin_from(l, (need + G - 1) >> GSHIFT);
+        if (b) { /* every binned run is smaller than the main treap's */
+            uint32_t n = l->bin_root[b];
+            while (e[n].l != NIL)
+                n = e[n].l;
+            return n;
+        }
+    }
+    uint32_t n = l->root, best = NIL;
+    while (n != NIL) {
+        if (e[n].size >= need) {
+            best = n;
+            n = e[n].l;
+        } else {
+            n = e[n].r;
+        }
+    }
+    return best;
+}
+
+/* The largest indexed extent's size, 0 when none. */
+static uint64_t indexed_largest(const lean_t *l)
+{
+    const ext_t *e = l->e;
+    uint32_t n = l->root;
+    if (n == NIL && l->bin_root) {
+        for (size_t w = LEAN_BINS / 64; w-- > 0;)
+            if (l->nonempty[w])
+                return (uint64_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(l->nonempty[w])) << GSHIFT;
+        return 0;
+    }
+    if (n == NIL)
+        return 0;
+    if (l->by_addr)
+        return e[n].max;
+    while (e[n].r != NIL)
+        n = e[n].r;
+    return e[n].size;
+}
+
+/* ---- extents ------------------------------------------------------------------ */
+
+static int ext_grow(lean_t *l)
+{
+    uint32_t cap = l->cap ? l->cap * 2 : 1024;
+    if (cap <= l->cap || cap >= NIL)
+        return -1;
+    ext_t *e = realloc(l->e, (size_t)cap * sizeof *e);
+    if (!e)
+        return -1;
+    l->e = e;
+    l->cap = cap;
+    return 0;
+}
+
+/* A slot for a new extent (not yet indexed nor hashed); NIL without memory. */
+static uint32_t ext_new(lean_t *l, uint64_t addr, uint64_t size, uint32_t flags)
+{
+    uint32_t x = l->spare;
+    if (x != NIL) {
+        l->spare = l->e[x].l;
+    } else {
+        if (l->ne == l->cap && ext_grow(l))
+            return NIL;
+        x = l->ne++;
+    }
+    l->e[x] = (ext_t){.addr = addr, .size = size, .max = size, .l = NIL, .r = NIL, .p = NIL,
+                      .flags = flags | EXT_USED};
+    l->nexts++;
+    return x;
+}
+
+static void ext_free(lean_t *l, uint32_t x)
+{
+    l->e[x].flags = 0;
+    l->e[x].l = l->spare;
+    l->spare = x;
+    l->nexts--;
+}
+
+
+/* Index a new extent: the top, or in the treap. */
+static void index_new(lean_t *l, uint32_t x)
+{
+    if (is_top(l, x))
+        l->top = x;
+    else
+        lean_treap_insert(l, x);
+}
+
+static void unindex(lean_t *l, uint32_t x)
+{
+    if (x == l->top)
+        l->top = NIL;
+    else
+        lean_treap_remove(l, x);
+}
+
+/* ---- the device ----------------------------------------------------------------- */
+
+int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    size_t f = 0;
+    while (f < sizeof forms / sizeof forms[0] && strcmp(strategy, forms[f].name))
+        f++;
+    uint64_t base = DEVICE_DEFAULT_BASE, size = total & ~(uint64_t)(G - 1);
+    if (f == sizeof forms / sizeof forms[0] || !size || base + total < base ||
+        size >> GSHIFT >= NIL) {
+        snprintf(err, errlen, f == sizeof forms / sizeof forms[0]
+                                  ? "no lean form of strategy \"%s\""
+                                  : "no lean device of that size for strategy \"%s\"",
+                 strategy);
+        return -1;
+    }
+    lean_t *l = calloc(1, sizeof *l);
+    if (!l || hash_grow(l)) {
+        free(l);
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    l->ops = strategy_find(strategy);
+    l->pick = forms[f].pick;
+    l->by_addr = forms[f].by_addr;
+    l->total = total;
+    l->base = base;
+    l->end = base + size;
+    l->root = l->top = l->spare = NIL;
+    if (l->pick == PICK_BEST) {
+        if (!(l->bin_root = malloc(LEAN_BINS * sizeof *l->bin_root))) {
+            lean_destroy(l);
+            snprintf(err, errlen, "out of host memory");
+            return -1;
+        }
+        memset(l->bin_root, 0xff, LEAN_BINS * sizeof *l->bin_root); /* NIL */
+    }
+    l->rover = base;
+    uint32_t x = ext_new(l, base, size, EXT_PRISTINE);
+    if (x == NIL || hash_put(l, bkey(l, base), x) || hash_put(l, bkey(l, l->end), x)) {
+        lean_destroy(l);
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    index_new(l, x);
+    *out = l;
+    return 0;
+}
+
+void lean_destroy(lean_t *l)
+{
+    if (!l)
+        return;
+    free(l->e);
+    free(l->hash);
+    free(l->bin_root);
+    free(l);
+}
+
+const strategy_ops_t *lean_strategy(const lean_t *l) { return l->ops; }
+uint64_t lean_extents(const lean_t *l) { return l->nexts; }
+uint64_t lean_addr(const lean_t *l, uint32_t h) { return l->base + ((uint64_t)h << GSHIFT); }
+
+void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
+{
+    uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a))]);
+    __builtin_prefetch(&l->hash[home(l, bkey(l, a + s))]);
+}
+
+uint64_t lean_reserved(const lean_t *l)
+{
+    if (l->top != NIL)
+        return l->e[l->top].addr - l->base;
+    uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
+    return x != NIL ? l->e[x].addr - l->base : l->end - l->base;
+}
+
+static uint64_t largest_free(const lean_t *l)
+{
+    uint64_t m = indexed_largest(l);
+    if (l->top != NIL && l->e[l->top].size > m)
+        m = l->e[l->top].size;
+    return m;
+}
+
+/* The extent the strategy takes for need bytes, or NIL. */
+static inline uint32_t pick(const lean_t *l, uint64_t need)
+{
+    uint32_t x, t = l->top;
+    bool top_fits = t != NIL && l->e[t].size >= need;
+    switch (l->pick) {
+    case PICK_FIRST:
+        x = leftmost_fit(l, l->root, need);
+        break;
+    case PICK_NEXT:
+        /* The run that starts at the rover (the rest of the one the last
+         * allocation carved, usually) is the lowest at or above it. */
+        x = hash_get(l, bkey(l, l->rover));
+        if (x != NIL && x != t && l->e[x].addr == l->rover && l->e[x].size >= need)
+            break;
+        x = leftmost_fit_from(l, l->root, l->rover, need);
+        if (x == NIL)
+            x = leftmost_fit(l, l->root, need);
+        break;
+    case PICK_BEST:
+        x = smallest_fit(l, need);
+        if (top_fits && (x == NIL || l->e[t].size < l->e[x].size))
+            return t;
+        return x;
+    default: { /* PICK_WORST */
+        uint64_t m = indexed_largest(l);
+        x = m >= need && m ? smallest_fit(l, m) : NIL;
+        break;
+    }
+    }
+    return x == NIL && top_fits ? t : x;
+}
+
+/* The footprint reached a new peak: what fragmentation was then. */
+__attribute__((noinline))
+static void new_peak(lean_t *l, uint64_t res)
+{
+    uint64_t seg = l->end - l->base, free_bytes = seg - l->alloc_bytes;
+    l->peak_footprint = res;
+    l->internal_at_peak = l->alloc_bytes - l->requested;
+    l->live_at_peak = l->requested;
+    l->free_at_peak = res - l->alloc_bytes;
+    l->external_at_peak =
+        free_bytes ? 1.0 - (double)largest_free(l) / (double)free_bytes : 0.0;
+}
+
+/* Carve [start, start + bytes) out of extent x: its front (the padding
+ * to start) and back stay free. */
+static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
+{
+    ext_t *e = &l->e[x];
+    uint64_t xaddr = e->addr, xend = xaddr + e->size, aend = start + bytes;
+    uint32_t flags = e->flags & EXT_PRISTINE;
+    if (start == xaddr) {
+        hash_del(l, bkey(l, xaddr));
+        if (aend == xend) {
+            hash_del(l, bkey(l, xend));
+            unindex(l, x);
+            ext_free(l, x);
+            return 0;
+        }
+        e->addr = aend;
+        e->size = xend - aend;
+        lean_changed(l, x);
+        return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
+    }
+    /* Room first, so that nothing changes when there is none. */
+    if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
+        return -1;
+    if ((l->hcount + 2) * 2 > l->hcap && hash_grow(l))
+        return -1;
+    hash_del(l, bkey(l, xend));
+    l->e[x].size = start - xaddr;
+    hash_put(l, bkey(l, start), x);
+    lean_changed(l, x);
+    if (aend < xend) {
+        uint32_t y = ext_new(l, aend, xend - aend, flags);
+        hash_put(l, bkey(l, aend), y);
+        hash_put(l, bkey(l, xend), y);
+        index_new(l, y);
+    }
+    return 0;
+}
+
+int lean_alloc(lean_t *l, uint64_t size, uint64_t align, uint32_t *h)
+{
+    if (size - 1 >= l->total || !align || (align & (align - 1)))
+        return POOL_EINVAL;
+    uint64_t bytes = (size + G - 1) & ~(uint64_t)(G - 1);
+    uint64_t need = align <= G ? bytes : bytes + (align - G);
+    if (bytes < size || need < bytes)
+        return POOL_ENOMEM;
+    uint32_t x = pick(l, need);
+    if (x == NIL)
+        return POOL_ENOMEM;
+    uint64_t start = (l->e[x].addr + align - 1) & ~(align - 1);
+    if (carve(l, x, start, bytes))
+        return POOL_EHOST;
+    l->alloc_bytes += bytes;
+    l->requested += size;
+    l->live_blocks++;
+    l->rover = start + bytes;
+    uint64_t res = lean_reserved(l);
+    if (res > l->peak_footprint)
+        new_peak(l, res);
+    if (l->requested > l->peak_live)
+        l->peak_live = l->requested;
+    *h = (uint32_t)((start - l->base) >> GSHIFT);
+    CHECK_EXPENSIVE({
+        const char *why;
+        if (lean_check(l, &why)) {
+            fprintf(stderr, "memsim: lean check failed after an alloc: %s\n", why);
+            abort();
+        }
+    });
+    return POOL_OK;
+}
+
+int lean_free(lean_t *l, uint32_t h, uint64_t size)
+{
+    uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
+    /* Room for the keys and an extent first: a free that cannot be
+     * recorded changes nothing. */
+    if (((l->hcount + 2) * 2 > l->hcap && hash_grow(l)) ||
+        (l->ne == l->cap && l->spare == NIL && ext_grow(l)))
+        return -1;
+    l->alloc_bytes -= s;
+    l->requested -= size;
+    l->live_blocks--;
+    uint32_t lo = hash_get(l, bkey(l, a)), hi = hash_get(l, bkey(l, a + s));
+    if (lo == NIL && hi == NIL) {
+        uint32_t x = ext_new(l, a, s, 0);
+        hash_put(l, bkey(l, a), x);
+        hash_put(l, bkey(l, a + s), x);
+        index_new(l, x);
+    } else if (hi == NIL) {
+        hash_del(l, bkey(l, a));
+        l->e[lo].size += s;
+        hash_put(l, bkey(l, a + s), lo);
+        lean_changed(l, lo);
+    } else if (lo == NIL) {
+        hash_del(l, bkey(l, a + s));
+        l->e[hi].addr = a;
+        l->e[hi].size += s;
+        hash_put(l, bkey(l, a), hi);
+        lean_changed(l, hi);
+    } else {
+        uint64_t hend = l->e[hi].addr + l->e[hi].size;
+        l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
+        unindex(l, hi);
+        hash_del(l, bkey(l, a + s));
+        hash_del(l, bkey(l, hend));
+        ext_free(l, hi);
+        hash_del(l, bkey(l, a));
+        l->e[lo].size = hend - l->e[lo].addr;
+        hash_put(l, bkey(l, hend), lo);
+        lean_changed(l, lo);
+    }
+    CHECK_EXPENSIVE({
+        const char *why;
+        if (lean_check(l, &why)) {
+            fprintf(stderr, "memsim: lean check failed after a free: %s\n", why);
+            abort();
+        }
+    });
+    return 0;
+}
+
+void lean_metrics(const lean_t *l, device_metrics_t *m)
+{
+    uint64_t seg = l->end - l->base;
+    memset(m, 0, sizeof *m);
+    m->total = l->total;
+    m->segments = 1;
+    m->blocks = l->live_blocks + l->nexts;
+    m->live_blocks = l->live_blocks;
+    m->live_requested = l->requested;
+    m->live_allocated = l->alloc_bytes;
+    m->segment_bytes = seg;
+    m->reserved = lean_reserved(l);
+    m->peak_footprint = l->peak_footprint;
+    m->peak_live_requested = l->peak_live;
+    m->largest_free = largest_free(l);
+    m->internal_fragmentation = l->alloc_bytes - l->requested;
+    m->free_bytes = seg - l->alloc_bytes;
+    m->free_blocks = l->nexts;
+    m->external_fragmentation =
+        m->free_bytes ? 1.0 - (double)m->largest_free / (double)m->free_bytes : 0.0;
+    m->seed_fragmentation = m->blocks > 1 ? 1.0 - 1.0 / (double)m->blocks : 0.0;
+    m->utilization = seg ? (double)l->alloc_bytes / (double)seg : 0.0;
+    m->jw_fragmentation =
+        l->peak_live ? (double)l->peak_footprint / (double)l->peak_live - 1.0 : 0.0;
+    m->internal_at_peak = l->internal_at_peak;
+    m->external_at_peak = l->external_at_peak;
+    m->live_at_peak = l->live_at_peak;
+    m->free_at_peak = l->free_at_peak;
+}
