@@ -229,12 +229,12 @@ for w in $WORKLOADS; do
     apart="that differ by over 1% measured"
     if [ "$ranged" = 1 ] && [ "$RUNS" -gt 1 ]; then
         # on the ranges: a pair whose ranges lie over 1% apart
-        set -- $(awk -v w="$w" '$1 == w { n++; p[n] = $3; lo[n] = $5; hi[n] = $6 }
+        po=$(awk -v w="$w" '$1 == w { n++; p[n] = $3; lo[n] = $5; hi[n] = $6 }
             END { for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++) {
                     if (lo[k] - hi[i] > 0.01 * lo[k]) { pairs++; agree += p[i] < p[k] }
                     else if (lo[i] - hi[k] > 0.01 * lo[i]) { pairs++; agree += p[k] < p[i] } }
                 print pairs + 0, agree + 0 }' "$ROWS")
-        pairs=$1 inorder=$2 apart="whose ranges of $RUNS runs lie over 1% apart,"
+        pairs=${po% *} inorder=${po#* } apart="whose ranges of $RUNS runs lie over 1% apart,"
     fi
     line="$inorder of $pairs pairs $apart in the same order; the replays: $(q "$P" "${pre}allocators.operations") operations on $(q "$P" "${pre}allocators.threads") threads, $(q "$P" "${pre}allocators.wall_s" | cut -c1-5) s in parallel"
     echo "$w: $line"
