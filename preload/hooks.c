@@ -35,6 +35,9 @@
 #include "preload/guard.h"
 #include "preload/modules.h"
 #include "preload/process.h"
+#include "preload/process_end.h"
+#include "preload/process_exec.h"
+#include "preload/process_fork.h"
 #include "preload/real.h"
 #include "preload/sample.h"
 #include "preload/sampleset.h"
@@ -110,7 +113,7 @@ static void *quiet(void *p)
 /* While the table of real functions is filled, dlsym's allocations. */
 static inline bool bootstrapping(void) { return __builtin_expect(real_resolving(), 0); }
 
-/* process.c's probe: whether a call to the program's malloc reaches
+/* process_start.c's probe: whether a call to the program's malloc reaches
  * this one (the probe runs with the guard held). */
 bool memsim_malloc_probe, memsim_malloc_reached;
 
