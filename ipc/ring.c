@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <sys/single_threaded.h>
 
+#include "lib/check.h"
 #include "ipc/arena.h"
 #include "ipc/clock.h"
 #include "ipc/seccomp.h"
@@ -326,6 +327,7 @@ static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
         *s = h;
         atomic_signal_fence(memory_order_seq_cst);
         pend.state = PEND_OURS;
+        CHECK(pend.seq == *s && pend.n == n && *s + n <= atomic_load(&c->head));
         return 1;
     }
     *s = atomic_fetch_add_explicit(&c->head, n, memory_order_relaxed);
@@ -337,6 +339,9 @@ static uint64_t claim(region_t *r, unsigned n, bool nowait, uint64_t *s)
         return 0;
     }
     pend.state = PEND_OURS;
+    /* The claim is this thread's: noted where a handler finds it, and
+     * taken (head is past it). */
+    CHECK(pend.seq == *s && pend.n == n && *s + n <= atomic_load(&c->head));
     return 1;
 }
 
@@ -366,6 +371,12 @@ static inline uint64_t publish(region_t *r, uint64_t s, unsigned n, unsigned fla
 {
     ring_ctl_t *c = &r->ring;
     uint32_t slots = c->slots;
+    /* A claim taken (head is past it), filled (a continuation slot has
+     * its word), and not published before. */
+    CHECK(n >= 1 && n <= RING_MSG_MAX && s + n <= atomic_load(&c->head));
+    CHECK(atomic_load(&region_slots(r)[s & (slots - 1)].word) != ring_word(s, c->shift, RING_HEAD));
+    CHECK(n == 1 || atomic_load(&region_slots(r)[(s + 1) & (slots - 1)].word) ==
+                        ring_word(s + 1, c->shift, RING_CONT));
     atomic_store_explicit(&region_slots(r)[s & (slots - 1)].word, ring_word(s, c->shift, RING_HEAD),
                           memory_order_release);
     if (flags & RING_SYNC) {
@@ -413,6 +424,7 @@ static __attribute__((noinline)) uint64_t post_one(region_t *r, const ring_slot_
     pend.m = m;
     atomic_signal_fence(memory_order_seq_cst);
     pend.state = PEND_OURS;
+    CHECK(pend.seq == s && s + 1 <= atomic_load(&c->head));
     ring_slot_t *h = &region_slots(r)[s & (c->slots - 1)];
     memcpy((char *)h + sizeof h->word, (const char *)m + sizeof m->word, sizeof *h - sizeof h->word);
     h->nslots = 1;

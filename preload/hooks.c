@@ -35,6 +35,9 @@
 #include "preload/guard.h"
 #include "preload/modules.h"
 #include "preload/process.h"
+#include "preload/process_end.h"
+#include "preload/process_exec.h"
+#include "preload/process_fork.h"
 #include "preload/real.h"
 #include "preload/sample.h"
 #include "preload/sampleset.h"
@@ -110,7 +113,7 @@ static void *quiet(void *p)
 /* While the table of real functions is filled, dlsym's allocations. */
 static inline bool bootstrapping(void) { return __builtin_expect(real_resolving(), 0); }
 
-/* process.c's probe: whether a call to the program's malloc reaches
+/* process_start.c's probe: whether a call to the program's malloc reaches
  * this one (the probe runs with the guard held). */
 bool memsim_malloc_probe, memsim_malloc_reached;
 
@@ -614,25 +617,38 @@ static char **collect(const char *first, va_list ap, size_t *bytes, char ***envp
     }
     argv[0] = (char *)first;
     for (size_t i = 1; i <= n; i++)
-        argv[i] = i < n ? va_arg(ap, char *) : NULL;
+        argv[i] = va_arg(ap, char *); /* the last one read is the list's NULL */
     if (envp_out)
-        *envp_out = va_arg(ap, char **);
+        *envp_out = va_arg(ap, char **); /* execle's, after that NULL */
     return argv;
+}
+
+/* The body of execl, execlp and execle: the list from ap into an array,
+ * then exec (the execve or execvpe hook) with it and the environment
+ * (environ, or for execle the pointer after the list's NULL). */
+typedef int (*execv_fn)(const char *path, char *const argv[], char *const envp[]);
+
+static int exec_list(execv_fn exec, const char *path, const char *arg, va_list ap,
+                     bool envp_follows)
+{
+    size_t bytes;
+    char **envp = environ;
+    char **argv = collect(arg, ap, &bytes, envp_follows ? &envp : NULL);
+    if (!argv)
+        return -1;
+    int rc = exec(path, argv, envp);
+    int e = errno;
+    sysmem_free(argv, bytes);
+    errno = e;
+    return rc;
 }
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t bytes;
-    char **argv = collect(arg, ap, &bytes, NULL);
+    int rc = exec_list(execve, path, arg, ap, false);
     va_end(ap);
-    if (!argv)
-        return -1;
-    int rc = execve(path, argv, environ);
-    int e = errno;
-    sysmem_free(argv, bytes);
-    errno = e;
     return rc;
 }
 
@@ -640,15 +656,8 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t bytes;
-    char **argv = collect(arg, ap, &bytes, NULL);
+    int rc = exec_list(execvpe, file, arg, ap, false);
     va_end(ap);
-    if (!argv)
-        return -1;
-    int rc = execvpe(file, argv, environ);
-    int e = errno;
-    sysmem_free(argv, bytes);
-    errno = e;
     return rc;
 }
 
@@ -656,16 +665,8 @@ EXPORT int execle(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t bytes;
-    char **envp = NULL;
-    char **argv = collect(arg, ap, &bytes, &envp);
+    int rc = exec_list(execve, path, arg, ap, true);
     va_end(ap);
-    if (!argv)
-        return -1;
-    int rc = execve(path, argv, envp);
-    int e = errno;
-    sysmem_free(argv, bytes);
-    errno = e;
     return rc;
 }
 

@@ -1,7 +1,18 @@
 /*
- * process: the traced process's life as memsim sees it — start-up, the
- * order of the exit paths, fork, exec, posix_spawn, copies made by
- * clone() without fork, and the environment its children get.
+ * process: the state of the traced process that every hook reads — the
+ * page, the traced pid, whether maps are tracked and whether a clone
+ * shared the address space — and the two ways tracing stops (the
+ * recorder gone, or tracing over for good).  The process's life is in
+ * the files beside this one, which read and set this state and which
+ * nothing here calls:
+ *
+ *   process_begin  a trace for this process: the settings read at
+ *                  start-up, a recorder started or joined, a region
+ *                  published
+ *   process_start  start-up (the library's constructor)
+ *   process_end    the end record and the order of the exit paths
+ *   process_fork   fork and copies made by clone() without fork
+ *   process_exec   exec, posix_spawn and the environment children get
  *
  * The state the hooks test on every call lives in one page marked
  * MADV_WIPEONFORK: in any copy of the process that no fork handler of
@@ -9,14 +20,6 @@
  * reads as zeros, so such a copy never posts into its parent's ring;
  * the first hook it runs starts a trace of its own (process_clone_copy).
  * glibc's fork runs memsim's handlers, which fill the page for the child.
- *
- * Exit: the end record goes out when both memsim's on_exit handler
- * (which knows the status) and its destructor have run — the destructor
- * runs in _dl_fini, after the program's libraries' destructors, so their
- * frees are in the trace.  _exit, _Exit, quick_exit (an at_quick_exit
- * handler registered first, so it runs last), a fatal signal
- * (preload/signals.h) and the recorder's own watch of the process (for
- * SIGKILL and the rest) end it otherwise.
  */
 #ifndef MEMSIM_PRELOAD_PROCESS_H
 #define MEMSIM_PRELOAD_PROCESS_H
@@ -31,9 +34,6 @@
 #define MEMSIM_HAVE_SINGLE_THREADED 1
 #endif
 #endif
-
-#include "ipc/config.h"
-#include "ipc/msg.h"
 
 struct region_s;
 
@@ -82,28 +82,20 @@ static inline bool proc_is_clone_copy(void)
     return __builtin_expect(memsim_traced_pid != 0, 0) && memsim_proc->pid == 0;
 }
 
-/* Start this copy's own trace (or say in one line why it stays untraced). */
-void process_clone_copy(void);
+/* The page, from sysmem, marked to read as zeros in unprepared copies;
+ * NULL without memory.  Once: later calls return the same page. */
+proc_t *process_page(void);
 
-/* The end of this process's trace: reason, status (or -1), signal (or 0).
- * Waits for the recorder to write it. */
-void process_end(msg_end_t reason, int status, int sig);
-/* The same for an exit the process makes by system call nr (exit_group,
- * or exit from its only thread), unless a seccomp sandbox forbids that
- * call: the kernel then kills the process, and its recorder sees it go. */
-void process_end_by(long nr, msg_end_t reason, int status);
+/* The process's id.  In a sandbox that forbids getpid, the calling
+ * thread's id, which is the process's where this is asked: a fork's
+ * child and a clone's copy have that one thread. */
+pid_t process_self_pid(void);
 
-/* The exec family, through call (which performs the real exec with the
- * environment it is given): the exec record before, exec_failed after
- * if it returned. */
-typedef int (*process_exec_fn)(void *ctx, char *const envp[]);
-int process_exec(const char *path, char *const argv[], char *const envp[], process_exec_fn call,
-                 void *ctx);
-
-/* posix_spawn and posix_spawnp, through call: the spawn record after. */
-typedef int (*process_spawn_fn)(void *ctx, pid_t *child, char *const envp[]);
-int process_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid,
-                  process_spawn_fn call, void *ctx);
+/* Tracing is over for good in this process: memsim_proc back to the
+ * static page of zeros, the traced pid forgotten (no hook takes the
+ * process for a copy to trace), the address space given back
+ * (release_all(arena); arena may be NULL). */
+void process_stop(void *arena);
 
 /* The ring closed under a post: its recorder is gone.  Tracing stops
  * (what the process does from now on is recorded nowhere) and the
@@ -114,11 +106,8 @@ void process_recorder_gone(void);
  * process of one thread, the arena and the tables are given back
  * (preload/release.h). */
 void process_release_stopped(void);
-
-/* fork() returned pid in the parent (-1: it failed): the fork record. */
-void process_forked(pid_t pid);
-
-/* quick_exit(status) is about to run the at_quick_exit handlers. */
-void process_quick_exit(int status);
+/* At the end of a process whose recorder went: says the line kept by
+ * process_recorder_gone (once) and returns true; false otherwise. */
+bool process_gone_at_end(void);
 
 #endif

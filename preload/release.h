@@ -14,9 +14,9 @@
  * by the program, and its per-thread state ends with each thread), with
  * the caches libunwind mapped.
  *
- * The process never traces again after it (its caller, process.c, has
- * put memsim_proc back to its static page of zeros and forgotten the
- * traced pid), and an exec'd image starts over.
+ * The process never traces again after it (its caller, process_stop,
+ * has put memsim_proc back to its static page of zeros and forgotten
+ * the traced pid), and an exec'd image starts over.
  */
 #ifndef MEMSIM_PRELOAD_RELEASE_H
 #define MEMSIM_PRELOAD_RELEASE_H

@@ -13,6 +13,7 @@
 
 #include "preload/guard.h"
 #include "preload/process.h"
+#include "preload/process_end.h"
 #include "preload/real.h"
 #include "preload/thread.h"
 

@@ -197,6 +197,45 @@ static int verify(const memo_t *m, int j)
     return m->n;
 }
 
+/* The memo becomes walk t (n frames in buffer, asked for size): the
+ * states the memo lent, [from, from + cnt), moved to [to, to + cnt)
+ * first, then the walk's own around them. */
+static inline void memo_store(memo_t *m, void **buffer, const trail_t *t, int n, int size,
+                              uint64_t gen, int from, int to, int cnt)
+{
+    if (cnt && from != to) {
+        memmove(m->pc + to, m->pc + from, (size_t)cnt * sizeof m->pc[0]);
+        memmove(m->sp + to, m->sp + from, (size_t)cnt * sizeof m->sp[0]);
+        memmove(m->bp + to, m->bp + from, (size_t)cnt * sizeof m->bp[0]);
+        memmove(m->rbp_off + to, m->rbp_off + from, (size_t)cnt * sizeof m->rbp_off[0]);
+        memmove(m->rbp_cfa + to, m->rbp_cfa + from, (size_t)cnt * sizeof m->rbp_cfa[0]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == to && cnt) {
+            i += cnt - 1;
+            continue;
+        }
+        m->pc[i] = (uintptr_t)buffer[i];
+        m->sp[i] = t->sp[i];
+        m->bp[i] = t->bp[i];
+        m->rbp_off[i] = t->rbp_off[i];
+        m->rbp_cfa[i] = t->rbp_cfa[i];
+    }
+    /* Liveness, from the end: after the last frame %rbp is read only when
+     * the walk stopped at its size (a longer one goes on). */
+    bool live = t->end == END_SIZE;
+    for (int i = n - 1; i >= 0; i--) {
+        live = m->rbp_cfa[i] || (!m->rbp_off[i] && live);
+        m->bp_live[i] = live;
+    }
+    m->n = n;
+    m->size = size;
+    m->end = t->end;
+    m->end_cfa = t->end_cfa;
+    m->end_pc = t->end_pc;
+    m->gen = gen + 1;
+}
+
 /* The frames from (pc, sp, bp) by their rules, and by the memo where the
  * stack is the one it holds: their number, or -1 at a frame without a
  * rule (or one that would go down the stack).  The memo then holds this
@@ -274,39 +313,7 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
     }
     if (!m)
         return n;
-    /* The memo becomes this walk: the states it lent moved to their new
-     * places first, then this walk's own around them. */
-    if (cnt && from != to) {
-        memmove(m->pc + to, m->pc + from, (size_t)cnt * sizeof m->pc[0]);
-        memmove(m->sp + to, m->sp + from, (size_t)cnt * sizeof m->sp[0]);
-        memmove(m->bp + to, m->bp + from, (size_t)cnt * sizeof m->bp[0]);
-        memmove(m->rbp_off + to, m->rbp_off + from, (size_t)cnt * sizeof m->rbp_off[0]);
-        memmove(m->rbp_cfa + to, m->rbp_cfa + from, (size_t)cnt * sizeof m->rbp_cfa[0]);
-    }
-    for (int i = 0; i < n; i++) {
-        if (i == to && cnt) {
-            i += cnt - 1;
-            continue;
-        }
-        m->pc[i] = (uintptr_t)buffer[i];
-        m->sp[i] = t.sp[i];
-        m->bp[i] = t.bp[i];
-        m->rbp_off[i] = t.rbp_off[i];
-        m->rbp_cfa[i] = t.rbp_cfa[i];
-    }
-    /* Liveness, from the end: after the last frame %rbp is read only when
-     * the walk stopped at its size (a longer one goes on). */
-    bool live = t.end == END_SIZE;
-    for (int i = n - 1; i >= 0; i--) {
-        live = m->rbp_cfa[i] || (!m->rbp_off[i] && live);
-        m->bp_live[i] = live;
-    }
-    m->n = n;
-    m->size = size;
-    m->end = t.end;
-    m->end_cfa = t.end_cfa;
-    m->end_pc = t.end_pc;
-    m->gen = gen + 1;
+    memo_store(m, buffer, &t, n, size, gen, from, to, cnt);
     return n;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "lib/check.h"
 #include "lib/hashtab.h"
 #include "lib/lines.h"
 
@@ -326,6 +327,8 @@ bool livemap_put(livemap_t *m, const livemap_entry_t *e)
     }
     m->bytes += e->size - s->size;
     *s = *e;
+    /* In its slot, and a slot left free (probes end). */
+    CHECK(s->addr == e->addr && t.count <= t.mask && m->bytes >= e->size);
     tab_store(m, &t);
     if (m->old && !m->old_left)
         old_done(m);
@@ -350,6 +353,8 @@ bool livemap_take(livemap_t *m, uint64_t addr, livemap_entry_t *out)
     tab_store(m, &t);
     if (m->old && !m->old_left)
         old_done(m);
+    /* The entry asked for, whose bytes the sum holds. */
+    CHECK(!found || (out->addr == addr && m->bytes >= out->size));
     if (found)
         m->bytes -= out->size;
     return found;

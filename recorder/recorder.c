@@ -19,6 +19,7 @@
 #include "recorder/records.h"
 #include "recorder/stackids.h"
 #include "recorder/state.h"
+#include "recorder/take.h"
 
 #define ATTACH_WAIT_NS 30000000000ull /* a process that never publishes its region */
 #define REC_STEP_MAX 4096u   /* messages a turn of the loop takes at most */
@@ -37,19 +38,6 @@
 #define MALLINFO_BASE_CHUNKS 64
 #define MALLINFO_LOST_NS 1000000000ull /* an ask unanswered this long is asked again */
 
-static const char *const end_reasons[END_REASONS] = {
-    [END_EXIT] = "exit",
-    [END__EXIT] = "_exit",
-    [END_QUICK_EXIT] = "quick_exit",
-    [END_SIGNAL] = "signal",
-};
-
-static uint64_t t_of(const rec_t *rc, uint64_t ticks)
-{
-    uint64_t ns = clock_ticks_ns(ticks);
-    return ns > rc->r->t0 ? ns - rc->r->t0 : 0;
-}
-
 static uint64_t now_t(const rec_t *rc)
 {
     uint64_t ns = clock_ns();
@@ -61,36 +49,6 @@ static void fail(region_t *r, const char *why)
     snprintf(r->error, sizeof r->error, "%.500s", why);
     atomic_store(&r->rec_state, REC_FAILED);
     region_wake(&r->rec_futex);
-}
-
-/* ---- modules, for a forked child's trace ------------------------------------------- */
-
-static void module_add(rec_t *rc, uint64_t base, uint64_t size, const char *path, size_t n)
-{
-    if (rc->nmods == rc->capmods) {
-        size_t cap = rc->capmods ? 2 * rc->capmods : 64;
-        rec_module_t *m = realloc(rc->mods, cap * sizeof *m);
-        if (!m)
-            return;
-        rc->mods = m;
-        rc->capmods = cap;
-    }
-    char *p = malloc(n + 1);
-    if (!p)
-        return;
-    memcpy(p, path, n);
-    p[n] = '\0';
-    rc->mods[rc->nmods++] = (rec_module_t){base, size, p};
-}
-
-static void module_remove(rec_t *rc, uint64_t base, uint64_t size)
-{
-    for (size_t i = 0; i < rc->nmods; i++)
-        if (rc->mods[i].base == base && rc->mods[i].size == size) {
-            free(rc->mods[i].path);
-            rc->mods[i] = rc->mods[--rc->nmods];
-            return;
-        }
 }
 
 /* ---- attaching --------------------------------------------------------------------- */
@@ -141,7 +99,7 @@ static int wait_published(region_t *r)
     }
 }
 
-static void take_one(void *rc, const ring_slot_t *m);
+static void end_message(rec_t *rc, const ring_slot_t *m);
 
 /* The trace the state and records modules work on now; every other
  * keeps its own in its rec_t (st, rs), and the current one's are empty
@@ -184,7 +142,8 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
     rc->stacks = rc->lost = 0;
     rc->have_malloc = false;
     stackids_reset();
-    reorder_init(&rc->ro, take_one, rc);
+    rc->on_end = end_message;
+    reorder_init(&rc->ro, take, rc);
     intake_init(&rc->in, r);
     bool inherited = r->flags & REGION_INHERITED;
     rc->pid = atomic_load(&r->pid);
@@ -246,6 +205,13 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
 }
 
 /* ---- the end ------------------------------------------------------------------------ */
+
+static const char *const end_reasons[END_REASONS] = {
+    [END_EXIT] = "exit",
+    [END__EXIT] = "_exit",
+    [END_QUICK_EXIT] = "quick_exit",
+    [END_SIGNAL] = "signal",
+};
 
 static void sample(rec_t *rc, bool drain);
 
@@ -398,14 +364,6 @@ static void check_exec(rec_t *rc)
 
 /* ---- fork ---------------------------------------------------------------------------- */
 
-/* The process forked with region k for its child: the child's trace
- * starts from this one's state as of now (the tree makes it). */
-static void fork_trace(rec_t *rc, unsigned k)
-{
-    if (rc->on_fork)
-        rc->on_fork(rc, k, rc->on_fork_ctx);
-}
-
 void rec_fork(rec_t *parent, rec_t *child, unsigned k)
 {
     rec_use(parent);
@@ -418,220 +376,20 @@ void rec_fork(rec_t *parent, rec_t *child, unsigned k)
     child->on_fork_ctx = parent->on_fork_ctx;
     snprintf(child->parent_trace, sizeof child->parent_trace, "%s", parent->out.path);
     for (size_t i = 0; i < parent->nmods; i++)
-        module_add(child, parent->mods[i].base, parent->mods[i].size, parent->mods[i].path,
-                   strlen(parent->mods[i].path));
+        take_module_add(child, parent->mods[i].base, parent->mods[i].size,
+                        parent->mods[i].path, strlen(parent->mods[i].path));
     const config_t *c = &parent->r->cfg;
     state_fork(&child->st, c->strategy, c->device_size);
 }
 
-/* The child's pid, for the fork record: the message has it (fork() told
- * the hook), else the child writes it into its region at once. */
-static pid_t fork_child_pid(rec_t *rc, const ring_slot_t *m)
+/* The end message closes the pipeline: the sample before it, then the
+ * end record. */
+static void end_message(rec_t *rc, const ring_slot_t *m)
 {
-    if (m->b)
-        return (pid_t)m->b;
-    if (m->a >= ((arena_t *)rc->arena)->nregions)
-        return 0;
-    return atomic_load(&arena_region(rc->arena, (unsigned)m->a)->pid);
+    sample(rc, false); /* everything before the end is taken already */
+    finish(rc, m->a < END_REASONS ? end_reasons[m->a] : "exit",
+           (int64_t)m->b >= 0 ? (int)m->b : -1, (int)m->c, true);
 }
-
-/* ---- the messages ------------------------------------------------------------------------ */
-
-/* m's bytes, into rc->bytes (NUL-terminated); their length. */
-static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
-{
-    size_t n = (size_t)(m->nslots - 1) * RING_CONT_BYTES;
-    if (m->e < n)
-        n = (size_t)m->e;
-    if (n + 1 > rc->bytes_cap) {
-        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
-        char *b = realloc(rc->bytes, cap);
-        if (!b)
-            return 0;
-        rc->bytes = b;
-        rc->bytes_cap = cap;
-    }
-    n = intake_bytes(&rc->in, m, rc->bytes, n);
-    rc->bytes[n] = '\0';
-    return n;
-}
-
-/* A free (of a, by the code at caller).  In a sampled trace one of a
- * block the recorder does not hold is of a block not sampled (the set in
- * the process errs on the side of posting): nothing to write. */
-static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller)
-{
-    state_found_t f = state_free(m->a);
-    if (f.quiet)
-        return;
-    if (f.known || f.unsure)
-        records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
-    else if (!rc->r->cfg.sample_bytes)
-        records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);
-}
-
-/* A realloc of a sampled trace (msg.h: which of its blocks are sampled):
- * the old block's free when the new one is not sampled, the new block's
- * allocation when the old one was not (or is not held), a realloc when
- * both are. */
-static void realloc_sampled(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stack)
-{
-    out_t *o = &rc->out;
-    uint64_t sim;
-    if ((!m->b && !m->c) || (m->b && (m->e & MSG_REALLOC_NEW_UNSAMPLED))) {
-        heap_free(rc, m, t, m->d);
-    } else if (!m->b) {
-        if (!(m->e & MSG_REALLOC_OLD_UNSAMPLED))
-            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
-    } else {
-        state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
-        if (f.known)
-            records_realloc(o, t, m->tid, m->fn, m->a, m->b, true, m->c, stack, f.inherited);
-        else
-            records_alloc(o, t, m->tid, m->fn, m->b, m->c, 16, stack);
-    }
-}
-
-/* One message. */
-static void take(rec_t *rc, const ring_slot_t *m)
-{
-    out_t *o = &rc->out;
-    uint64_t t = t_of(rc, m->t);
-    uint64_t sim;
-    size_t n;
-    /* The process's stack id, as the trace's (recorder/stackids.h). */
-    uint32_t stack = m->kind == MSG_STACK || !m->stack ? 0 : stackids_of(m->stack);
-    bool fresh;
-    switch (m->kind) {
-    case MSG_ALLOC:
-        rc->heap_since++;
-        state_alloc(m->a, m->b, m->c, stack);
-        records_alloc(o, t, m->tid, m->fn, m->a, m->b, m->c, stack);
-        break;
-    case MSG_FREE:
-        rc->heap_since++;
-        heap_free(rc, m, t, m->b);
-        break;
-    case MSG_REALLOC:
-        rc->heap_since++;
-        if (rc->r->cfg.sample_bytes) {
-            realloc_sampled(rc, m, t, stack);
-        } else if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
-            heap_free(rc, m, t, m->d);
-        } else if (!m->b) {
-            records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
-        } else {
-            state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
-            records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, stack,
-                            f.inherited);
-        }
-        break;
-    case MSG_QUIET:
-        state_quiet(m->a);
-        break;
-    case MSG_MMAP:
-        state_mapped(m->b);
-        records_mmap(o, t, m->tid, m->fn, m->a, m->b, (int)(uint32_t)m->c, (int)(m->c >> 32),
-                     (int)(int64_t)m->d, stack);
-        break;
-    case MSG_MUNMAP:
-        state_unmapped(m->b);
-        records_munmap(o, t, m->tid, m->a, m->b, stack);
-        break;
-    case MSG_MREMAP:
-        if (m->c != MSG_MAP_FAILED) {
-            state_unmapped(m->b);
-            state_mapped(m->d);
-        }
-        records_mremap(o, t, m->tid, m->a, m->b, m->c == MSG_MAP_FAILED ? UINT64_MAX : m->c, m->d,
-                       (int)m->e, stack);
-        break;
-    case MSG_STACK:
-        n = bytes_of(rc, m) / sizeof(uint64_t);
-        if (m->b < n)
-            n = m->b;
-        stack = stackids_post(m->a, (const uint64_t *)(void *)rc->bytes, (unsigned)n, &fresh);
-        if (fresh) { /* else a stack the process forgot and posted again */
-            records_stack(o, t, m->tid, stack, (const uint64_t *)(void *)rc->bytes, (unsigned)n);
-            rc->stacks++;
-        }
-        break;
-    case MSG_MODULE_LOAD:
-        n = bytes_of(rc, m);
-        module_add(rc, m->a, m->b, rc->bytes, n);
-        records_module_load(o, t, m->tid, rc->bytes, n, m->a, m->b);
-        break;
-    case MSG_MODULE_UNLOAD:
-        module_remove(rc, m->a, m->b);
-        stackids_forget_range(m->a, m->a + m->b);
-        records_module_unload(o, t, m->tid, m->a, m->b);
-        break;
-    case MSG_PHASE:
-        n = bytes_of(rc, m);
-        records_phase(o, t, m->tid, m->a != 0, rc->bytes, n);
-        break;
-    case MSG_MALLINFO:
-        if (m->d > m->t) {
-            rc->mallinfo_end = clock_ticks_ns(m->d);
-            rc->mallinfo_took = rc->mallinfo_end - clock_ticks_ns(m->t);
-            rc->mallinfo_chunks = m->e;
-            rc->mallinfo_live = state_live_blocks();
-        }
-        rc->mallinfo_seen = true;
-        rc->mallinfo_pending = false;
-        rc->have_malloc = true;
-        rc->malloc_reserved = m->a;
-        rc->malloc_in_use = m->b;
-        rc->maxrss_children = m->c;
-        rc->chunks_then = state_chunk_bytes();
-        state_chunk_mark();
-        rc->heap_since = 0;
-        break;
-    case MSG_FORK:
-        if (m->a < ((arena_t *)rc->arena)->nregions)
-            fork_trace(rc, (unsigned)m->a);
-        break;
-    case MSG_FORK_DONE: {
-        pid_t child = fork_child_pid(rc, m);
-        if (child > 0)
-            records_fork(o, t, m->tid, child);
-        break;
-    }
-    case MSG_SPAWN:
-        n = bytes_of(rc, m);
-        records_launch(o, t, m->tid, TRACEFMT_NAME(SPAWN), (pid_t)m->a, rc->bytes, n, m->c != 0);
-        break;
-    case MSG_EXEC:
-        n = bytes_of(rc, m);
-        records_launch(o, t, m->tid, TRACEFMT_NAME(EXEC), 0, rc->bytes, n, m->c != 0);
-        out_flush(o);
-        rc->exec_pending = true;
-        break;
-    case MSG_EXEC_FAILED:
-        records_exec_failed(o, t, m->tid, (int)m->a);
-        rc->exec_pending = false;
-        break;
-    case MSG_SANDBOX:
-        records_sandbox(o, t, m->tid, m->a, m->b, m->c, m->d);
-        if (m->b & MSG_SANDBOX_STOPS)
-            rc->untraced = true; /* nothing more comes: its end is its vanishing */
-        break;
-    case MSG_END:
-        sample(rc, false); /* everything before the end is taken already */
-        finish(rc, m->a < END_REASONS ? end_reasons[m->a] : "exit",
-               (int64_t)m->b >= 0 ? (int)m->b : -1, (int)m->c, true);
-        break;
-    case MSG_LOST:
-        if (!m->a) /* an event given up; a == 1: a call that never returned */
-            rc->lost++;
-        break;
-    default: /* a kind this recorder does not know */
-        rc->lost++;
-        break;
-    }
-}
-
-static void take_one(void *rc, const ring_slot_t *m) { take(rc, m); }
 
 /* The live map's slots of the heap event PREFETCH_AHEAD slots on, loaded
  * while the ones before it are taken: the map of a program with a million

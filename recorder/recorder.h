@@ -86,6 +86,9 @@ typedef struct rec_s {
      * region reserved for the child (recorder/procs.h makes its trace). */
     void (*on_fork)(struct rec_s *parent, unsigned region, void *ctx);
     void *on_fork_ctx;
+    /* The end message (recorder/take.h passes it on): the last sample,
+     * then the end record. */
+    void (*on_end)(struct rec_s *rc, const ring_slot_t *m);
     uint64_t gone_look;        /* when the process was last looked for (ns) */
 } rec_t;
 

@@ -99,36 +99,53 @@ static void head(jsonw_t *w, const char *ev, uint64_t t, pid_t tid)
     jsonw_key_i64(w, "tid", tid);
 }
 
-/* A record in the buffer, up to cap bytes (larger ones are dropped). */
-static void begin(out_t *o, jsonw_t *w, size_t cap, const char *ev, uint64_t t, pid_t tid)
+/* ---- the record builder: every JSON record but the end --------------------------- */
+
+/* A record being written: in the output buffer (out_line; one larger
+ * than its cap is dropped), or, for those that may be larger than
+ * OUT_RECORD_MAX (argv, the child list), in a block of its own, copied
+ * in whole at the end. */
+typedef struct record_s {
+    jsonw_t w;
+    char *own; /* the block of its own, or NULL */
+} record_t;
+
+/* Open a record of at most cap bytes with its head; own: in a block of
+ * its own.  False, the record counted as dropped, when that block found
+ * no memory. */
+static bool record_begin(out_t *o, record_t *r, bool own, size_t cap, const char *ev, uint64_t t,
+                         pid_t tid)
 {
-    jsonw_init(w, out_line(o, cap), cap);
-    head(w, ev, t, tid);
+    r->own = NULL;
+    if (own) {
+        r->own = malloc(cap);
+        if (!r->own) {
+            o->dropped++;
+            o->records++;
+            return false;
+        }
+    }
+    jsonw_init(&r->w, r->own ? r->own : out_line(o, cap), cap);
+    head(&r->w, ev, t, tid);
+    return true;
 }
 
-static void finish(out_t *o, jsonw_t *w)
+/* Close the record and commit it (or count it dropped, when it
+ * overflowed its cap, or a block of its own the output buffer). */
+static void record_end(out_t *o, record_t *r)
 {
+    jsonw_t *w = &r->w;
     jsonw_line_end(w);
-    if (w->overflow)
-        o->dropped++, o->records++;
-    else
-        out_commit(o, w->len);
-}
-
-/* Records larger than OUT_RECORD_MAX (argv, the child list) are
- * formatted in a buffer of their own and copied in whole. */
-static void big(out_t *o, jsonw_t *w, char *buf, size_t cap)
-{
-    jsonw_line_end(w);
-    if (w->overflow || w->len > OUT_BUF) {
+    if (w->overflow || (r->own && w->len > OUT_BUF)) {
         o->dropped++;
         o->records++;
-        return;
+    } else if (r->own) {
+        memcpy(out_line(o, w->len), r->own, w->len);
+        out_commit(o, w->len);
+    } else {
+        out_commit(o, w->len);
     }
-    char *p = out_line(o, w->len);
-    memcpy(p, buf, w->len);
-    out_commit(o, w->len);
-    (void)cap;
+    free(r->own);
 }
 
 static size_t args_bytes(size_t n) { return n * 6 + 64; }
@@ -151,187 +168,174 @@ void records_meta(out_t *o, uint64_t t, pid_t tid, const records_meta_t *m)
     size_t cap = 8192 + 6 * (strlen(m->exe) + (m->parent_trace ? strlen(m->parent_trace) : 0) +
                              (m->note ? strlen(m->note) : 0)) +
                  args_bytes(m->argv_len);
-    char *buf = malloc(cap);
-    if (!buf) {
-        o->dropped++;
-        o->records++;
+    record_t r;
+    if (!record_begin(o, &r, true, cap, TRACEFMT_NAME(META), t, tid))
         return;
-    }
-    jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, TRACEFMT_NAME(META), t, tid);
-    jsonw_key_str(&w, "format", TRACEFMT_FORMAT);
-    jsonw_key_u64(&w, "version", TRACEFMT_VERSION);
-    jsonw_key_i64(&w, "pid", m->pid);
-    jsonw_key_i64(&w, "ppid", m->ppid);
-    jsonw_key_str(&w, "exe", m->exe);
-    args_array(&w, "argv", m->argv, m->argv_len);
-    jsonw_key_u64(&w, "start_unix_ns", m->start_unix_ns);
-    jsonw_key_u64(&w, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
-    jsonw_key_str(&w, "strategy", m->strategy);
-    jsonw_key_u64(&w, "device_size", m->device_size);
-    jsonw_key_u64(&w, "stack_depth", m->stack_depth);
-    jsonw_key_bool(&w, "mmap", m->mmap);
+    jsonw_key_str(&r.w, "format", TRACEFMT_FORMAT);
+    jsonw_key_u64(&r.w, "version", TRACEFMT_VERSION);
+    jsonw_key_i64(&r.w, "pid", m->pid);
+    jsonw_key_i64(&r.w, "ppid", m->ppid);
+    jsonw_key_str(&r.w, "exe", m->exe);
+    args_array(&r.w, "argv", m->argv, m->argv_len);
+    jsonw_key_u64(&r.w, "start_unix_ns", m->start_unix_ns);
+    jsonw_key_u64(&r.w, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
+    jsonw_key_str(&r.w, "strategy", m->strategy);
+    jsonw_key_u64(&r.w, "device_size", m->device_size);
+    jsonw_key_u64(&r.w, "stack_depth", m->stack_depth);
+    jsonw_key_bool(&r.w, "mmap", m->mmap);
     if (m->sample_bytes)
-        jsonw_key_u64(&w, "sample_bytes", m->sample_bytes);
-    jsonw_key_str(&w, "memsim_version", MEMSIM_VERSION);
+        jsonw_key_u64(&r.w, "sample_bytes", m->sample_bytes);
+    jsonw_key_str(&r.w, "memsim_version", MEMSIM_VERSION);
     if (m->parent_trace)
-        jsonw_key_str(&w, "parent_trace", m->parent_trace);
+        jsonw_key_str(&r.w, "parent_trace", m->parent_trace);
     else
-        jsonw_key_null(&w, "parent_trace");
+        jsonw_key_null(&r.w, "parent_trace");
     if (m->note && *m->note)
-        jsonw_key_str(&w, "note", m->note);
-    big(o, &w, buf, cap);
-    free(buf);
+        jsonw_key_str(&r.w, "note", m->note);
+    record_end(o, &r);
 }
 
 void records_module_load(out_t *o, uint64_t t, pid_t tid, const char *path, size_t n,
                          uint64_t base, uint64_t size)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX + 6 * n, TRACEFMT_NAME(MODULE), t, tid);
-    jsonw_key_str(&w, "op", "load");
-    jsonw_key(&w, "path");
-    jsonw_strn(&w, path, n);
-    jsonw_key_u64(&w, "base", base);
-    jsonw_key_u64(&w, "size", size);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX + 6 * n, TRACEFMT_NAME(MODULE), t, tid);
+    jsonw_key_str(&r.w, "op", "load");
+    jsonw_key(&r.w, "path");
+    jsonw_strn(&r.w, path, n);
+    jsonw_key_u64(&r.w, "base", base);
+    jsonw_key_u64(&r.w, "size", size);
+    record_end(o, &r);
 }
 
 void records_module_unload(out_t *o, uint64_t t, pid_t tid, uint64_t base, uint64_t size)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MODULE), t, tid);
-    jsonw_key_str(&w, "op", "unload");
-    jsonw_key_str(&w, "path", "");
-    jsonw_key_u64(&w, "base", base);
-    jsonw_key_u64(&w, "size", size);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(MODULE), t, tid);
+    jsonw_key_str(&r.w, "op", "unload");
+    jsonw_key_str(&r.w, "path", "");
+    jsonw_key_u64(&r.w, "base", base);
+    jsonw_key_u64(&r.w, "size", size);
+    record_end(o, &r);
 }
 
 void records_stack(out_t *o, uint64_t t, pid_t tid, uint64_t id, const uint64_t *frames,
                    unsigned n)
 {
-    jsonw_t w;
-    begin(o, &w, 128 + (size_t)n * 22, TRACEFMT_NAME(STACK), t, tid);
-    jsonw_key_u64(&w, "id", id);
-    jsonw_key(&w, "frames");
-    jsonw_array_begin(&w);
+    record_t r;
+    record_begin(o, &r, false, 128 + (size_t)n * 22, TRACEFMT_NAME(STACK), t, tid);
+    jsonw_key_u64(&r.w, "id", id);
+    jsonw_key(&r.w, "frames");
+    jsonw_array_begin(&r.w);
     for (unsigned i = 0; i < n; i++)
-        jsonw_u64(&w, frames[i]);
-    jsonw_array_end(&w);
-    finish(o, &w);
+        jsonw_u64(&r.w, frames[i]);
+    jsonw_array_end(&r.w);
+    record_end(o, &r);
 }
 
 void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
                           uint64_t caller)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(ERROR), t, tid);
-    jsonw_key_str(&w, "kind", "unknown_free");
-    jsonw_key_str(&w, "fn", fn_name(fn));
-    jsonw_key_u64(&w, "addr", addr);
-    jsonw_key_u64(&w, "caller", caller);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(ERROR), t, tid);
+    jsonw_key_str(&r.w, "kind", "unknown_free");
+    jsonw_key_str(&r.w, "fn", fn_name(fn));
+    jsonw_key_u64(&r.w, "addr", addr);
+    jsonw_key_u64(&r.w, "caller", caller);
+    record_end(o, &r);
 }
 
 void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
                   int prot, int flags, int fd, uint32_t stack)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MMAP), t, tid);
-    jsonw_key_str(&w, "fn", fn_name(fn));
-    jsonw_key_u64(&w, "addr", addr);
-    jsonw_key_u64(&w, "size", size);
-    jsonw_key_i64(&w, "prot", prot);
-    jsonw_key_i64(&w, "flags", flags);
-    jsonw_key_i64(&w, "fd", fd);
-    jsonw_key_u64(&w, "stack", stack);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(MMAP), t, tid);
+    jsonw_key_str(&r.w, "fn", fn_name(fn));
+    jsonw_key_u64(&r.w, "addr", addr);
+    jsonw_key_u64(&r.w, "size", size);
+    jsonw_key_i64(&r.w, "prot", prot);
+    jsonw_key_i64(&r.w, "flags", flags);
+    jsonw_key_i64(&r.w, "fd", fd);
+    jsonw_key_u64(&r.w, "stack", stack);
+    record_end(o, &r);
 }
 
 void records_munmap(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t size,
                     uint32_t stack)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(MUNMAP), t, tid);
-    jsonw_key_str(&w, "fn", "munmap");
-    jsonw_key_u64(&w, "addr", addr);
-    jsonw_key_u64(&w, "size", size);
-    jsonw_key_u64(&w, "stack", stack);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(MUNMAP), t, tid);
+    jsonw_key_str(&r.w, "fn", "munmap");
+    jsonw_key_u64(&r.w, "addr", addr);
+    jsonw_key_u64(&r.w, "size", size);
+    jsonw_key_u64(&r.w, "stack", stack);
+    record_end(o, &r);
 }
 
 void records_mremap(out_t *o, uint64_t t, pid_t tid, uint64_t old, uint64_t old_size,
                     uint64_t addr, uint64_t size, int flags, uint32_t stack)
 {
-    jsonw_t w;
+    record_t r;
     bool failed = addr == UINT64_MAX;
-    begin(o, &w, RECORD_MAX, failed ? TRACEFMT_NAME(MREMAP_FAILED) : TRACEFMT_NAME(MREMAP), t, tid);
-    jsonw_key_str(&w, "fn", "mremap");
-    jsonw_key_u64(&w, "old_addr", old);
-    jsonw_key_u64(&w, "old_size", old_size);
+    record_begin(o, &r, false, RECORD_MAX,
+                 failed ? TRACEFMT_NAME(MREMAP_FAILED) : TRACEFMT_NAME(MREMAP), t, tid);
+    jsonw_key_str(&r.w, "fn", "mremap");
+    jsonw_key_u64(&r.w, "old_addr", old);
+    jsonw_key_u64(&r.w, "old_size", old_size);
     if (failed)
-        jsonw_key_null(&w, "addr");
+        jsonw_key_null(&r.w, "addr");
     else
-        jsonw_key_u64(&w, "addr", addr);
-    jsonw_key_u64(&w, "size", clamp63(size));
-    jsonw_key_i64(&w, "flags", flags);
-    jsonw_key_u64(&w, "stack", stack);
-    finish(o, &w);
+        jsonw_key_u64(&r.w, "addr", addr);
+    jsonw_key_u64(&r.w, "size", clamp63(size));
+    jsonw_key_i64(&r.w, "flags", flags);
+    jsonw_key_u64(&r.w, "stack", stack);
+    record_end(o, &r);
 }
 
 void records_phase(out_t *o, uint64_t t, pid_t tid, bool begin_, const char *name, size_t n)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX + 6 * n, TRACEFMT_NAME(PHASE), t, tid);
-    jsonw_key_str(&w, "op", begin_ ? "begin" : "end");
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX + 6 * n, TRACEFMT_NAME(PHASE), t, tid);
+    jsonw_key_str(&r.w, "op", begin_ ? "begin" : "end");
     if (begin_) {
-        jsonw_key(&w, "name");
-        jsonw_strn(&w, name ? name : "", n);
+        jsonw_key(&r.w, "name");
+        jsonw_strn(&r.w, name ? name : "", n);
     }
-    finish(o, &w);
+    record_end(o, &r);
 }
 
 void records_fork(out_t *o, uint64_t t, pid_t tid, pid_t child)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(FORK), t, tid);
-    jsonw_key_i64(&w, "child", child);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(FORK), t, tid);
+    jsonw_key_i64(&r.w, "child", child);
+    record_end(o, &r);
 }
 
 void records_launch(out_t *o, uint64_t t, pid_t tid, const char *ev, pid_t child,
                     const char *bytes, size_t n, bool traced)
 {
     size_t cap = RECORD_MAX + args_bytes(n);
-    char *buf = malloc(cap);
-    if (!buf) {
-        o->dropped++;
-        o->records++;
+    record_t r;
+    if (!record_begin(o, &r, true, cap, ev, t, tid))
         return;
-    }
-    jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, ev, t, tid);
     if (child > 0)
-        jsonw_key_i64(&w, "child", child);
+        jsonw_key_i64(&r.w, "child", child);
     size_t plen = strnlen(bytes, n);
-    jsonw_key(&w, "path");
-    jsonw_strn(&w, bytes, plen);
-    args_array(&w, "argv", bytes + (plen < n ? plen + 1 : n), plen < n ? n - plen - 1 : 0);
+    jsonw_key(&r.w, "path");
+    jsonw_strn(&r.w, bytes, plen);
+    args_array(&r.w, "argv", bytes + (plen < n ? plen + 1 : n), plen < n ? n - plen - 1 : 0);
     if (!traced)
-        jsonw_key_bool(&w, "traced", false);
-    big(o, &w, buf, cap);
-    free(buf);
+        jsonw_key_bool(&r.w, "traced", false);
+    record_end(o, &r);
 }
 
 void records_exec_failed(out_t *o, uint64_t t, pid_t tid, int err)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(EXEC_FAILED), t, tid);
-    jsonw_key_i64(&w, "errno", err);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(EXEC_FAILED), t, tid);
+    jsonw_key_i64(&r.w, "errno", err);
+    record_end(o, &r);
 }
 
 /* SECCOMP_NO_*'s names, bit by bit (docs/trace-format.md). */
@@ -342,19 +346,19 @@ _Static_assert(SECCOMP_NO_LOCKS == 1u << 8, "a name for each of SECCOMP_NO_*");
 void records_sandbox(out_t *o, uint64_t t, pid_t tid, uint64_t mode, uint64_t flags,
                      uint64_t without, uint64_t filters)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(SANDBOX), t, tid);
-    jsonw_key_str(&w, "mode", mode == SANDBOX_MODE_STRICT ? "strict" : "filter");
-    jsonw_key_u64(&w, "flags", flags & 0xffffffffu);
-    jsonw_key_u64(&w, "filters", filters);
-    jsonw_key_bool(&w, "traced", !(flags & MSG_SANDBOX_STOPS));
-    jsonw_key(&w, "without");
-    jsonw_array_begin(&w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(SANDBOX), t, tid);
+    jsonw_key_str(&r.w, "mode", mode == SANDBOX_MODE_STRICT ? "strict" : "filter");
+    jsonw_key_u64(&r.w, "flags", flags & 0xffffffffu);
+    jsonw_key_u64(&r.w, "filters", filters);
+    jsonw_key_bool(&r.w, "traced", !(flags & MSG_SANDBOX_STOPS));
+    jsonw_key(&r.w, "without");
+    jsonw_array_begin(&r.w);
     for (unsigned i = 0; i < sizeof without_names / sizeof without_names[0]; i++)
         if (without & (1u << i))
-            jsonw_str(&w, without_names[i]);
-    jsonw_array_end(&w);
-    finish(o, &w);
+            jsonw_str(&r.w, without_names[i]);
+    jsonw_array_end(&r.w);
+    record_end(o, &r);
 }
 
 static void key_rollup(jsonw_t *w, const procfs_rollup_t *r)
@@ -380,57 +384,50 @@ static void key_rollup(jsonw_t *w, const procfs_rollup_t *r)
 void records_sample(out_t *o, uint64_t t, pid_t tid, const records_sample_t *s)
 {
     size_t cap = 2048 + s->nchildren * 64;
-    char *buf = malloc(cap);
-    if (!buf) {
-        o->dropped++;
-        o->records++;
+    record_t r;
+    if (!record_begin(o, &r, true, cap, TRACEFMT_NAME(SAMPLE), t, tid))
         return;
-    }
-    jsonw_t w;
-    jsonw_init(&w, buf, cap);
-    head(&w, TRACEFMT_NAME(SAMPLE), t, tid);
-    jsonw_key_u64(&w, "rss", s->st.rss);
-    jsonw_key_u64(&w, "hwm", s->st.hwm);
-    jsonw_key_u64(&w, "vm_size", s->st.vm_size > s->memsim_vm ? s->st.vm_size - s->memsim_vm : 0);
-    jsonw_key_u64(&w, "vm_peak", s->st.vm_peak > s->memsim_vm ? s->st.vm_peak - s->memsim_vm : 0);
-    jsonw_key_u64(&w, "maxrss_self", s->st.hwm);
-    jsonw_key_u64(&w, "maxrss_children", s->maxrss_children);
-    jsonw_key_u64(&w, "heap_live", s->heap_live);
-    jsonw_key_u64(&w, "heap_blocks", s->heap_blocks);
+    jsonw_key_u64(&r.w, "rss", s->st.rss);
+    jsonw_key_u64(&r.w, "hwm", s->st.hwm);
+    jsonw_key_u64(&r.w, "vm_size", s->st.vm_size > s->memsim_vm ? s->st.vm_size - s->memsim_vm : 0);
+    jsonw_key_u64(&r.w, "vm_peak", s->st.vm_peak > s->memsim_vm ? s->st.vm_peak - s->memsim_vm : 0);
+    jsonw_key_u64(&r.w, "maxrss_self", s->st.hwm);
+    jsonw_key_u64(&r.w, "maxrss_children", s->maxrss_children);
+    jsonw_key_u64(&r.w, "heap_live", s->heap_live);
+    jsonw_key_u64(&r.w, "heap_blocks", s->heap_blocks);
     if (s->sampled)
-        jsonw_key_u64(&w, "heap_live_se", s->heap_live_se);
+        jsonw_key_u64(&r.w, "heap_live_se", s->heap_live_se);
     if (s->have_malloc) {
-        jsonw_key_u64(&w, "malloc_reserved", s->malloc_reserved);
-        jsonw_key_u64(&w, "malloc_in_use", s->malloc_in_use);
+        jsonw_key_u64(&r.w, "malloc_reserved", s->malloc_reserved);
+        jsonw_key_u64(&r.w, "malloc_in_use", s->malloc_in_use);
     } else {
-        jsonw_key_null(&w, "malloc_reserved");
-        jsonw_key_null(&w, "malloc_in_use");
+        jsonw_key_null(&r.w, "malloc_reserved");
+        jsonw_key_null(&r.w, "malloc_in_use");
     }
-    jsonw_key_u64(&w, "mmap_live", s->mmap_live);
+    jsonw_key_u64(&r.w, "mmap_live", s->mmap_live);
     if (s->have_sim) {
-        jsonw_key_u64(&w, "sim_live", s->sim_live);
-        jsonw_key_u64(&w, "sim_reserved", s->sim_reserved);
-        jsonw_key_u64(&w, "sim_largest_free", s->sim_largest_free);
+        jsonw_key_u64(&r.w, "sim_live", s->sim_live);
+        jsonw_key_u64(&r.w, "sim_reserved", s->sim_reserved);
+        jsonw_key_u64(&r.w, "sim_largest_free", s->sim_largest_free);
     } else {
-        jsonw_key_null(&w, "sim_live");
-        jsonw_key_null(&w, "sim_reserved");
-        jsonw_key_null(&w, "sim_largest_free");
+        jsonw_key_null(&r.w, "sim_live");
+        jsonw_key_null(&r.w, "sim_reserved");
+        jsonw_key_null(&r.w, "sim_largest_free");
     }
-    jsonw_key_u64(&w, "device_total", s->device_total);
-    jsonw_key_u64(&w, "tree_rss", s->tree_rss);
-    jsonw_key(&w, "children");
-    jsonw_array_begin(&w);
+    jsonw_key_u64(&r.w, "device_total", s->device_total);
+    jsonw_key_u64(&r.w, "tree_rss", s->tree_rss);
+    jsonw_key(&r.w, "children");
+    jsonw_array_begin(&r.w);
     for (size_t i = 0; i < s->nchildren; i++) {
-        jsonw_object_begin(&w);
-        jsonw_key_i64(&w, "pid", s->child_pid[i]);
-        jsonw_key_u64(&w, "rss", s->child_rss[i]);
-        jsonw_object_end(&w);
+        jsonw_object_begin(&r.w);
+        jsonw_key_i64(&r.w, "pid", s->child_pid[i]);
+        jsonw_key_u64(&r.w, "rss", s->child_rss[i]);
+        jsonw_object_end(&r.w);
     }
-    jsonw_array_end(&w);
+    jsonw_array_end(&r.w);
     if (s->rollup)
-        key_rollup(&w, s->rollup);
-    big(o, &w, buf, cap);
-    free(buf);
+        key_rollup(&r.w, s->rollup);
+    record_end(o, &r);
 }
 
 void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
@@ -471,10 +468,10 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
 /* {"ev":"thread",...,"tid":tid,"index":index}: tid 0 for the unknown thread. */
 static void thread_record(out_t *o, uint64_t t, pid_t tid, uint32_t index)
 {
-    jsonw_t w;
-    begin(o, &w, RECORD_MAX, TRACEFMT_NAME(THREAD), t, tid);
-    jsonw_key_u64(&w, "index", index);
-    finish(o, &w);
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(THREAD), t, tid);
+    jsonw_key_u64(&r.w, "index", index);
+    record_end(o, &r);
 }
 
 /* An empty slot for a new thread, or NULL when none is left.  The table

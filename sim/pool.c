@@ -2,6 +2,7 @@
  * pool: segments, blocks and their primitives.  See pool.h.
  */
 #include "sim/pool.h"
+#include "lib/check.h"
 #include "lib/lines.h"
 
 #include <stdbool.h>
@@ -361,6 +362,7 @@ int pool_segment_remove(pool_t *p, segment_t *s, bool force)
 
 int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest)
 {
+    CHECK(block_is_free(b) && n > 0 && n < b->size);
     block_t *r = block_new(p);
     if (!r)
         return POOL_EHOST;
@@ -384,11 +386,16 @@ int pool_block_split(pool_t *p, block_t *b, uint64_t n, block_t **rest)
     b->seg->nblocks++;
     p->nblocks++;
     *rest = r;
+    /* The two tile what b was: b's start and r's end did not move. */
+    CHECK(b->addr + b->size == r->addr && r->size > 0 && r->prev == b &&
+          (r->next ? r->next->prev == r && r->addr + r->size == r->next->addr
+                   : b->seg->last == r));
     return POOL_OK;
 }
 
 int pool_block_split_front(pool_t *p, block_t *b, uint64_t n, block_t **front)
 {
+    CHECK(block_is_free(b) && n > 0 && n < b->size);
     block_t *f = block_new(p);
     if (!f)
         return POOL_EHOST;
@@ -416,11 +423,17 @@ int pool_block_split_front(pool_t *p, block_t *b, uint64_t n, block_t **front)
     b->seg->nblocks++;
     p->nblocks++;
     *front = f;
+    CHECK(f->addr + f->size == b->addr && b->size > 0 && f->next == b && b->prev == f &&
+          (f->prev ? f->prev->next == f && f->prev->addr + f->prev->size == f->addr
+                   : b->seg->first == f));
     return POOL_OK;
 }
 
 void pool_block_merge(pool_t *p, block_t *a, block_t *b)
 {
+    /* Free address neighbours of one segment, b right after a. */
+    CHECK(pool_blocks_mergeable(a, b) && b->prev == a && a->seg == b->seg &&
+          a->addr + a->size == b->addr);
     a->size += b->size;
     if (a->stream == POOL_STREAM_ANY || b->stream == POOL_STREAM_ANY) {
         a->stream = POOL_STREAM_ANY; /* back to pristine memory */
@@ -435,6 +448,8 @@ void pool_block_merge(pool_t *p, block_t *a, block_t *b)
         a->seg->last = a;
     a->seg->nblocks--;
     p->nblocks--;
+    CHECK(a->next ? a->next->prev == a && a->addr + a->size == a->next->addr
+                  : a->seg->last == a);
     if (!p->handles_only)
         addrmap_remove(&p->blocks, b->addr);
     block_recycle(p, b);

@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 
+#include "lib/check.h"
 #include "sim/strategy.h"
 
 #define BUDDY_MIN_ORDER 6 /* 64 bytes */
@@ -37,6 +38,15 @@ typedef struct buddy_state_s {
 } buddy_state_t;
 
 static inline int order_of(uint64_t size) { return 63 - __builtin_clzll(size); }
+
+/* A buddy block: a power of two of at least 64 bytes, aligned to its
+ * size from its chunk's (segment's) start. */
+static inline bool is_buddy_block(const block_t *b)
+{
+    uint64_t off = b->addr - b->seg->addr;
+    return b->size >= (1ull << BUDDY_MIN_ORDER) && (b->size & (b->size - 1)) == 0 &&
+           (off & (b->size - 1)) == 0;
+}
 
 static buddy_lists_t *lists_of(const buddy_state_t *st, int64_t stream)
 {
@@ -186,11 +196,15 @@ static int place(void *vst, pool_t *p, const strategy_request_t *req, block_t **
     list_unlink(p, l, b);
     while (j > k) {
         block_t *upper;
+        CHECK(b->size == 1ull << j && is_buddy_block(b));
         int err = pool_block_split(p, b, b->size / 2, &upper);
         if (err) {
             list_push(p, l, b); /* b is still a whole, free block */
             return err;
         }
+        /* Two buddies of the order below: each the other's. */
+        CHECK(is_buddy_block(b) && is_buddy_block(upper) && upper->size == b->size &&
+              ((b->addr - b->seg->addr) ^ b->size) == upper->addr - b->seg->addr);
         list_push(p, l, upper); /* same tag as b */
         j--;
     }
@@ -228,6 +242,7 @@ static void release(void *vst, pool_t *p, block_t *b)
     buddy_state_t *st = vst;
     block_t *c;
     while ((c = free_buddy(b))) {
+        CHECK(is_buddy_block(b) && is_buddy_block(c) && c->size == b->size);
         list_unlink(p, lists_of(st, c->stream), c);
         if (c->addr < b->addr) {
             pool_block_merge(p, c, b);
@@ -235,6 +250,7 @@ static void release(void *vst, pool_t *p, block_t *b)
         } else {
             pool_block_merge(p, b, c);
         }
+        CHECK(is_buddy_block(b)); /* the two made the block of the order above */
     }
     push_free(st, p, b);
 }

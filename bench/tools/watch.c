@@ -284,6 +284,30 @@ static int usage(void)
     return 2;
 }
 
+/* The figures, into out (stderr when NULL): 0, or 1 after one line on
+ * stderr.  t_all < 0: not watching (no wall_all_s). */
+static int write_report(const char *out, double t0, double cmd_end, double t_all, int status,
+                        int timed_out, pid_t cmd)
+{
+    FILE *f = out ? fopen(out, "w") : stderr;
+    if (!f) {
+        fprintf(stderr, "bench-watch: %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    fprintf(f, "wall_s %.6f\n", cmd_end - t0);
+    if (t_all >= 0)
+        fprintf(f, "wall_all_s %.6f\n", t_all - t0);
+    fprintf(f, "status %d\n", status);
+    fprintf(f, "timeout %d\n", timed_out ? 1 : 0);
+    fprintf(f, "command_pid %d\n", (int)cmd);
+    for (int i = 0; i < nprocs; i++)
+        fprintf(f, "proc %d %s %ld %.3f %s\n", (int)procs[i].pid, procs[i].comm, procs[i].hwm_kib,
+                procs[i].cpu_s, procs[i].exact ? "exact" : "polled");
+    if (f != stderr)
+        fclose(f);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long interval_ms = 0;
@@ -373,21 +397,7 @@ int main(int argc, char **argv)
     }
     double t_all = now_s();
 
-    FILE *f = out ? fopen(out, "w") : stderr;
-    if (!f) {
-        fprintf(stderr, "bench-watch: %s: %s\n", out, strerror(errno));
+    if (write_report(out, t0, cmd_end, watching ? t_all : -1, status, timed_out, cmd))
         return 1;
-    }
-    fprintf(f, "wall_s %.6f\n", cmd_end - t0);
-    if (watching)
-        fprintf(f, "wall_all_s %.6f\n", t_all - t0);
-    fprintf(f, "status %d\n", status);
-    fprintf(f, "timeout %d\n", timed_out ? 1 : 0);
-    fprintf(f, "command_pid %d\n", (int)cmd);
-    for (int i = 0; i < nprocs; i++)
-        fprintf(f, "proc %d %s %ld %.3f %s\n", (int)procs[i].pid, procs[i].comm, procs[i].hwm_kib,
-                procs[i].cpu_s, procs[i].exact ? "exact" : "polled");
-    if (f != stderr)
-        fclose(f);
     return passed ? 128 + passed : status;
 }
