@@ -62,9 +62,17 @@ static int parse_budget(const char *opt, const char *s, double lo, double hi, co
 }
 
 /* An option a comparison's runs get too: opt, and its value when it
- * has one. */
+ * has one.  Given again, it replaces its earlier value, as the last one
+ * wins for the run itself: each option is in pass once, so the five that
+ * are passed on fit however often they are repeated. */
 static void pass_on(run_opts_t *o, const char *opt, const char *arg)
 {
+    for (size_t i = 0; i < o->npass; i++)
+        if (o->pass[i] == opt || strcmp(o->pass[i], opt) == 0) {
+            if (arg)
+                o->pass[i + 1] = arg;
+            return;
+        }
     o->pass[o->npass++] = opt;
     if (arg)
         o->pass[o->npass++] = arg;

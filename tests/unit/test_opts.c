@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_opts.h"
 #include "lib/opts.h"
 #include "tests/unit/suites.h"
 
@@ -133,6 +134,37 @@ START_TEST(help_block)
 }
 END_TEST
 
+/* memsim run: the options a comparison's runs get too are each in pass
+ * once, with their last value, however often they are given (pass has
+ * room for each once: repeating them wrote past it). */
+START_TEST(run_pass_repeated)
+{
+    char *argv[40];
+    int argc = 0;
+    argv[argc++] = "run";
+    for (int i = 0; i < 8; i++) {
+        argv[argc++] = "--no-compress";
+        argv[argc++] = "--wall-s";
+        argv[argc++] = i == 7 ? "7" : "5";
+    }
+    argv[argc++] = "--sample-ms";
+    argv[argc++] = "20";
+    argv[argc++] = "--";
+    argv[argc++] = "true";
+    argv[argc] = NULL;
+    run_opts_t o;
+    memset(&o, 0, sizeof o);
+    optind = 0;
+    ck_assert_int_eq(run_opts_parse(argc, argv, &o), 0);
+    ck_assert_uint_eq(o.npass, 5);
+    ck_assert_str_eq(o.pass[0], "--no-compress");
+    ck_assert_str_eq(o.pass[1], "--wall-s");
+    ck_assert_str_eq(o.pass[2], "7");
+    ck_assert_str_eq(o.pass[3], "--sample-ms");
+    ck_assert_str_eq(o.pass[4], "20");
+}
+END_TEST
+
 Suite *opts_suite(void)
 {
     Suite *s = suite_create("opts");
@@ -141,6 +173,7 @@ Suite *opts_suite(void)
     tcase_add_test(tc, parse_optional_value_and_order);
     tcase_add_test(tc, parse_refuses);
     tcase_add_test(tc, help_block);
+    tcase_add_test(tc, run_pass_repeated);
     suite_add_tcase(s, tc);
     return s;
 }
