@@ -150,6 +150,11 @@ expect_eq "JSON: no ranking by temporaries" "$("$J" functions.by_temporaries.0.f
 "$A" --pprof "$TMP/s1.pb.gz" "$TMP"/s1/memsim.*.zst 2>/dev/null
 expect_eq "pprof: its comment says the values are estimates" \
     "$(gzip -dc "$TMP/s1.pb.gz" | grep -ac 'memsim: a sampled trace, an allocation in about every 65536 bytes')" 1
+"$A" --flamegraph "$TMP/s1.svg" --flamegraph-weight calls "$TMP"/s1/memsim.*.zst >/dev/null 2>&1
+expect_grep "flame graph of calls: says they are estimated" \
+    "allocation calls ESTIMATED from a sampled trace (not counted), 1 trace; total [0-9]*" "$TMP/s1.svg"
+"$A" --flamegraph "$TMP/full.svg" --flamegraph-weight calls "$TMP"/full/memsim.*.zst >/dev/null 2>&1
+expect_eq "flame graph of a full trace's calls: counted" "$(grep -c 'ESTIMATED' "$TMP/full.svg")" 0
 "$A" --diff "$TMP/full" "$TMP/s1" >"$TMP/diff.out"
 expect_grep "diff: the sampled run named" "^  sampled: *the new run: its bytes and calls are estimates$" "$TMP/diff.out"
 expect_grep "diff: temporaries not compared" "^  temporary *not counted: a sampled run does not see them$" "$TMP/diff.out"
