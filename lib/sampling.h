@@ -72,4 +72,44 @@ static inline double sampling_var(uint64_t size, uint64_t interval)
     return d > 0 ? w * d : 0;
 }
 
+/* Cross-fitting: an estimate of the most of a series (the peak heap)
+ * taken as the largest of its estimates is biased high, by the noise of
+ * the moment chosen (the highest of many noisy values).  The cure is to
+ * choose the moment on one sample and estimate it on another,
+ * independent one.  The points of the Poisson process of mean interval T,
+ * each given to one of two halves by a fair coin, are two independent
+ * Poisson processes of mean interval 2T; a sampled allocation of s bytes
+ * has at least one point, and lies in half A only, in B only, or in both
+ * with probabilities
+ *
+ *     (1 - p2) / (2 - p2),  (1 - p2) / (2 - p2),  p2 / (2 - p2)
+ *
+ * (p2 = p(s) at 2T; p(s) = p2 (2 - p2)), and in a half it stands for w(s)
+ * at 2T.  An allocation much larger than T lies in both (it is in every
+ * sample).  A reader draws the halves after the fact, from a hash of
+ * what identifies the block: the recording is not changed. */
+
+/* Which halves a sampled allocation of size bytes lies in, drawn from
+ * key (any 64 bits that identify the block, hashed here): bit 0 half
+ * A, bit 1 half B, at least one. */
+static inline unsigned sampling_halves(uint64_t key, uint64_t size, uint64_t interval)
+{
+    key = (key ^ (key >> 30)) * 0xBF58476D1CE4E5B9ull;
+    key = (key ^ (key >> 27)) * 0x94D049BB133111EBull;
+    key ^= key >> 31;
+    double u = (double)(key >> 11) * 0x1.0p-53;
+    double p2 = sampling_prob(size, 2 * interval);
+    double both = p2 / (2 - p2), one = (1 - p2) / (2 - p2);
+    return u < both ? 3u : u < both + one ? 1u : 2u;
+}
+
+/* The size of a sampled block from what a reader keeps of it: its weight
+ * rounded (w) and that weight's variance (v = w (w - s)), so that a
+ * block's free recomputes exactly what its allocation computed. */
+static inline uint64_t sampling_size_of(uint64_t w, double v)
+{
+    double s = w ? (double)w - v / (double)w : 0;
+    return s > 0 ? (uint64_t)llround(s) : 0;
+}
+
 #endif

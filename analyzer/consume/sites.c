@@ -41,6 +41,7 @@ void sites_fini(sites_t *s)
         free(s->v[i].modules);
     }
     free(s->v);
+    free(s->halves);
     memset(s, 0, sizeof *s);
 }
 
@@ -57,6 +58,13 @@ static int ensure(sites_t *s, uint64_t id)
         return -1;
     memset(v + s->cap, 0, (cap - s->cap) * sizeof *v);
     s->v = v;
+    if (s->halves) {
+        site_halves_t *h = realloc(s->halves, cap * sizeof *h);
+        if (!h)
+            return -1; /* s->cap unchanged: grown again next time */
+        memset(h + s->cap, 0, (cap - s->cap) * sizeof *h);
+        s->halves = h;
+    }
     s->cap = cap;
     return 0;
 }
@@ -123,6 +131,43 @@ static inline void peak_check(sites_t *s)
         s->peak = s->heap;
         s->peak_epoch++;
     }
+}
+
+/* A sampled trace's block at addr (size, var, stack as the summary keeps
+ * it) made live on site id (sign 1) or ended there (-1), in the halves. */
+static void halves_move(sites_t *s, const summary_t *sum, uint64_t id, uint64_t addr,
+                        uint64_t size, float var, uint64_t stack, int sign)
+{
+    summary_halves_t h = summary_halves(sum, addr, size, var, stack);
+    site_halves_t *sh = &s->halves[id];
+    for (int k = 0; k < 2; k++) /* the snapshots first: before live changes */
+        if (sh->snap_epoch[k] != s->half_epoch[k]) {
+            sh->snap[k] = sh->live[1 - k];
+            sh->var_snap[k] = sh->var_live[1 - k];
+            sh->snap_epoch[k] = s->half_epoch[k];
+        }
+    for (int k = 0; k < 2; k++) {
+        if (!(h.in & (1u << k)))
+            continue;
+        sh->live[k] += sign > 0 ? h.w : -h.w;
+        sh->var_live[k] += sign * h.v;
+        s->half_heap[k] += sign > 0 ? h.w : -h.w;
+    }
+    for (int k = 0; sign > 0 && k < 2; k++)
+        if (s->half_heap[k] > s->half_peak[k]) {
+            s->half_peak[k] = s->half_heap[k];
+            s->half_epoch[k]++;
+        }
+}
+
+/* Sampled traces keep halves: made at the first heap event that needs
+ * them.  0, or -1 out of memory. */
+static int halves_ready(sites_t *s, const summary_t *sum)
+{
+    if (!sum->sample_bytes || s->halves)
+        return 0;
+    s->halves = calloc(s->cap, sizeof *s->halves);
+    return s->halves ? 0 : -1;
 }
 
 static int stack_record(sites_t *s, const json_t *o)
@@ -202,10 +247,12 @@ static int other(sites_t *s, const event_t *e)
 
 /* ---- with a summary's live blocks ----------------------------------------- */
 
-static void known_remove(sites_t *s, const summary_block_t *b)
+static void known_remove(sites_t *s, const summary_t *sum, uint64_t addr, const summary_block_t *b)
 {
     if (b->tag >= s->cap)
         return; /* not one of ours (cannot happen when every event came here) */
+    if (s->halves)
+        halves_move(s, sum, b->tag, addr, b->size, b->var, b->stack, -1);
     site_t *st = &s->v[b->tag];
     snapshot(s, st);
     st->live -= b->size;
@@ -231,10 +278,14 @@ static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
     st->allocated += e->size;
     st->var_allocated += var;
     if (e->type == EV_REALLOC && sum->has_freed)
-        known_remove(s, &sum->freed);
+        known_remove(s, sum, e->old_addr, &sum->freed);
     summary_block_t *b = summary_added(sum);
     if (b)
         b->tag = id;
+    if (halves_ready(s, sum))
+        problem = SITES_E_NOMEM;
+    else if (s->halves)
+        halves_move(s, sum, id, e->addr, e->size, (float)var, e->stack, 1);
     st = &s->v[id];
     snapshot(s, st);
     st->live += e->size;
@@ -266,7 +317,7 @@ int sites_add_with(sites_t *s, const event_t *e, summary_t *sum)
         return allocation_with(s, sum, e);
     case EV_FREE:
         if (sum->has_freed)
-            known_remove(s, &sum->freed);
+            known_remove(s, sum, e->addr, &sum->freed);
         return 0;
     default:
         return other(s, e);
@@ -289,10 +340,25 @@ int sites_add(sites_t *s, const event_t *e)
     return sites_add_with(s, e, s->own);
 }
 
+/* A sampled site's figure in the halves at half k's peak. */
+static inline uint64_t half_snap(const sites_t *s, uint64_t id, int k)
+{
+    const site_halves_t *h = &s->halves[id];
+    return h->snap_epoch[k] == s->half_epoch[k] ? h->snap[k] : h->live[1 - k];
+}
+
+static inline double half_var_snap(const sites_t *s, uint64_t id, int k)
+{
+    const site_halves_t *h = &s->halves[id];
+    return h->snap_epoch[k] == s->half_epoch[k] ? h->var_snap[k] : h->var_live[1 - k];
+}
+
 uint64_t sites_peak_bytes(const sites_t *s, uint64_t id)
 {
     if (id >= s->cap)
         return 0;
+    if (s->halves)
+        return (half_snap(s, id, 0) + half_snap(s, id, 1) + 1) / 2;
     const site_t *st = &s->v[id];
     return st->snap_epoch == s->peak_epoch ? st->snap : st->live;
 }
@@ -325,7 +391,10 @@ double sites_key_var(const sites_t *s, uint64_t id, sites_key_t key)
         return 0;
     const site_t *st = &s->v[id];
     switch (key) {
-    case SITES_BY_PEAK: return st->snap_epoch == s->peak_epoch ? st->var_snap : st->var_live;
+    case SITES_BY_PEAK:
+        if (s->halves)
+            return (half_var_snap(s, id, 0) + half_var_snap(s, id, 1)) / 4;
+        return st->snap_epoch == s->peak_epoch ? st->var_snap : st->var_live;
     case SITES_BY_CALLS: return 0;
     case SITES_BY_LEAKED: return st->suppressed ? 0 : st->var_live;
     case SITES_BY_TEMPORARIES: return 0;

@@ -12,7 +12,10 @@
  *   peak        the site's live bytes (and blocks) at the moment of the
  *               global peak heap (the most requested bytes live at once,
  *               as analyzer/consume/summary.h defines it: the first time it is
- *               reached); the sites' peaks add up to the peak heap
+ *               reached); the sites' peaks add up to the peak heap.  In a
+ *               sampled trace the bytes are cross-fitted as the summary's
+ *               peak is (analyzer/consume/summary.h); the blocks are the sampled
+ *               ones live at the peak of the whole sample
  *   temporaries the summary's temporary allocations (heaptrack's rule,
  *               analyzer/consume/summary.h) made on this stack; they add up to
  *               the summary's count
@@ -79,6 +82,14 @@ typedef struct site_s {
     bool reported;        /* SITES_E_UNDEFINED was returned for it */
 } site_t;
 
+/* A site's figures in the halves of a sampled trace's cross-fitted peak
+ * (analyzer/consume/summary.h): its live bytes in each half, and in half 1 - k
+ * at half k's latest peak (a lazy snapshot, as snap). */
+typedef struct site_halves_s {
+    uint64_t live[2], snap[2], snap_epoch[2];
+    double var_live[2], var_snap[2];
+} site_halves_t;
+
 typedef struct sites_s {
     site_t *v;                /* index = stack id; v[0]: no stack */
     size_t cap;               /* entries of v */
@@ -87,6 +98,12 @@ typedef struct sites_s {
     summary_t *own;           /* sites_add's live blocks (a summary of its own), or NULL */
     uint64_t heap, peak;      /* live bytes, the most ever (as summary_t) */
     uint64_t peak_epoch;      /* new peaks reached so far */
+    /* A sampled trace's: the halves' heap, most and new peaks (as the
+     * summary's), and each site's figures there (index = stack id, cap
+     * entries; NULL in a full trace).  A site's peak is then the mean of
+     * its figures at the two halves' peaks, each from the other half. */
+    site_halves_t *halves;
+    uint64_t half_heap[2], half_peak[2], half_epoch[2];
     symbols_space_t *space;   /* the trace's modules; NULL: frames stay without one */
     uint64_t problem_id;      /* the stack id of the last problem returned */
     uint64_t temporaries;     /* the summary's count when sites last looked */

@@ -5,6 +5,9 @@
 
 #include "analyzer/escape.h"
 #include "lib/grow.h"
+#include "lib/sampling.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,48 @@ const char *summary_phase_at(const summary_t *s, uint64_t t)
     return name;
 }
 
+summary_halves_t summary_halves(const summary_t *s, uint64_t addr, uint64_t size, float var,
+                                uint64_t stack)
+{
+    uint64_t req = sampling_size_of(size, var);
+    return (summary_halves_t){
+        .in = sampling_halves(addr ^ (size * 0x9E3779B97F4A7C15ull) ^ (stack << 32), req,
+                              s->sample_bytes),
+        .w = (uint64_t)llround(sampling_weight(req, 2 * s->sample_bytes)),
+        .v = sampling_var(req, 2 * s->sample_bytes)};
+}
+
+/* A sampled trace's block made live (sign 1) or ended (-1), in the
+ * halves of the cross-fitted peak (summary.h). */
+static void halves_move(summary_t *s, uint64_t addr, uint64_t size, float var, uint64_t stack,
+                        int sign)
+{
+    summary_halves_t h = summary_halves(s, addr, size, var, stack);
+    uint64_t w = h.w;
+    double v = h.v;
+    unsigned in = h.in;
+    bool moved = false;
+    for (int k = 0; k < 2; k++) {
+        if (!(in & (1u << k)))
+            continue;
+        s->half_heap[k] += sign > 0 ? w : -w;
+        s->half_var[k] += sign * v;
+    }
+    for (int k = 0; sign > 0 && k < 2; k++)
+        if (s->half_heap[k] > s->half_peak[k]) {
+            s->half_peak[k] = s->half_heap[k];
+            s->half_peak_t[k] = s->last_t;
+            s->other_at_peak[k] = s->half_heap[1 - k];
+            s->other_var_at_peak[k] = s->half_var[1 - k];
+            moved = true;
+        }
+    if (moved) {
+        s->peak_heap = (s->other_at_peak[0] + s->other_at_peak[1] + 1) / 2;
+        s->var_peak_heap = (s->other_var_at_peak[0] + s->other_var_at_peak[1]) / 4;
+        s->peak_heap_t = s->half_peak_t[0];
+    }
+}
+
 static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack, double var)
 {
     size_t slot;
@@ -85,7 +130,9 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack,
         s->heap_since_max = s->heap;
         s->var_since_max = s->var_heap;
     }
-    if (s->heap > s->peak_heap) {
+    if (s->sample_bytes)
+        halves_move(s, addr, size, (float)var, stack, 1);
+    else if (s->heap > s->peak_heap) {
         s->peak_heap = s->heap;
         s->peak_heap_t = s->last_t;
         s->var_peak_heap = s->var_heap;
@@ -101,6 +148,8 @@ static bool live_remove(summary_t *s, uint64_t addr)
     size_t slot = (size_t)v - 1;
     s->freed = s->blocks[slot];
     s->has_freed = true;
+    if (s->sample_bytes)
+        halves_move(s, addr, s->freed.size, s->freed.var, s->freed.stack, -1);
     s->heap -= s->freed.size;
     s->var_heap -= s->freed.var;
     s->free[s->nfree++] = slot; /* room: as many as there are blocks */

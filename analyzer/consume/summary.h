@@ -5,7 +5,8 @@
  * size (lib/radixmap), so leaks are what is left at the end.  Definitions:
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
- *   peak heap    the most requested bytes live at once, and when
+ *   peak heap    the most requested bytes live at once, and when (a
+ *                sampled trace: cross-fitted, below)
  *   temporary    heaptrack's count: a free (or a realloc's freeing of
  *                its old block) that is the very next heap event after
  *                an allocation of the same size and stack (heaptrack
@@ -97,6 +98,18 @@ typedef struct summary_s {
     uint64_t sample_bytes;
     double var_allocated, var_heap, var_peak_heap;
     double est_allocations;
+    /* A sampled trace's peak heap is cross-fitted (lib/sampling.h): the
+     * blocks are drawn into two halves, independent samples at twice the
+     * interval; each half's heap estimate chooses its moment of most,
+     * and the other half's estimate then is an unbiased estimate of the
+     * heap at that moment (not biased high by the noise that chose it).
+     * peak_heap is the mean of the two, var_peak_heap its variance,
+     * peak_heap_t half A's moment.  The heap at the moment chosen is at
+     * most the true peak: where the halves choose moments off it (a
+     * plateau whose noise is larger than its slope), the estimate is a
+     * little low. */
+    uint64_t half_heap[2], half_peak[2], half_peak_t[2], other_at_peak[2];
+    double half_var[2], other_var_at_peak[2];
     uint64_t heap_since_max; /* the most heap live since the last sample */
     double var_since_max;    /* var_heap then */
     uint64_t temporaries;
@@ -142,6 +155,19 @@ void summary_add(summary_t *s, const event_t *e);
 void summary_prefetch_slots(const summary_t *s, const event_t *e);
 void summary_prefetch_block(const summary_t *s, const event_t *e);
 void summary_finish(summary_t *s);
+
+/* A sampled trace's block in the halves of the cross-fitted peak
+ * (lib/sampling.h): in, bit 0 half A, bit 1 half B; w and v its weight
+ * and variance in a half.  Drawn from what the block keeps (its address,
+ * weight, variance and stack), so that its end takes out exactly what
+ * its allocation put in, and every reader draws the same halves. */
+typedef struct summary_halves_s {
+    unsigned in;
+    uint64_t w;
+    double v;
+} summary_halves_t;
+summary_halves_t summary_halves(const summary_t *s, uint64_t addr, uint64_t size, float var,
+                                uint64_t stack);
 
 /* The standard error of an estimate of variance var (0 in a full trace). */
 static inline double summary_se(double var) { return var > 0 ? __builtin_sqrt(var) : 0; }

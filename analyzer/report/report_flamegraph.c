@@ -19,11 +19,13 @@
 #define FG_W 1200  /* px */
 #define FG_HEAD 44 /* the title's rows */
 
-/* What key weighs, for the title. */
-static const char *weight_words(const char *key)
+/* What key weighs, for the title; sampled: a trace drawn is sampled
+ * (its calls are estimates: each sampled call stands for 1 / p). */
+static const char *weight_words(const char *key, bool sampled)
 {
     if (!strcmp(key, "calls"))
-        return "allocation calls";
+        return sampled ? "allocation calls ESTIMATED from a sampled trace (not counted)"
+                       : "allocation calls";
     if (!strcmp(key, "leaked"))
         return "bytes leaked";
     if (!strcmp(key, "mapped"))
@@ -36,12 +38,18 @@ static void draw(FILE *f, process_t *procs, size_t n, symbols_t *store, const ch
     flame_node_t root = {.name = strdup(strcmp(key, "calls") ? "all" : "all calls")};
     frames_t fr = {0};
     size_t first = SIZE_MAX, traces = 0;
+    bool sampled = false;
     for (size_t i = 0; i < n; i++) {
         if (!procs[i].ok)
             continue;
         traces++;
+        sampled |= procs[i].s.sample_bytes != 0;
         if (first == SIZE_MAX || report_weight(&procs[i]) > report_weight(&procs[first]))
             first = i;
+    }
+    if (sampled && !strcmp(key, "calls")) {
+        free(root.name);
+        root.name = strdup("all calls, estimated");
     }
     for (size_t i = 0; i < n; i++) {
         if (!procs[i].ok)
@@ -71,7 +79,7 @@ static void draw(FILE *f, process_t *procs, size_t n, symbols_t *store, const ch
     fprintf(f, "</text>\n<text x=\"%d\" y=\"36\" text-anchor=\"middle\" font-size=\"12\" "
                "fill=\"#555\">%s, %zu trace%s; total %s; the root on top, each frame as wide "
                "as its share</text>\n<g transform=\"translate(0,%d)\">\n",
-            FG_W / 2, weight_words(key), traces, traces == 1 ? "" : "s",
+            FG_W / 2, weight_words(key, sampled), traces, traces == 1 ? "" : "s",
             bytes ? units_format_bytes(root.w, a, sizeof a) : (snprintf(a, sizeof a, "%" PRIu64,
                                                                         root.w), a),
             FG_HEAD);
@@ -79,7 +87,7 @@ static void draw(FILE *f, process_t *procs, size_t n, symbols_t *store, const ch
         flame_draw(f, &root, FG_W, bytes);
     else
         fprintf(f, "<text x=\"10\" y=\"14\" font-size=\"12\">nothing to weigh: no stack has "
-                   "%s</text>\n", weight_words(key));
+                   "%s</text>\n", weight_words(key, sampled));
     fputs("</g>\n</svg>\n", f);
     flame_free(&root);
 }

@@ -180,6 +180,46 @@ START_TEST(weights_of_core_sampling)
 }
 END_TEST
 
+START_TEST(halves_are_two_samples_at_twice_the_interval)
+{
+    /* Of the blocks sampled at T, half A holds a share p2 / p (all
+     * blocks: p2, as a sample at 2T would), half B the same, both
+     * (p2 / p) * p2: the halves independent. */
+    const uint64_t interval = 65536;
+    const uint64_t sizes[] = {48, 3000, 65536, 200000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        double p = sampling_prob(sizes[k], interval), p2 = sampling_prob(sizes[k], 2 * interval);
+        unsigned n = 200000, a = 0, b = 0, both = 0;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned in = sampling_halves(0x7f0000001000ull + 16ull * i, sizes[k], interval);
+            ck_assert(in >= 1 && in <= 3);
+            a += in & 1;
+            b += in >> 1;
+            both += in == 3;
+        }
+        double want = p2 / p, sd = sqrt(want * (1 - want) / n) + 1e-9;
+        ck_assert_msg(fabs((double)a / n - want) < 5 * sd, "size %llu: A %.4f, want %.4f",
+                      (unsigned long long)sizes[k], (double)a / n, want);
+        ck_assert_msg(fabs((double)b / n - want) < 5 * sd, "size %llu: B %.4f, want %.4f",
+                      (unsigned long long)sizes[k], (double)b / n, want);
+        double want2 = want * p2, sd2 = sqrt(want2 * (1 - want2) / n) + 1e-9;
+        ck_assert_msg(fabs((double)both / n - want2) < 5 * sd2, "size %llu: both %.4f, want %.4f",
+                      (unsigned long long)sizes[k], (double)both / n, want2);
+    }
+    /* An allocation much larger than the interval is in both. */
+    for (unsigned i = 0; i < 1000; i++)
+        ck_assert_uint_eq(sampling_halves(i, 100u << 20, interval), 3);
+    /* A block's size from what a reader keeps of it. */
+    for (uint64_t size = 1; size < (4u << 20); size = size * 3 + 1) {
+        uint64_t w = (uint64_t)llround(sampling_weight(size, interval));
+        float v = (float)sampling_var(size, interval);
+        uint64_t got = sampling_size_of(w, v);
+        ck_assert_msg(got + 1 >= size && got <= size + 1, "size %llu: %llu", (unsigned long long)size,
+                      (unsigned long long)got);
+    }
+}
+END_TEST
+
 Suite *sample_suite(void)
 {
     Suite *s = suite_create("sample");
@@ -192,6 +232,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, sampler_always_takes_huge_allocations);
     tcase_add_test(tc, sampler_same_seed_same_samples);
     tcase_add_test(tc, weights_of_core_sampling);
+    tcase_add_test(tc, halves_are_two_samples_at_twice_the_interval);
     tcase_add_test(tc, sample_log_is_libm_s_log);
     suite_add_tcase(s, tc);
     return s;
