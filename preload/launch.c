@@ -245,6 +245,34 @@ static bool join_here(launch_t *l)
     return joined;
 }
 
+/* The arena's shape under the limits: as many regions (*n) of as many
+ * ring slots (*slots) as fit.  fsize: the file size limit (the memfd is a
+ * file) below which as many regions as fit (a fork's child then gets an
+ * arena of its own), with smaller rings if even one does not; an
+ * address-space limit (ulimit -v) gets an eighth of it at most, as many
+ * regions as fit in that (at least one).  *n is 0 when none fits. */
+static void arena_shape(rlim_t fsize, unsigned *n_out, unsigned *slots_out)
+{
+    unsigned n = ARENA_REGIONS, slots = RING_SLOTS;
+    if (fsize != RLIM_INFINITY) {
+        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > fsize)
+            slots /= 2;
+        n = fsize > ARENA_HEADER ? (unsigned)((fsize - ARENA_HEADER) / REGION_SIZE(slots)) : 0;
+        if (n > ARENA_REGIONS)
+            n = ARENA_REGIONS;
+    }
+    struct rlimit as;
+    if (n && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        uint64_t budget = as.rlim_cur / 8;
+        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > budget)
+            slots /= 2;
+        uint64_t fit = budget > ARENA_HEADER ? (budget - ARENA_HEADER) / REGION_SIZE(slots) : 0;
+        n = fit < 1 ? 1 : fit < n ? (unsigned)fit : n;
+    }
+    *n_out = n;
+    *slots_out = slots;
+}
+
 static int helper(void *arg)
 {
     helper_t *h = arg;
@@ -284,29 +312,8 @@ static int helper(void *arg)
     getrlimit(RLIMIT_FSIZE, &fsize);
     lifted = (struct rlimit){fsize.rlim_max, fsize.rlim_max};
     setrlimit(RLIMIT_FSIZE, &lifted);
-    /* A hard limit below the arena: as many regions as fit (a fork's
-     * child then gets an arena of its own), with smaller rings if even
-     * one does not. */
-    unsigned n = ARENA_REGIONS, slots = RING_SLOTS;
-    if (lifted.rlim_cur != RLIM_INFINITY) {
-        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > lifted.rlim_cur)
-            slots /= 2;
-        n = lifted.rlim_cur > ARENA_HEADER
-                ? (unsigned)((lifted.rlim_cur - ARENA_HEADER) / REGION_SIZE(slots))
-                : 0;
-        if (n > ARENA_REGIONS)
-            n = ARENA_REGIONS;
-    }
-    /* An address-space limit (ulimit -v): an eighth of it at most, as
-     * many regions as fit in that (at least one). */
-    struct rlimit as;
-    if (n && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-        uint64_t budget = as.rlim_cur / 8;
-        while (slots > RING_SLOTS_MIN && ARENA_SIZE(1, slots) > budget)
-            slots /= 2;
-        uint64_t fit = budget > ARENA_HEADER ? (budget - ARENA_HEADER) / REGION_SIZE(slots) : 0;
-        n = fit < 1 ? 1 : fit < n ? (unsigned)fit : n;
-    }
+    unsigned n, slots;
+    arena_shape(lifted.rlim_cur, &n, &slots);
     int sized = n ? ftruncate(ARENA_FD, (off_t)ARENA_SIZE(n, slots)) : (errno = EFBIG, -1);
     int e = errno;
     setrlimit(RLIMIT_FSIZE, &fsize);
@@ -318,6 +325,7 @@ static int helper(void *arg)
     }
     long m = sys(SYS_mmap, 0, (long)ARENA_SIZE(n, slots), PROT_READ | PROT_WRITE, MAP_SHARED, ARENA_FD, 0);
     if (m == -1) {
+        struct rlimit as;
         h->rc = -errno;
         h->what = errno == ENOMEM && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
                       ? "map its arena under the address-space limit (ulimit -v)"
