@@ -97,7 +97,7 @@ SHARED_OBJ = $(addprefix $(BUILD)/ipc/,arena.o ring.o config.o clock.o sysmem.o 
 # What the unit tests link: the preload's pieces that run without being
 # preloaded (not the hooks, nor the process's life, which start at load),
 # the recorder's but its main, the analyzer's but its main.
-PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks%.o cancel.o process%.o signals.o events.o sandbox.o \
+PRELOAD_TESTABLE = $(filter-out $(addprefix $(BUILD)/preload/,hooks%.o cancel.o process%.o signals.o events.o sandbox.o sandboxed.o \
 	modules.o launch.o),$(PRELOAD_OBJ))
 RECORDER_TESTABLE = $(filter-out $(BUILD)/recorder/main.o,$(RECORDER_OBJ))
 ANALYZER_TESTABLE = $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))

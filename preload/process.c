@@ -13,7 +13,7 @@
 #include "ipc/arena.h"
 #include "preload/release.h"
 #include "ipc/ring.h"
-#include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 #include "ipc/seccomp.h"
 #include "ipc/sysmem.h"

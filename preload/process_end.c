@@ -15,7 +15,7 @@
 #include "preload/guard.h"
 #include "preload/process.h"
 #include "ipc/ring.h"
-#include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 #include "ipc/seccomp.h"
 #include "preload/thread.h"

@@ -19,7 +19,7 @@
 #include "preload/process.h"
 #include "preload/process_begin.h"
 #include "ipc/ring.h"
-#include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 #include "ipc/sysmem.h"
 #include "preload/thread.h"
 

@@ -19,7 +19,7 @@
 #include "preload/process_begin.h"
 #include "preload/process_end.h"
 #include "ipc/ring.h"
-#include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 #include "ipc/seccomp.h"
 #include "preload/stacks.h"

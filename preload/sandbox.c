@@ -3,6 +3,7 @@
  * it.  See sandbox.h.
  */
 #include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -83,24 +84,6 @@ bool sandbox_may_lock(void)
     if (!seccomp_active() || proc_one_thread())
         return true;
     return ok(SYS_futex, P, FUTEX_WAIT_PRIVATE, 0, 0) && ok(SYS_futex, P, FUTEX_WAKE_PRIVATE, 1, 0);
-}
-
-/* ---- small needs ------------------------------------------------------------------------ */
-
-pid_t sandbox_getpid(void)
-{
-    long r = seccomp_call(SYS_getpid, 0, 0, 0, 0, 0, 0);
-    return r > 0 ? (pid_t)r : memsim_traced_pid;
-}
-
-void sandbox_nap(uint64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    if (seccomp_call(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0) == 0 || errno != ENOSYS)
-        return;
-    uint64_t start = clock_ns();
-    while (clock_ns() - start < ns)
-        __builtin_ia32_pause();
 }
 
 /* ---- entering a sandbox ----------------------------------------------------------------- */

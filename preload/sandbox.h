@@ -57,11 +57,4 @@ unsigned sandbox_without(void);
  * (no lock is contended), or where the private futex calls are allowed. */
 bool sandbox_may_lock(void);
 
-/* The process's id, or the traced pid when getpid is forbidden (a vfork
- * child then passes for its parent). */
-pid_t sandbox_getpid(void);
-
-/* About ns nanoseconds: nanosleep where allowed, a spin otherwise. */
-void sandbox_nap(uint64_t ns);
-
 #endif
