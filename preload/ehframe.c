@@ -214,6 +214,111 @@ static void advance(run_t *r, uint64_t delta, uint64_t pc)
         r->loc += delta;
 }
 
+/* One instruction of the extended set (op's two high bits 0), its
+ * operands read from c. */
+static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint64_t pc)
+{
+    uint64_t reg;
+    switch (op) {
+    case 0x00: /* nop */
+        break;
+    case 0x01: /* set_loc */
+        r->bad = true; /* not emitted by compilers for .eh_frame */
+        break;
+    case 0x02:
+        advance(r, rd_n(c, 1) * cie->code_align, pc);
+        break;
+    case 0x03:
+        advance(r, rd_n(c, 2) * cie->code_align, pc);
+        break;
+    case 0x04:
+        advance(r, rd_n(c, 4) * cie->code_align, pc);
+        break;
+    case 0x05: /* offset_extended */
+        reg = rd_uleb(c);
+        set_reg(r, reg, HOW_OFFSET, (int64_t)rd_uleb(c) * cie->data_align, cie);
+        break;
+    case 0x06: /* restore_extended */
+        restore_reg(r, rd_uleb(c), cie);
+        break;
+    case 0x07: /* undefined */
+        set_reg(r, rd_uleb(c), HOW_UNDEF, 0, cie);
+        break;
+    case 0x08: /* same_value */
+        set_reg(r, rd_uleb(c), HOW_SAME, 0, cie);
+        break;
+    case 0x09: /* register */
+        reg = rd_uleb(c);
+        rd_uleb(c);
+        set_reg(r, reg, HOW_OTHER, 0, cie);
+        break;
+    case 0x0a: /* remember_state */
+        if (r->depth == STATE_STACK)
+            r->bad = true;
+        else
+            r->stack[r->depth++] = r->row;
+        break;
+    case 0x0b: /* restore_state */
+        if (r->depth == 0)
+            r->bad = true;
+        else
+            r->row = r->stack[--r->depth];
+        break;
+    case 0x0c: /* def_cfa */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        r->row.cfa_off = (int64_t)rd_uleb(c);
+        r->row.cfa_other = false;
+        break;
+    case 0x0d: /* def_cfa_register */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        break;
+    case 0x0e: /* def_cfa_offset */
+        r->row.cfa_off = (int64_t)rd_uleb(c);
+        break;
+    case 0x0f: /* def_cfa_expression */
+        c->p += rd_uleb(c);
+        r->row.cfa_other = true;
+        break;
+    case 0x10: /* expression */
+        reg = rd_uleb(c);
+        c->p += rd_uleb(c);
+        set_reg(r, reg, HOW_OTHER, 0, cie);
+        break;
+    case 0x11: /* offset_extended_sf */
+        reg = rd_uleb(c);
+        set_reg(r, reg, HOW_OFFSET, rd_sleb(c) * cie->data_align, cie);
+        break;
+    case 0x12: /* def_cfa_sf */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        r->row.cfa_off = rd_sleb(c) * cie->data_align;
+        r->row.cfa_other = false;
+        break;
+    case 0x13: /* def_cfa_offset_sf */
+        r->row.cfa_off = rd_sleb(c) * cie->data_align;
+        break;
+    case 0x14: /* val_offset */
+    case 0x15: /* val_offset_sf */
+        reg = rd_uleb(c);
+        rd_uleb(c);
+        set_reg(r, reg, HOW_OTHER, 0, cie);
+        break;
+    case 0x16: /* val_expression */
+        reg = rd_uleb(c);
+        c->p += rd_uleb(c);
+        set_reg(r, reg, HOW_OTHER, 0, cie);
+        break;
+    case 0x2e: /* GNU_args_size */
+        rd_uleb(c);
+        break;
+    case 0x2f: /* GNU_negative_offset_extended */
+        reg = rd_uleb(c);
+        set_reg(r, reg, HOW_OFFSET, -(int64_t)rd_uleb(c) * cie->data_align, cie);
+        break;
+    default:
+        r->bad = true;
+    }
+}
+
 /* Run the instructions in [p, end) until the row for pc is reached. */
 static void run(run_t *r, const uint8_t *p, const uint8_t *end, const cie_t *cie, uint64_t pc)
 {
@@ -221,7 +326,6 @@ static void run(run_t *r, const uint8_t *p, const uint8_t *end, const cie_t *cie
     while (!r->done && !r->bad && c.p < c.end) {
         uint8_t op = *c.p++;
         uint8_t low = op & 0x3f;
-        uint64_t reg;
         switch (op & 0xc0) {
         case 0x40: /* advance_loc */
             advance(r, low * cie->code_align, pc);
@@ -233,104 +337,7 @@ static void run(run_t *r, const uint8_t *p, const uint8_t *end, const cie_t *cie
             restore_reg(r, low, cie);
             continue;
         }
-        switch (op) {
-        case 0x00: /* nop */
-            break;
-        case 0x01: /* set_loc */
-            r->bad = true; /* not emitted by compilers for .eh_frame */
-            break;
-        case 0x02:
-            advance(r, rd_n(&c, 1) * cie->code_align, pc);
-            break;
-        case 0x03:
-            advance(r, rd_n(&c, 2) * cie->code_align, pc);
-            break;
-        case 0x04:
-            advance(r, rd_n(&c, 4) * cie->code_align, pc);
-            break;
-        case 0x05: /* offset_extended */
-            reg = rd_uleb(&c);
-            set_reg(r, reg, HOW_OFFSET, (int64_t)rd_uleb(&c) * cie->data_align, cie);
-            break;
-        case 0x06: /* restore_extended */
-            restore_reg(r, rd_uleb(&c), cie);
-            break;
-        case 0x07: /* undefined */
-            set_reg(r, rd_uleb(&c), HOW_UNDEF, 0, cie);
-            break;
-        case 0x08: /* same_value */
-            set_reg(r, rd_uleb(&c), HOW_SAME, 0, cie);
-            break;
-        case 0x09: /* register */
-            reg = rd_uleb(&c);
-            rd_uleb(&c);
-            set_reg(r, reg, HOW_OTHER, 0, cie);
-            break;
-        case 0x0a: /* remember_state */
-            if (r->depth == STATE_STACK)
-                r->bad = true;
-            else
-                r->stack[r->depth++] = r->row;
-            break;
-        case 0x0b: /* restore_state */
-            if (r->depth == 0)
-                r->bad = true;
-            else
-                r->row = r->stack[--r->depth];
-            break;
-        case 0x0c: /* def_cfa */
-            r->row.cfa_reg = (uint8_t)rd_uleb(&c);
-            r->row.cfa_off = (int64_t)rd_uleb(&c);
-            r->row.cfa_other = false;
-            break;
-        case 0x0d: /* def_cfa_register */
-            r->row.cfa_reg = (uint8_t)rd_uleb(&c);
-            break;
-        case 0x0e: /* def_cfa_offset */
-            r->row.cfa_off = (int64_t)rd_uleb(&c);
-            break;
-        case 0x0f: /* def_cfa_expression */
-            c.p += rd_uleb(&c);
-            r->row.cfa_other = true;
-            break;
-        case 0x10: /* expression */
-            reg = rd_uleb(&c);
-            c.p += rd_uleb(&c);
-            set_reg(r, reg, HOW_OTHER, 0, cie);
-            break;
-        case 0x11: /* offset_extended_sf */
-            reg = rd_uleb(&c);
-            set_reg(r, reg, HOW_OFFSET, rd_sleb(&c) * cie->data_align, cie);
-            break;
-        case 0x12: /* def_cfa_sf */
-            r->row.cfa_reg = (uint8_t)rd_uleb(&c);
-            r->row.cfa_off = rd_sleb(&c) * cie->data_align;
-            r->row.cfa_other = false;
-            break;
-        case 0x13: /* def_cfa_offset_sf */
-            r->row.cfa_off = rd_sleb(&c) * cie->data_align;
-            break;
-        case 0x14: /* val_offset */
-        case 0x15: /* val_offset_sf */
-            reg = rd_uleb(&c);
-            rd_uleb(&c);
-            set_reg(r, reg, HOW_OTHER, 0, cie);
-            break;
-        case 0x16: /* val_expression */
-            reg = rd_uleb(&c);
-            c.p += rd_uleb(&c);
-            set_reg(r, reg, HOW_OTHER, 0, cie);
-            break;
-        case 0x2e: /* GNU_args_size */
-            rd_uleb(&c);
-            break;
-        case 0x2f: /* GNU_negative_offset_extended */
-            reg = rd_uleb(&c);
-            set_reg(r, reg, HOW_OFFSET, -(int64_t)rd_uleb(&c) * cie->data_align, cie);
-            break;
-        default:
-            r->bad = true;
-        }
+        run_extended(r, &c, op, cie, pc);
         if (c.p > c.end)
             r->bad = true;
     }
