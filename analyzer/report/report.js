@@ -1,5 +1,5 @@
 // The HTML report's script (memsim-analyze --html; docs/report-html.md),
-// written into the page by analyzer/report_page.c.  It draws what the
+// written into the page by analyzer/report/report_page.c.  It draws what the
 // page's data blocks hold (script elements of type application/json: a flame
 // graph's stacks, a timeline's series) and makes the page explorable:
 //   tables      table.sortable: a click on a heading sorts by that column
