@@ -217,12 +217,6 @@ static int help(void *o, const opts_opt_t *opt, const char *arg)
     exit(0);
 }
 
-static void help_strategies(char *buf, size_t len, const char *fmt)
-{
-    char names[256];
-    snprintf(buf, len, fmt, strategy_names(names, sizeof names));
-}
-
 static void help_allocators(char *buf, size_t len, const char *fmt)
 {
     char names[128];
@@ -263,7 +257,7 @@ static const opts_opt_t analyze_options[] = {
     {"no-default-suppressions", 0, OPTS_NO_ARG, NULL, OPTS_CLEAR, AT(default_suppressions),
      .help = "count the C runtime's and the loader's one-time\n"
              "allocations as leaks too"},
-    {"strategy", 's', OPTS_ARG, "A,B", .call = set_strategies, .format = help_strategies,
+    {"strategy", 's', OPTS_ARG, "A,B", .call = set_strategies, .format = strategy_names_help,
      .help = "replay only these (known: %s)"},
     {"no-replay", 0, OPTS_NO_ARG, NULL, OPTS_CLEAR, AT(replay),
      .help = "skip the strategy replay"},

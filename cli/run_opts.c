@@ -210,12 +210,6 @@ static int help(void *o, const opts_opt_t *opt, const char *arg)
     exit(0);
 }
 
-static void help_strategies(char *buf, size_t len, const char *fmt)
-{
-    char names[256];
-    snprintf(buf, len, fmt, strategy_names(names, sizeof names));
-}
-
 static void help_sample_ms(char *buf, size_t len, const char *fmt)
 {
     snprintf(buf, len, fmt, RUN_SAMPLE_MS_MAX);
@@ -241,7 +235,7 @@ static const opts_opt_t run_options[] = {
      .help = "reuse a --out DIR that is not empty: the files of the\n"
              "run before (traces, rss.jsonl, resources.json, reports)\n"
              "are removed first, nothing else"},
-    {"strategy", 's', OPTS_ARG, "NAME", .call = set_strategy, .format = help_strategies,
+    {"strategy", 's', OPTS_ARG, "NAME", .call = set_strategy, .format = strategy_names_help,
      .help = "shadow device strategy, or \"none\"; known: %s"},
     {"device-size", 'd', OPTS_ARG, "SIZE", .call = set_device_size,
      .help = "shadow device size, 4K to 1P, e.g. 512M (default:\n"

@@ -72,15 +72,9 @@ static int help(void *o, const opts_opt_t *opt, const char *arg)
     exit(0);
 }
 
-static void help_strategies(char *buf, size_t len, const char *fmt)
-{
-    char names[256];
-    snprintf(buf, len, fmt, strategy_names(names, sizeof names));
-}
-
 #define AT(field) offsetof(simulate_opts_t, field)
 static const opts_opt_t simulate_options[] = {
-    {"strategy", 's', OPTS_ARG, "NAME", .call = set_strategy, .format = help_strategies,
+    {"strategy", 's', OPTS_ARG, "NAME", .call = set_strategy, .format = strategy_names_help,
      .help = "one strategy, or \"all\" (default); known: %s"},
     {"ops", 'n', OPTS_ARG, "N", OPTS_COUNT, AT(work.operations), .min = 0,
      .help = "operations (default 100000)"},

@@ -50,3 +50,9 @@ const char *strategy_names(char *buf, size_t len)
     }
     return buf;
 }
+
+void strategy_names_help(char *buf, size_t len, const char *fmt)
+{
+    char names[256];
+    snprintf(buf, len, fmt, strategy_names(names, sizeof names));
+}

@@ -81,6 +81,9 @@ const strategy_ops_t *strategy_find(const char *name);
 int strategy_index(const strategy_ops_t *ops);
 /* "first-fit, best-fit, ..." into buf, for messages. */
 const char *strategy_names(char *buf, size_t len);
+/* fmt with its %s as strategy_names' list, into buf: an option's help
+ * line (lib/opts.h's format callback; the three commands' --strategy). */
+void strategy_names_help(char *buf, size_t len, const char *fmt);
 
 /* One getter per strategy file, declared from the list. */
 #define STRATEGY(getter, name) const strategy_ops_t *getter(void);
