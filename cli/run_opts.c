@@ -68,7 +68,7 @@ static int parse_budget(const char *opt, const char *s, double lo, double hi, co
 static void pass_on(run_opts_t *o, const char *opt, const char *arg)
 {
     for (size_t i = 0; i < o->npass; i++)
-        if (o->pass[i] == opt || strcmp(o->pass[i], opt) == 0) {
+        if (strcmp(o->pass[i], opt) == 0) {
             if (arg)
                 o->pass[i + 1] = arg;
             return;
