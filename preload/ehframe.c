@@ -214,6 +214,36 @@ static void advance(run_t *r, uint64_t delta, uint64_t pc)
         r->loc += delta;
 }
 
+/* The extended instructions that define the CFA (0x0c-0x0f, 0x12, 0x13). */
+static void run_def_cfa(run_t *r, cur_t *c, uint8_t op, const cie_t *cie)
+{
+    switch (op) {
+    case 0x0c: /* def_cfa */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        r->row.cfa_off = (int64_t)rd_uleb(c);
+        r->row.cfa_other = false;
+        break;
+    case 0x0d: /* def_cfa_register */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        break;
+    case 0x0e: /* def_cfa_offset */
+        r->row.cfa_off = (int64_t)rd_uleb(c);
+        break;
+    case 0x0f: /* def_cfa_expression */
+        c->p += rd_uleb(c);
+        r->row.cfa_other = true;
+        break;
+    case 0x12: /* def_cfa_sf */
+        r->row.cfa_reg = (uint8_t)rd_uleb(c);
+        r->row.cfa_off = rd_sleb(c) * cie->data_align;
+        r->row.cfa_other = false;
+        break;
+    case 0x13: /* def_cfa_offset_sf */
+        r->row.cfa_off = rd_sleb(c) * cie->data_align;
+        break;
+    }
+}
+
 /* One instruction of the extended set (op's two high bits 0), its
  * operands read from c. */
 static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint64_t pc)
@@ -264,20 +294,11 @@ static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint6
         else
             r->row = r->stack[--r->depth];
         break;
-    case 0x0c: /* def_cfa */
-        r->row.cfa_reg = (uint8_t)rd_uleb(c);
-        r->row.cfa_off = (int64_t)rd_uleb(c);
-        r->row.cfa_other = false;
-        break;
-    case 0x0d: /* def_cfa_register */
-        r->row.cfa_reg = (uint8_t)rd_uleb(c);
-        break;
-    case 0x0e: /* def_cfa_offset */
-        r->row.cfa_off = (int64_t)rd_uleb(c);
-        break;
-    case 0x0f: /* def_cfa_expression */
-        c->p += rd_uleb(c);
-        r->row.cfa_other = true;
+    case 0x0c:
+    case 0x0d:
+    case 0x0e:
+    case 0x0f:
+        run_def_cfa(r, c, op, cie);
         break;
     case 0x10: /* expression */
         reg = rd_uleb(c);
@@ -288,13 +309,9 @@ static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint6
         reg = rd_uleb(c);
         set_reg(r, reg, HOW_OFFSET, rd_sleb(c) * cie->data_align, cie);
         break;
-    case 0x12: /* def_cfa_sf */
-        r->row.cfa_reg = (uint8_t)rd_uleb(c);
-        r->row.cfa_off = rd_sleb(c) * cie->data_align;
-        r->row.cfa_other = false;
-        break;
-    case 0x13: /* def_cfa_offset_sf */
-        r->row.cfa_off = rd_sleb(c) * cie->data_align;
+    case 0x12:
+    case 0x13:
+        run_def_cfa(r, c, op, cie);
         break;
     case 0x14: /* val_offset */
     case 0x15: /* val_offset_sf */
