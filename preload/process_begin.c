@@ -4,6 +4,7 @@
 #include "preload/process_begin.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,22 @@ config_t process_cfg;
 char process_exe[PATH_MAX];
 
 /* Whether the allocator the hooks reach is glibc's (mallinfo2 then
- * describes it). */
+ * describes it).  Asked once an image: dladdr searches the object's
+ * symbols, and a fork's child, which publishes at every fork, inherits
+ * the answer. */
 static bool glibc_malloc(void)
 {
-    Dl_info info;
-    return dladdr((void *)REAL(malloc), &info) && info.dli_fname &&
-           strstr(info.dli_fname, "/libc.so");
+    static _Atomic int known; /* 0: not asked yet, 1: glibc's, 2: another's */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        Dl_info info;
+        k = dladdr((void *)REAL(malloc), &info) && info.dli_fname &&
+                    strstr(info.dli_fname, "/libc.so")
+                ? 1
+                : 2;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 1;
 }
 
 static uint64_t unix_ns(void)
