@@ -3,7 +3,7 @@
  * the common kind (a whitelist: read, write, the memory calls, futex,
  * the exits; anything else kills the process), then works.
  *
- *   seccomp_whitelist HOW N [THREADS]
+ *   seccomp_whitelist HOW N [THREADS [cold]]
  *
  * HOW says how the filter goes in: "prctl" (prctl(PR_SET_SECCOMP)),
  * "seccomp" (syscall(SYS_seccomp), as libseccomp does), "tsync" (the
@@ -15,12 +15,22 @@
  * a thread's start and end and pthread_join need).  Prints one
  * checksum line per thread and a total, and exits 0 by returning from
  * main.  The filter is written by hand in classic BPF: no libseccomp.
+ *
+ * Before the filter a thread allocates and frees enough for its arena
+ * to give memory back: glibc reads /proc/sys/vm/overcommit_memory (an
+ * openat, which the whitelist forbids) the first time a thread's arena
+ * shrinks, once a process, and whether a thread made inside the
+ * sandbox shrinks its arena depends on which threads' arenas it reuses,
+ * that is on timing.  "cold" leaves that out: natively the program is
+ * then killed (SIGSYS) as soon as a thread's arena shrinks inside the
+ * sandbox, as with 1 thread and N of 20000 or more.
  */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +117,21 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* A thread whose arena shrinks as it ends (everything freed, the top
+ * chunk far over the trim threshold): glibc's one look at
+ * /proc/sys/vm/overcommit_memory, made while it is allowed. */
+static void *shrink(void *arg)
+{
+    enum { BLOCKS = 20000 };
+    static void *blocks[BLOCKS];
+    (void)arg;
+    for (int i = 0; i < BLOCKS; i++)
+        blocks[i] = malloc(500);
+    for (int i = BLOCKS - 1; i >= 0; i--)
+        free(blocks[i]);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -114,9 +139,13 @@ int main(int argc, char **argv)
     const char *how = argv[1];
     long n = atol(argv[2]);
     int threads = argc > 3 ? atoi(argv[3]) : 0;
+    bool cold = argc > 4 && strcmp(argv[4], "cold") == 0;
     /* stdout's buffer before the filter: its first printf asks fstat */
     printf("seccomp_whitelist %s %ld %d\n", how, n, threads);
     fflush(stdout);
+    pthread_t warm;
+    if (!cold && (pthread_create(&warm, NULL, shrink, NULL) || pthread_join(warm, NULL)))
+        return 5;
     struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         return 3;
