@@ -10,7 +10,10 @@
 # Per program, memsim run --compare-allocators: the program once per
 # installed allocator (glibc, jemalloc, mimalloc, tcmalloc), traced, with
 # its heap's RSS measured by libmemsim-meter.so (allocators/meter.c); the
-# first run's trace (glibc's) replayed through every allocator.  Printed:
+# first run's trace (glibc's) replayed through every allocator.  The
+# process compared is the workload's PRINCIPAL (bench/study/workloads.sh:
+# gcc's cc1, passed as --exe) or, by default, the one with the most heap
+# operations (the only one, but for gcc).  Printed:
 # predicted and measured peak heap RSS per allocator, the error, whether
 # the pairs of allocators whose measured peaks differ by over 1% come out
 # in the same order, and each replay's CPU and wall time per operation.
@@ -129,7 +132,7 @@ for w in $WORKLOADS; do
     D=$OUT/$w
     rm -rf "$D"
     # shellcheck disable=SC2086 # ENVV and CMD are words without blanks (but .read's)
-    eval env $ENVV "$MEMSIM" run --out "$D" --compare-allocators -- "$CMD" \
+    eval env $ENVV "$MEMSIM" run --out "$D" --compare-allocators ${PRINCIPAL:+--exe "$PRINCIPAL"} -- "$CMD" \
         </dev/null >"$OUT/$w.stdout" 2>"$OUT/$w.stderr" || {
         note "$w: memsim run --compare-allocators failed: $(tail -n 3 "$OUT/$w.stderr")"
         fails=$((fails + 1))
@@ -138,7 +141,7 @@ for w in $WORKLOADS; do
     J=$D/allocators.json
     P=$D/prediction.json
     [ -f "$J" ] || { note "$w: no comparison ($(tail -n 2 "$OUT/$w.stderr"))"; fails=$((fails + 1)); continue; }
-    # the replays' times, from the prediction's process (the one with the largest peak heap)
+    # the replays' times, from the prediction's process (the compared one)
     exe=$(q "$J" exe)
     np=$(q "$P" processes.#)
     pre=

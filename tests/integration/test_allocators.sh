@@ -215,4 +215,35 @@ expect_grep "the table on stderr" "predicted (the replay of the glibc run's trac
 # call of its own: the trace that is replayed has one thread.
 expect_eq "the meter's thread is no thread of the trace" "$("$J" allocators.threads <"$TMP/cmp/prediction.json")" 1
 
+# A tree: which process the comparison is about.  touch_mb holds 24 MiB
+# in 24 blocks for 0.1 s (the larger peak heap), det_heap makes 50,000 heap
+# operations: by default the comparison is det_heap's, the process with
+# the most heap operations; --exe touch_mb makes it touch_mb's; an --exe
+# of no process of the tree stops after the first run, with one line.
+TREE="$PROG/touch_mb 24 100; $PROG/det_heap"
+expect_status "--compare-allocators=glibc on a tree" 0 "$MEMSIM" run -o "$TMP/tree" \
+    --compare-allocators=glibc sh -c "$TREE"
+expect_eq "by default: the process with the most heap operations" \
+    "$(basename "$("$J" exe <"$TMP/tree/allocators.json")")" det_heap
+expect_grep "the table names it and why" "peak heap RSS of .*/det_heap (the process with the most heap operations)" "$TMP/err"
+expect_status "--exe touch_mb" 0 "$MEMSIM" run -o "$TMP/tree2" --compare-allocators=glibc \
+    --exe touch_mb sh -c "$TREE"
+expect_eq "--exe: that process" "$(basename "$("$J" exe <"$TMP/tree2/allocators.json")")" touch_mb
+me=$("$J" allocators.0.measured_peak_heap_rss_bytes <"$TMP/tree2/allocators.json")
+pr=$("$J" allocators.0.predicted_peak_heap_rss_bytes <"$TMP/tree2/allocators.json")
+if awk -v p="$pr" -v m="$me" 'BEGIN { exit !(m >= 24117248 && p >= 0.95 * m && p <= 1.05 * m) }'; then
+    pass "--exe touch_mb: its 24 MiB, predicted $pr and measured $me"
+else
+    fail "--exe touch_mb: its 24 MiB" "predicted $pr, measured $me"
+fi
+expect_status "--exe of no process of the tree: exit 2" 2 "$MEMSIM" run -o "$TMP/tree3" \
+    --compare-allocators=glibc,glibc:M_ARENA_MAX=1 --exe cc1 sh -c "$TREE"
+expect_eq "one line about --exe" "$(grep -c -- '--exe' "$TMP/err")" 1
+expect_grep "it names the processes measured" \
+    "memsim run: --exe: no process of cc1 was measured in the run with glibc (its processes: .*touch_mb" "$TMP/err"
+expect_grep "every one of them" "(its processes: .*det_heap" "$TMP/err"
+expect_eq "no other run made" "$(ls "$TMP/tree3")" glibc
+expect_status "--exe without --compare-allocators: exit 2" 2 "$MEMSIM" run -o "$TMP/tree4" --exe cc1 true
+expect_one_line "--exe without --compare-allocators: one line" "$TMP/err"
+
 summary
