@@ -160,8 +160,8 @@ expect_grep "HTML: RSS over the operations" 'id="allocator-rss"' "$TMP/r.html"
 
 # memsim run --allocator: the program runs traced with the allocator
 # preloaded and its heap's RSS measured; the same output and status.
-if [ ! -x "$PROG/frag_heap" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
-    fail "setup" "frag_heap or libmemsim-meter.so is missing (make integration builds them)"
+if [ ! -x "$PROG/frag_heap" ] || [ ! -x "$PROG/bss_touch" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
+    fail "setup" "frag_heap, bss_touch or libmemsim-meter.so is missing (make integration builds them)"
     summary
     exit
 fi
@@ -183,6 +183,15 @@ case $LAST in
 glibc) ;;
 *) expect_grep "the trace names the allocator's library" "lib${LAST%%malloc}" "$TMP/one/$(ls "$TMP/one" | grep '^memsim\.' | head -n 1)" ;;
 esac
+# The heap is not the .bss: bss_touch writes 8 MiB of static zeroes
+# after start (an anonymous mapping without a name, as the heap's are)
+# and keeps nothing on the heap.
+expect_status "memsim run --allocator glibc bss_touch" 0 "$MEMSIM" run -o "$TMP/bss" --no-children \
+    --allocator glibc "$PROG/bss_touch" 8
+peak=$("$J" allocator.peak_heap_rss_bytes <"$TMP/bss/resources.json")
+if [ "$peak" -lt 1048576 ]; then pass "the .bss is not the heap (peak heap RSS $peak)"; else
+    fail "the .bss is not the heap" "peak heap RSS $peak, want under 1 MiB (the 8 MiB .bss counted)"
+fi
 MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "--allocator of one not installed: exit 2" 2 \
     "$MEMSIM" run -o "$TMP/none" --allocator jemalloc true
 expect_one_line "--allocator of one not installed: one line" "$TMP/err"
