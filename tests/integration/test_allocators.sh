@@ -105,6 +105,30 @@ else
     echo "# skip - strace cannot run here: the main arena's check"
 fi
 
+# What the allocator's library first reads in the middle of the replay
+# (its code, its read-only data: pages of its file) is not memory it
+# holds: cold_alloc, a stand-in under tcmalloc's name, reads 1 MiB of its
+# read-only data when asked for 4242 bytes.  The peak stays a few pages.
+COLD=$BUILD/programs/cold
+if [ -f "$COLD/libtcmalloc_minimal.so.4" ]; then
+    awk 'BEGIN {
+        print "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1,\"pid\":42,\"ppid\":1,\"exe\":\"/bin/cold\",\"argv\":[\"cold\"],\"start_unix_ns\":0,\"page_size\":4096,\"strategy\":\"best-fit\",\"device_size\":1073741824,\"stack_depth\":64,\"mmap\":true,\"memsim_version\":\"0.1.0\",\"parent_trace\":null}"
+        print "{\"ev\":\"stack\",\"t\":1,\"tid\":1,\"id\":1,\"frames\":[4096]}"
+        print "{\"ev\":\"alloc\",\"t\":2,\"tid\":1,\"fn\":\"malloc\",\"addr\":4096,\"size\":4242,\"align\":16,\"stack\":1,\"sim\":null}"
+        print "{\"ev\":\"free\",\"t\":3,\"tid\":1,\"fn\":\"free\",\"addr\":4096,\"size\":4242,\"stack\":1}"
+        print "{\"ev\":\"end\",\"t\":4,\"tid\":1,\"reason\":\"exit\",\"status\":0,\"signal\":null,\"records\":4,\"dropped\":0,\"after_end\":0,\"unknown_frees\":0,\"live_allocations\":0,\"live_bytes\":0,\"stacks\":1}"
+    }' >"$TMP/cold.jsonl"
+    MEMSIM_ALLOCATOR_DIRS=$COLD expect_status "a replay through cold_alloc" 0 \
+        "$A" --json --sites 0 --no-replay --allocators tcmalloc "$TMP/cold.jsonl"
+    expect_eq "cold_alloc replayed" "$("$J" allocators.rows.0.status <"$TMP/out")" ok
+    peak=$("$J" allocators.rows.0.peak_rss_bytes <"$TMP/out")
+    if [ "$peak" -lt 262144 ]; then pass "the library's file pages are not the peak ($peak)"; else
+        fail "the library's file pages are not the peak" "peak RSS $peak, want under 256 KiB (its 1 MiB of read-only data counted)"
+    fi
+else
+    fail "setup" "$COLD/libtcmalloc_minimal.so.4 is missing (make integration builds it)"
+fi
+
 # Settings make rows of their own.
 expect_status "glibc with settings" 0 "$A" --json --sites 0 --allocators 'glibc,glibc:M_ARENA_MAX=1:M_MMAP_THRESHOLD=65536' "$TMP/known.jsonl"
 expect_eq "two rows" "$("$J" allocators.rows.# <"$TMP/out")" 2
