@@ -31,11 +31,14 @@
 #     and the order is checked on the ranges.  sqlite and gcc are not
 #     among them: three runs under each allocator gave the same peak
 #     within 0.02 MiB (2026-12-05), so their order is checked on one;
-#   - jemalloc purges freed pages by time (dirty_decay_ms, muzzy_decay_ms:
-#     10 s each), and a replay runs at its own pace, not the program's: a
-#     jemalloc miss is replayed again purging at once (dirty_decay_ms=0,
-#     muzzy_decay_ms=0), and the row shows where the measured peak lies
-#     between that and the replay at its pace;
+#   - jemalloc and mimalloc purge freed pages by time (jemalloc's
+#     dirty_decay_ms and muzzy_decay_ms: 10 s each; mimalloc 2.0's
+#     decommit_delay, 25 ms, and segment_decommit_delay, 500 ms), and a
+#     replay runs at its own pace, not the program's: a miss of theirs is
+#     replayed again purging at once (jemalloc:dirty_decay_ms=0:
+#     muzzy_decay_ms=0, mimalloc:decommit_delay=0:segment_decommit_delay=0),
+#     and the row shows where the measured peak lies between that and the
+#     replay at its pace;
 #   - any other miss: "not explained", with the MiB between prediction
 #     and measurement.
 #
@@ -201,17 +204,22 @@ for w in $WORKLOADS; do
         if [ "$lo" != "$hi" ]; then
             why="measured over $RUNS runs: $(mib "$lo")-$(mib "$hi") MiB (the error is to the range)"
         fi
-        if [ "$miss" = 1 ] && [ "$name" = jemalloc ] && [ -n "$trace" ]; then
+        at_once=
+        case $name in
+        jemalloc) at_once=jemalloc:dirty_decay_ms=0:muzzy_decay_ms=0 knob=dirty_decay_ms ;;
+        mimalloc) at_once=mimalloc:decommit_delay=0:segment_decommit_delay=0 knob=decommit_delay ;;
+        esac
+        if [ "$miss" = 1 ] && [ -n "$at_once" ] && [ -n "$trace" ]; then
             # time-based purging: the replay again, purging at once
-            if "$ANALYZE" --json --sites 0 --no-replay --allocators 'jemalloc:dirty_decay_ms=0:muzzy_decay_ms=0' \
+            if "$ANALYZE" --json --sites 0 --no-replay --allocators "$at_once" \
                 "$trace" >"$OUT/$w.decay0.json" 2>"$OUT/$w.decay0.err"; then
                 z=$(q "$OUT/$w.decay0.json" allocators.rows.0.peak_rss_bytes)
-                why=$(awk -v z="$z" -v p="$pr" -v m="$me" 'BEGIN {
+                why=$(awk -v z="$z" -v p="$pr" -v m="$me" -v n="$name" -v k="$knob" 'BEGIN {
                     lo = (z < p) ? z : p; hi = (z < p) ? p : z
                     if (m >= lo && m <= hi)
-                        printf "jemalloc purges freed pages by time (dirty_decay_ms), the replay at its own pace: measured %.2f MiB lies between the replay purging at once (%.2f) and at its pace (%.2f)", m / 1048576, z / 1048576, p / 1048576
+                        printf "%s purges freed pages by time (%s), the replay at its own pace: measured %.2f MiB lies between the replay purging at once (%.2f) and at its pace (%.2f)", n, k, m / 1048576, z / 1048576, p / 1048576
                     else
-                        printf "measured %.2f MiB lies outside what the replay gives purging at once (%.2f) and at its pace (%.2f): not jemalloc'"'"'s purging by time", m / 1048576, z / 1048576, p / 1048576 }')
+                        printf "measured %.2f MiB lies outside what the replay gives purging at once (%.2f) and at its pace (%.2f): not %s'"'"'s purging by time", m / 1048576, z / 1048576, p / 1048576, n }')
                 explained=1
             fi
         fi
