@@ -30,7 +30,9 @@
 #     range, else the distance to its nearer end), the range is shown,
 #     and the order is checked on the ranges.  sqlite and gcc are not
 #     among them: three runs under each allocator gave the same peak
-#     within 0.02 MiB (2026-12-05), so their order is checked on one;
+#     within 0.02 MiB (2026-12-05; gcc's assembler then), and cc1's
+#     under mimalloc, which decommits by time, 7.83-8.04 MiB in three,
+#     far from the others', so their order is checked on one;
 #   - jemalloc and mimalloc purge freed pages by time (jemalloc's
 #     dirty_decay_ms and muzzy_decay_ms: 10 s each; mimalloc 2.0's
 #     decommit_delay, 25 ms, and segment_decommit_delay, 500 ms), and a
