@@ -144,7 +144,7 @@ LLVM_UNWIND = /usr/lib/llvm-14/lib/libunwind.so.1
 # heap_mix_je is heap_mix linked with jemalloc, built only where
 # libjemalloc is installed (Debian package libjemalloc-dev).
 JEMALLOC  = /usr/lib/x86_64-linux-gnu/libjemalloc.so
-PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks \
+PROGRAMS  = sample_stats mt_alloc fork_mt killme closefds crash phases exit_threads det_heap temps map_drift sites_wrap touch_mb tree_touch sites dlswap dlrules walk_shapes shapes many_stacks bss_touch \
 	$(if $(wildcard $(LLVM_UNWIND)),unwind_clash) \
 	$(TRANSPARENCY_PROGRAMS) $(if $(wildcard $(JEMALLOC)),heap_mix_je)
 # What test_transparency.sh runs (memsim changes nothing in the program).
@@ -288,6 +288,14 @@ $(BUILD)/programs/librules_%.so: tests/programs/plugins/rules.S Makefile | $(DEP
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -fPIC $(RULES_FLAGS) -o $@ $<
 
+# test_allocators' stand-in allocator, under tcmalloc's soname in a
+# directory of its own (tests/programs/plugins/cold_alloc.c).
+COLD_ALLOC = $(BUILD)/programs/cold/libtcmalloc_minimal.so.4
+$(COLD_ALLOC): tests/programs/plugins/cold_alloc.c Makefile | $(DEPS_OK)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -o $@ $<
+
 # static_hello: statically linked, out of LD_PRELOAD's reach (test_run.sh).
 $(BUILD)/programs/static_hello: tests/programs/static_hello.c Makefile | $(DEPS_OK)
 	$(call say,CC,$<)
@@ -319,9 +327,9 @@ unit: $(UNIT)
 # The preload tests need libmemsim.so, which SANITIZE=1 does not build:
 # test_preload.sh and test_transparency.sh then print a skip line.
 ifeq ($(SANITIZE),1)
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(COLD_ALLOC)
 else
-integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(METER) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
+integration: $(MEMSIM) $(ANALYZE) $(JSONQ) $(REPLAY) $(COLD_ALLOC) $(METER) $(TRACECHECK) $(LIBMEMSIM) $(RECORDER) $(PROGRAM_BINS) $(EDGE_BINS) $(BUILD)/programs/alloc_heavy $(BUILD)/programs/churn $(EXAMPLE_BINS) $(AS_SQUEEZE) $(OLD_RECORDER)
 endif
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/integration/run.sh
 

@@ -10,7 +10,10 @@
 # Per program, memsim run --compare-allocators: the program once per
 # installed allocator (glibc, jemalloc, mimalloc, tcmalloc), traced, with
 # its heap's RSS measured by libmemsim-meter.so (allocators/meter.c); the
-# first run's trace (glibc's) replayed through every allocator.  Printed:
+# first run's trace (glibc's) replayed through every allocator.  The
+# process compared is the workload's PRINCIPAL (bench/study/workloads.sh:
+# gcc's cc1, passed as --exe) or, by default, the one with the most heap
+# operations (the only one, but for gcc).  Printed:
 # predicted and measured peak heap RSS per allocator, the error, whether
 # the pairs of allocators whose measured peaks differ by over 1% come out
 # in the same order, and each replay's CPU and wall time per operation.
@@ -27,12 +30,17 @@
 #     range, else the distance to its nearer end), the range is shown,
 #     and the order is checked on the ranges.  sqlite and gcc are not
 #     among them: three runs under each allocator gave the same peak
-#     within 0.02 MiB (2026-12-05), so their order is checked on one;
-#   - jemalloc purges freed pages by time (dirty_decay_ms, muzzy_decay_ms:
-#     10 s each), and a replay runs at its own pace, not the program's: a
-#     jemalloc miss is replayed again purging at once (dirty_decay_ms=0,
-#     muzzy_decay_ms=0), and the row shows where the measured peak lies
-#     between that and the replay at its pace;
+#     within 0.02 MiB (2026-12-05; gcc's assembler then), and cc1's
+#     under mimalloc, which decommits by time, 7.83-8.04 MiB in three,
+#     far from the others', so their order is checked on one;
+#   - jemalloc and mimalloc purge freed pages by time (jemalloc's
+#     dirty_decay_ms and muzzy_decay_ms: 10 s each; mimalloc 2.0's
+#     decommit_delay, 25 ms, and segment_decommit_delay, 500 ms), and a
+#     replay runs at its own pace, not the program's: a miss of theirs is
+#     replayed again purging at once (jemalloc:dirty_decay_ms=0:
+#     muzzy_decay_ms=0, mimalloc:decommit_delay=0:segment_decommit_delay=0),
+#     and the row shows where the measured peak lies between that and the
+#     replay at its pace;
 #   - any other miss: "not explained", with the MiB between prediction
 #     and measurement.
 #
@@ -129,7 +137,7 @@ for w in $WORKLOADS; do
     D=$OUT/$w
     rm -rf "$D"
     # shellcheck disable=SC2086 # ENVV and CMD are words without blanks (but .read's)
-    eval env $ENVV "$MEMSIM" run --out "$D" --compare-allocators -- "$CMD" \
+    eval env $ENVV "$MEMSIM" run --out "$D" --compare-allocators ${PRINCIPAL:+--exe "$PRINCIPAL"} -- "$CMD" \
         </dev/null >"$OUT/$w.stdout" 2>"$OUT/$w.stderr" || {
         note "$w: memsim run --compare-allocators failed: $(tail -n 3 "$OUT/$w.stderr")"
         fails=$((fails + 1))
@@ -138,7 +146,7 @@ for w in $WORKLOADS; do
     J=$D/allocators.json
     P=$D/prediction.json
     [ -f "$J" ] || { note "$w: no comparison ($(tail -n 2 "$OUT/$w.stderr"))"; fails=$((fails + 1)); continue; }
-    # the replays' times, from the prediction's process (the one with the largest peak heap)
+    # the replays' times, from the prediction's process (the compared one)
     exe=$(q "$J" exe)
     np=$(q "$P" processes.#)
     pre=
@@ -198,17 +206,22 @@ for w in $WORKLOADS; do
         if [ "$lo" != "$hi" ]; then
             why="measured over $RUNS runs: $(mib "$lo")-$(mib "$hi") MiB (the error is to the range)"
         fi
-        if [ "$miss" = 1 ] && [ "$name" = jemalloc ] && [ -n "$trace" ]; then
+        at_once=
+        case $name in
+        jemalloc) at_once=jemalloc:dirty_decay_ms=0:muzzy_decay_ms=0 knob=dirty_decay_ms ;;
+        mimalloc) at_once=mimalloc:decommit_delay=0:segment_decommit_delay=0 knob=decommit_delay ;;
+        esac
+        if [ "$miss" = 1 ] && [ -n "$at_once" ] && [ -n "$trace" ]; then
             # time-based purging: the replay again, purging at once
-            if "$ANALYZE" --json --sites 0 --no-replay --allocators 'jemalloc:dirty_decay_ms=0:muzzy_decay_ms=0' \
+            if "$ANALYZE" --json --sites 0 --no-replay --allocators "$at_once" \
                 "$trace" >"$OUT/$w.decay0.json" 2>"$OUT/$w.decay0.err"; then
                 z=$(q "$OUT/$w.decay0.json" allocators.rows.0.peak_rss_bytes)
-                why=$(awk -v z="$z" -v p="$pr" -v m="$me" 'BEGIN {
+                why=$(awk -v z="$z" -v p="$pr" -v m="$me" -v n="$name" -v k="$knob" 'BEGIN {
                     lo = (z < p) ? z : p; hi = (z < p) ? p : z
                     if (m >= lo && m <= hi)
-                        printf "jemalloc purges freed pages by time (dirty_decay_ms), the replay at its own pace: measured %.2f MiB lies between the replay purging at once (%.2f) and at its pace (%.2f)", m / 1048576, z / 1048576, p / 1048576
+                        printf "%s purges freed pages by time (%s), the replay at its own pace: measured %.2f MiB lies between the replay purging at once (%.2f) and at its pace (%.2f)", n, k, m / 1048576, z / 1048576, p / 1048576
                     else
-                        printf "measured %.2f MiB lies outside what the replay gives purging at once (%.2f) and at its pace (%.2f): not jemalloc'"'"'s purging by time", m / 1048576, z / 1048576, p / 1048576 }')
+                        printf "measured %.2f MiB lies outside what the replay gives purging at once (%.2f) and at its pace (%.2f): not %s'"'"'s purging by time", m / 1048576, z / 1048576, p / 1048576, n }')
                 explained=1
             fi
         fi

@@ -94,8 +94,8 @@ int run_main(int argc, char **argv)
         return 2;
     if (o.compare) {
         o.pass[o.npass] = NULL;
-        int rc = run_alloc_compare(CMD, p.self_dir, p.dir, o.compare_list, (char *const *)o.pass,
-                                   o.argv);
+        int rc = run_alloc_compare(CMD, p.self_dir, p.dir, o.compare_list, o.compare_exe,
+                                   (char *const *)o.pass, o.argv);
         run_report_opts_free(&o.aopts);
         return rc;
     }

@@ -182,30 +182,83 @@ static int run_wait(char *const *argv, const char *out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The analyzed process: the one with the largest peak heap. */
-static const json_t *principal(const json_t *report)
-{
-    const json_t *procs = json_object_get(report, "processes");
-    if (!procs)
-        return report;
-    const json_t *best = NULL;
-    for (size_t i = 0; i < json_array_size(procs); i++) {
-        const json_t *p = json_array_get(procs, i);
-        uint64_t h = num(json_object_get(p, "summary"), "peak_heap_bytes");
-        if (!best || h > num(json_object_get(best, "summary"), "peak_heap_bytes"))
-            best = p;
-    }
-    return best;
-}
-
 static const char *base_name(const char *path)
 {
     const char *s = path ? strrchr(path, '/') : NULL;
     return s ? s + 1 : path ? path : "";
 }
 
-/* The measured peak heap RSS of exe's process (the largest) in a run's
- * resources.json; 0 when none. */
+/* Whether path (a process's executable) is name: its path or its file name. */
+static bool is_exe(const char *path, const char *name)
+{
+    return path && name && (!strcmp(path, name) || !strcmp(base_name(path), name));
+}
+
+/* A report's process: its executable, and its heap operations
+ * (allocations, reallocs among them, and frees). */
+static const char *proc_exe(const json_t *p)
+{
+    return json_string_value(json_object_get(json_object_get(p, "summary"), "exe"));
+}
+
+static uint64_t heap_ops(const json_t *p)
+{
+    const json_t *s = json_object_get(p, "summary");
+    return num(s, "allocations") + num(s, "frees");
+}
+
+/* The executable the comparison is about: exe when given, else that of
+ * the recording's process with the most heap operations (ties: the
+ * larger peak heap), where the allocator has the most to decide.  Not
+ * the largest peak heap: a short process that reads its input into
+ * memory and keeps it can hold more live bytes than the one that does
+ * the work (gcc's assembler, 31 thousand allocations, against cc1's 3.3
+ * million); nor the largest peak RSS, which can be memory the allocator
+ * never sees (cc1's collector maps its own).  NULL when the report has
+ * no such process. */
+static const char *principal(const json_t *report, const char *exe)
+{
+    const json_t *procs = json_object_get(report, "processes");
+    if (!procs)
+        return exe && !is_exe(proc_exe(report), exe) ? NULL : proc_exe(report);
+    const json_t *best = NULL;
+    for (size_t i = 0; i < json_array_size(procs); i++) {
+        const json_t *p = json_array_get(procs, i);
+        if (exe && !is_exe(proc_exe(p), exe))
+            continue;
+        uint64_t h = heap_ops(p), b = best ? heap_ops(best) : 0;
+        if (!best || h > b ||
+            (h == b && num(json_object_get(p, "summary"), "peak_heap_bytes") >
+                           num(json_object_get(best, "summary"), "peak_heap_bytes")))
+            best = p;
+    }
+    return best ? proc_exe(best) : NULL;
+}
+
+/* The predicted peak heap RSS of allocator label for exe: the largest
+ * of its processes' in the report (measured() takes the largest too). */
+static uint64_t predicted(const json_t *report, const char *exe, const char *label)
+{
+    const json_t *procs = json_object_get(report, "processes");
+    size_t n = procs ? json_array_size(procs) : 1;
+    uint64_t best = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *p = procs ? json_array_get(procs, i) : report;
+        if (!is_exe(proc_exe(p), exe))
+            continue;
+        const json_t *rows = json_object_get(json_object_get(p, "allocators"), "rows");
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            const json_t *r = json_array_get(rows, k);
+            const char *name = json_string_value(json_object_get(r, "name"));
+            if (name && !strcmp(name, label) && num(r, "peak_rss_bytes") > best)
+                best = num(r, "peak_rss_bytes");
+        }
+    }
+    return best;
+}
+
+/* The measured peak heap RSS of exe's process (the largest of those of
+ * its file name) in a run's resources.json; 0 when none. */
 static uint64_t measured(const char *dir, const char *exe)
 {
     char path[PATH_MAX + 64];
@@ -215,7 +268,7 @@ static uint64_t measured(const char *dir, const char *exe)
     uint64_t best = 0;
     for (size_t i = 0; i < json_array_size(procs); i++) {
         const json_t *p = json_array_get(procs, i);
-        if (!strcmp(base_name(json_string_value(json_object_get(p, "exe"))), base_name(exe)) &&
+        if (is_exe(json_string_value(json_object_get(p, "exe")), base_name(exe)) &&
             num(p, "peak_heap_rss_bytes") > best)
             best = num(p, "peak_heap_rss_bytes");
     }
@@ -226,6 +279,7 @@ static uint64_t measured(const char *dir, const char *exe)
 /* One comparison: its allocators and where their runs went. */
 typedef struct compare_s {
     const char *cmd, *dir;
+    const char *exe;                       /* --exe, or NULL */
     catalog_spec_t specs[CATALOG_MAX_SPECS];
     size_t n;
     char ran[CATALOG_MAX_SPECS][PATH_MAX]; /* dir/SPEC/ of each run */
@@ -309,6 +363,39 @@ static int compare_run(compare_t *c, size_t i, char *self, char *const *run_args
     return 0;
 }
 
+/* --exe against the first run: 0 when a process of that executable was
+ * measured in it, else 2 after one line naming those that were (the
+ * other runs are not made). */
+static int compare_exe_check(const compare_t *c, size_t i)
+{
+    if (!c->exe)
+        return 0;
+    char path[PATH_MAX + 64], seen[512] = "";
+    snprintf(path, sizeof path, "%s/resources.json", c->ran[i]);
+    json_t *r = json_load_file(path, 0, NULL);
+    const json_t *procs = json_object_get(json_object_get(r, "allocator"), "processes");
+    bool found = false;
+    for (size_t k = 0; k < json_array_size(procs) && !found; k++) {
+        const char *e = json_string_value(json_object_get(json_array_get(procs, k), "exe"));
+        found = is_exe(e, c->exe);
+        bool again = false; /* each name once */
+        for (size_t j = 0; j < k && !again; j++)
+            again = !strcmp(base_name(json_string_value(
+                                json_object_get(json_array_get(procs, j), "exe"))),
+                            base_name(e));
+        if (!again)
+            snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s", seen[0] ? ", " : "",
+                     base_name(e));
+    }
+    json_decref(r);
+    if (found)
+        return 0;
+    fprintf(stderr, "%s: --exe: no process of %s was measured in the run with %s (%s%s)\n",
+            c->cmd, c->exe, c->specs[i].label, seen[0] ? "its processes: " : "none was",
+            seen);
+    return 2;
+}
+
 /* The runs: one per installed allocator.  0, or memsim run's status
  * when the comparison stops (one line said why). */
 static int compare_runs(compare_t *c, char *self, char *const *run_args, char *const *argv)
@@ -320,6 +407,8 @@ static int compare_runs(compare_t *c, char *self, char *const *run_args, char *c
             return rc;
         if (rc < 0)
             continue;
+        if (c->first == SIZE_MAX && (rc = compare_exe_check(c, i)))
+            return rc;
         c->ok[i] = true;
         if (c->first == SIZE_MAX)
             c->first = i;
@@ -333,10 +422,10 @@ static int compare_runs(compare_t *c, char *self, char *const *run_args, char *c
     return 0;
 }
 
-/* The predicted and measured peak heap RSS of each allocator that ran,
- * a line each on stderr and an entry each of out; pred and meas get the
- * figures, *m how many. */
-static void compare_rows(const compare_t *c, const json_t *rows, const char *exe, json_t *out,
+/* The predicted and measured peak heap RSS of exe for each allocator
+ * that ran, a line each on stderr and an entry each of out; pred and
+ * meas get the figures, *m how many. */
+static void compare_rows(const compare_t *c, const json_t *report, const char *exe, json_t *out,
                          double *pred, double *meas, size_t *m)
 {
     *m = 0;
@@ -344,12 +433,7 @@ static void compare_rows(const compare_t *c, const json_t *rows, const char *exe
         if (!c->ok[i])
             continue;
         const char *label = c->specs[i].label;
-        uint64_t pr = 0;
-        for (size_t k = 0; k < json_array_size(rows); k++) {
-            const json_t *r = json_array_get(rows, k);
-            if (!strcmp(json_string_value(json_object_get(r, "name")), label))
-                pr = num(r, "peak_rss_bytes");
-        }
+        uint64_t pr = predicted(report, exe, label);
         uint64_t me = measured(c->ran[i], exe);
         double e = me ? ((double)pr - (double)me) / (double)me : 0;
         fprintf(stderr, "  %-28s %9.2f MiB %9.2f MiB %+7.1f%%\n", label, (double)pr / MIB,
@@ -397,17 +481,22 @@ static int compare_report(const compare_t *c, char *analyze)
         return 1;
     }
     json_t *report = json_load_file(json_path, 0, NULL);
-    const json_t *p = principal(report);
-    const json_t *rows = json_object_get(json_object_get(p, "allocators"), "rows");
-    const char *exe = json_string_value(json_object_get(json_object_get(p, "summary"), "exe"));
+    const char *exe = principal(report, c->exe);
+    if (!exe) {
+        fprintf(stderr, "%s: --compare-allocators: no trace of %s in %s\n", c->cmd,
+                c->exe ? c->exe : "any process", c->ran[c->first]);
+        json_decref(report);
+        return 1;
+    }
     json_t *out = json_array();
     fprintf(stderr, "%s: predicted (the replay of the %s run's trace) against measured (a real "
-                    "run with each), peak heap RSS of %s:\n", c->cmd, c->specs[c->first].label,
-            exe ? exe : "?");
+                    "run with each), peak heap RSS of %s (%s):\n", c->cmd,
+            c->specs[c->first].label, exe,
+            c->exe ? "--exe" : "the process with the most heap operations");
     fprintf(stderr, "  %-28s %12s %12s %8s\n", "allocator", "predicted", "measured", "error");
     double pred[CATALOG_MAX_SPECS] = {0}, meas[CATALOG_MAX_SPECS] = {0};
     size_t m, pairs;
-    compare_rows(c, rows, exe, out, pred, meas, &m);
+    compare_rows(c, report, exe, out, pred, meas, &m);
     size_t agree = compare_order(pred, meas, m, &pairs);
     fprintf(stderr, "  order: %zu of %zu pairs that differ by over 1%% measured are ranked alike%s\n",
             agree, pairs, agree == pairs ? " (the same order)" : "");
@@ -426,9 +515,9 @@ static int compare_report(const compare_t *c, char *analyze)
 }
 
 int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
-                      char *const *run_args, char *const *argv)
+                      const char *exe, char *const *run_args, char *const *argv)
 {
-    compare_t c = {.cmd = cmd, .dir = dir};
+    compare_t c = {.cmd = cmd, .dir = dir, .exe = exe};
     int rc = compare_specs(&c, list);
     if (rc)
         return rc;

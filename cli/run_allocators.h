@@ -16,10 +16,14 @@
  *       catalog; one not installed is named with the line that installs
  *       it, and skipped), each as memsim run --allocator into DIR/SPEC/;
  *       then memsim-analyze --allocators LIST on the first run's traces
- *       (the recording).  For the process with the largest peak heap it
- *       prints each allocator's predicted peak heap RSS beside the
- *       measured one, their difference, and whether the two orders
- *       agree; DIR/allocators.json holds the same.
+ *       (the recording).  For one executable of the tree (--exe NAME:
+ *       its path or file name; by default the recording's process with
+ *       the most heap operations) it prints each allocator's predicted
+ *       peak heap RSS beside the measured one (of several processes of
+ *       that executable, the largest, on both sides), their difference,
+ *       and whether the two orders agree; DIR/allocators.json holds the
+ *       same.  An --exe of which the first run measured no process stops
+ *       the comparison there, with one line naming those it measured.
  */
 #ifndef MEMSIM_CLI_RUN_ALLOCATORS_H
 #define MEMSIM_CLI_RUN_ALLOCATORS_H
@@ -61,9 +65,10 @@ bool run_alloc_file(const char *name);
 
 /* --compare-allocators: run argv (the command) once per allocator of
  * list (NULL: every one of the catalog) under memsim run --allocator
- * into dir/SPEC/, then compare.  run_args: memsim run's options to pass
- * on to each run (NULL-terminated).  The exit status of memsim run. */
+ * into dir/SPEC/, then compare exe's process (NULL: the one with the
+ * most heap operations).  run_args: memsim run's options to pass on to
+ * each run (NULL-terminated).  The exit status of memsim run. */
 int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
-                      char *const *run_args, char *const *argv);
+                      const char *exe, char *const *run_args, char *const *argv);
 
 #endif

@@ -203,6 +203,17 @@ static int set_compare(void *v, const opts_opt_t *opt, const char *arg)
     return 0;
 }
 
+static int set_exe(void *v, const opts_opt_t *opt, const char *arg)
+{
+    (void)opt;
+    if (!*arg) {
+        fprintf(stderr, "%s: --exe: the executable's name is empty\n", CMD);
+        return -1;
+    }
+    ((run_opts_t *)v)->compare_exe = arg;
+    return 0;
+}
+
 static int help(void *o, const opts_opt_t *opt, const char *arg)
 {
     (void)o, (void)opt, (void)arg;
@@ -276,6 +287,10 @@ static const opts_opt_t run_options[] = {
              "DIR/SPEC/, replay the first run's trace through each\n"
              "(memsim-analyze --allocators) and print predicted\n"
              "against measured peak heap RSS (DIR/allocators.json)"},
+    {"exe", 0, OPTS_ARG, "NAME", .call = set_exe,
+     .help = "the process --compare-allocators compares: the\n"
+             "executable's path or file name, e.g. cc1 (default: the\n"
+             "process of the tree with the most heap operations)"},
     {"help", 'h', OPTS_NO_ARG, NULL, .call = help, .help = "this text"},
 };
 #undef AT
@@ -317,7 +332,8 @@ void run_usage(FILE *f)
             "  memsim run --analyze ./my-program >out.txt   # out.txt: the program's output\n"
             "  memsim run --analyze-opts '--sites 20 --fail-on warning' ./my-program\n"
             "  memsim run --allocator jemalloc:dirty_decay_ms=0 ./my-program\n"
-            "  memsim run --compare-allocators=glibc,mimalloc ./my-program\n",
+            "  memsim run --compare-allocators=glibc,mimalloc ./my-program\n"
+            "  memsim run --compare-allocators --exe cc1 gcc -O2 -c big.c\n",
             RUN_GRACE_S, RUN_BUDGET_EXIT);
 }
 
@@ -342,6 +358,11 @@ static int check(int argc, char **argv, run_opts_t *o)
         return -1;
     if (o->compare && (o->alloc_spec || o->analyze)) {
         fprintf(stderr, "%s: --compare-allocators excludes --allocator and --analyze\n", CMD);
+        return -1;
+    }
+    if (o->compare_exe && !o->compare) {
+        fprintf(stderr, "%s: --exe chooses the process --compare-allocators compares: it needs "
+                        "--compare-allocators\n", CMD);
         return -1;
     }
     if (o->compare && o->compare_list) {

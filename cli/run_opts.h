@@ -36,6 +36,8 @@ typedef struct run_opts_s {
     run_alloc_t alloc;    /* --allocator, parsed */
     bool compare;         /* --compare-allocators */
     const char *compare_list; /* its list, or NULL: every allocator */
+    const char *compare_exe; /* --exe: the executable compared, or NULL: the
+                              * process with the most heap operations */
     const char *pass[12]; /* the options a comparison's runs get too */
     size_t npass;
     char **argv;          /* the command, NULL-terminated, argv[0] non-empty */

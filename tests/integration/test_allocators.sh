@@ -105,6 +105,30 @@ else
     echo "# skip - strace cannot run here: the main arena's check"
 fi
 
+# What the allocator's library first reads in the middle of the replay
+# (its code, its read-only data: pages of its file) is not memory it
+# holds: cold_alloc, a stand-in under tcmalloc's name, reads 1 MiB of its
+# read-only data when asked for 4242 bytes.  The peak stays a few pages.
+COLD=$BUILD/programs/cold
+if [ -f "$COLD/libtcmalloc_minimal.so.4" ]; then
+    awk 'BEGIN {
+        print "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1,\"pid\":42,\"ppid\":1,\"exe\":\"/bin/cold\",\"argv\":[\"cold\"],\"start_unix_ns\":0,\"page_size\":4096,\"strategy\":\"best-fit\",\"device_size\":1073741824,\"stack_depth\":64,\"mmap\":true,\"memsim_version\":\"0.1.0\",\"parent_trace\":null}"
+        print "{\"ev\":\"stack\",\"t\":1,\"tid\":1,\"id\":1,\"frames\":[4096]}"
+        print "{\"ev\":\"alloc\",\"t\":2,\"tid\":1,\"fn\":\"malloc\",\"addr\":4096,\"size\":4242,\"align\":16,\"stack\":1,\"sim\":null}"
+        print "{\"ev\":\"free\",\"t\":3,\"tid\":1,\"fn\":\"free\",\"addr\":4096,\"size\":4242,\"stack\":1}"
+        print "{\"ev\":\"end\",\"t\":4,\"tid\":1,\"reason\":\"exit\",\"status\":0,\"signal\":null,\"records\":4,\"dropped\":0,\"after_end\":0,\"unknown_frees\":0,\"live_allocations\":0,\"live_bytes\":0,\"stacks\":1}"
+    }' >"$TMP/cold.jsonl"
+    MEMSIM_ALLOCATOR_DIRS=$COLD expect_status "a replay through cold_alloc" 0 \
+        "$A" --json --sites 0 --no-replay --allocators tcmalloc "$TMP/cold.jsonl"
+    expect_eq "cold_alloc replayed" "$("$J" allocators.rows.0.status <"$TMP/out")" ok
+    peak=$("$J" allocators.rows.0.peak_rss_bytes <"$TMP/out")
+    if [ "$peak" -lt 262144 ]; then pass "the library's file pages are not the peak ($peak)"; else
+        fail "the library's file pages are not the peak" "peak RSS $peak, want under 256 KiB (its 1 MiB of read-only data counted)"
+    fi
+else
+    fail "setup" "$COLD/libtcmalloc_minimal.so.4 is missing (make integration builds it)"
+fi
+
 # Settings make rows of their own.
 expect_status "glibc with settings" 0 "$A" --json --sites 0 --allocators 'glibc,glibc:M_ARENA_MAX=1:M_MMAP_THRESHOLD=65536' "$TMP/known.jsonl"
 expect_eq "two rows" "$("$J" allocators.rows.# <"$TMP/out")" 2
@@ -160,8 +184,8 @@ expect_grep "HTML: RSS over the operations" 'id="allocator-rss"' "$TMP/r.html"
 
 # memsim run --allocator: the program runs traced with the allocator
 # preloaded and its heap's RSS measured; the same output and status.
-if [ ! -x "$PROG/frag_heap" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
-    fail "setup" "frag_heap or libmemsim-meter.so is missing (make integration builds them)"
+if [ ! -x "$PROG/frag_heap" ] || [ ! -x "$PROG/bss_touch" ] || [ ! -f "$BUILD/libmemsim-meter.so" ]; then
+    fail "setup" "frag_heap, bss_touch or libmemsim-meter.so is missing (make integration builds them)"
     summary
     exit
 fi
@@ -183,6 +207,15 @@ case $LAST in
 glibc) ;;
 *) expect_grep "the trace names the allocator's library" "lib${LAST%%malloc}" "$TMP/one/$(ls "$TMP/one" | grep '^memsim\.' | head -n 1)" ;;
 esac
+# The heap is not the .bss: bss_touch writes 8 MiB of static zeroes
+# after start (an anonymous mapping without a name, as the heap's are)
+# and keeps nothing on the heap.
+expect_status "memsim run --allocator glibc bss_touch" 0 "$MEMSIM" run -o "$TMP/bss" --no-children \
+    --allocator glibc "$PROG/bss_touch" 8
+peak=$("$J" allocator.peak_heap_rss_bytes <"$TMP/bss/resources.json")
+if [ "$peak" -lt 1048576 ]; then pass "the .bss is not the heap (peak heap RSS $peak)"; else
+    fail "the .bss is not the heap" "peak heap RSS $peak, want under 1 MiB (the 8 MiB .bss counted)"
+fi
 MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "--allocator of one not installed: exit 2" 2 \
     "$MEMSIM" run -o "$TMP/none" --allocator jemalloc true
 expect_one_line "--allocator of one not installed: one line" "$TMP/err"
@@ -214,5 +247,36 @@ expect_grep "the table on stderr" "predicted (the replay of the glibc run's trac
 # frag_heap has one thread, and the meter's sampling thread makes no heap
 # call of its own: the trace that is replayed has one thread.
 expect_eq "the meter's thread is no thread of the trace" "$("$J" allocators.threads <"$TMP/cmp/prediction.json")" 1
+
+# A tree: which process the comparison is about.  touch_mb holds 24 MiB
+# in 24 blocks for 0.1 s (the larger peak heap), det_heap makes 50,000 heap
+# operations: by default the comparison is det_heap's, the process with
+# the most heap operations; --exe touch_mb makes it touch_mb's; an --exe
+# of no process of the tree stops after the first run, with one line.
+TREE="$PROG/touch_mb 24 100; $PROG/det_heap"
+expect_status "--compare-allocators=glibc on a tree" 0 "$MEMSIM" run -o "$TMP/tree" \
+    --compare-allocators=glibc sh -c "$TREE"
+expect_eq "by default: the process with the most heap operations" \
+    "$(basename "$("$J" exe <"$TMP/tree/allocators.json")")" det_heap
+expect_grep "the table names it and why" "peak heap RSS of .*/det_heap (the process with the most heap operations)" "$TMP/err"
+expect_status "--exe touch_mb" 0 "$MEMSIM" run -o "$TMP/tree2" --compare-allocators=glibc \
+    --exe touch_mb sh -c "$TREE"
+expect_eq "--exe: that process" "$(basename "$("$J" exe <"$TMP/tree2/allocators.json")")" touch_mb
+me=$("$J" allocators.0.measured_peak_heap_rss_bytes <"$TMP/tree2/allocators.json")
+pr=$("$J" allocators.0.predicted_peak_heap_rss_bytes <"$TMP/tree2/allocators.json")
+if awk -v p="$pr" -v m="$me" 'BEGIN { exit !(m >= 24117248 && p >= 0.95 * m && p <= 1.05 * m) }'; then
+    pass "--exe touch_mb: its 24 MiB, predicted $pr and measured $me"
+else
+    fail "--exe touch_mb: its 24 MiB" "predicted $pr, measured $me"
+fi
+expect_status "--exe of no process of the tree: exit 2" 2 "$MEMSIM" run -o "$TMP/tree3" \
+    --compare-allocators=glibc,glibc:M_ARENA_MAX=1 --exe cc1 sh -c "$TREE"
+expect_eq "one line about --exe" "$(grep -c -- '--exe' "$TMP/err")" 1
+expect_grep "it names the processes measured" \
+    "memsim run: --exe: no process of cc1 was measured in the run with glibc (its processes: .*touch_mb" "$TMP/err"
+expect_grep "every one of them" "(its processes: .*det_heap" "$TMP/err"
+expect_eq "no other run made" "$(ls "$TMP/tree3")" glibc
+expect_status "--exe without --compare-allocators: exit 2" 2 "$MEMSIM" run -o "$TMP/tree4" --exe cc1 true
+expect_one_line "--exe without --compare-allocators: one line" "$TMP/err"
 
 summary

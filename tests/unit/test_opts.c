@@ -165,6 +165,39 @@ START_TEST(run_pass_repeated)
 }
 END_TEST
 
+/* run_opts_parse on the words after "run" (NULL-terminated). */
+static int run_parse(run_opts_t *o, const char *const *words)
+{
+    char *argv[16];
+    int argc = 0;
+    argv[argc++] = "run";
+    while (*words)
+        argv[argc++] = (char *)*words++;
+    argv[argc] = NULL;
+    memset(o, 0, sizeof *o);
+    optind = 0;
+    return run_opts_parse(argc, argv, o);
+}
+
+/* --exe: the executable a comparison compares; only with
+ * --compare-allocators, and not empty (one line each, not checked here). */
+START_TEST(run_compare_exe)
+{
+    run_opts_t o;
+    ck_assert_int_eq(run_parse(&o, (const char *const[]){"--compare-allocators", "--exe", "cc1",
+                                                         "gcc", "-c", "x.c", NULL}),
+                     0);
+    ck_assert_str_eq(o.compare_exe, "cc1");
+    ck_assert(o.compare);
+    ck_assert_int_eq(run_parse(&o, (const char *const[]){"--compare-allocators", "gcc", NULL}), 0);
+    ck_assert_ptr_null(o.compare_exe);
+    ck_assert_int_eq(run_parse(&o, (const char *const[]){"--exe", "cc1", "gcc", NULL}), -1);
+    ck_assert_int_eq(run_parse(&o, (const char *const[]){"--compare-allocators", "--exe", "",
+                                                         "gcc", NULL}),
+                     -1);
+}
+END_TEST
+
 Suite *opts_suite(void)
 {
     Suite *s = suite_create("opts");
@@ -174,6 +207,7 @@ Suite *opts_suite(void)
     tcase_add_test(tc, parse_refuses);
     tcase_add_test(tc, help_block);
     tcase_add_test(tc, run_pass_repeated);
+    tcase_add_test(tc, run_compare_exe);
     suite_add_tcase(s, tc);
     return s;
 }
