@@ -74,6 +74,9 @@ if need_program seccomp_strict; then
             shift
             set -- env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT" "$@"
         fi
+        # The last run's file goes first: the loop below may look before
+        # the background shell has truncated it, and would find its "ready".
+        rm -f "$TMP/ready.out"
         timeout -k 2 "$LIMIT" "$@" >"$TMP/ready.out" 2>/dev/null &
         kpid=$!
         i=0
