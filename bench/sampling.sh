@@ -34,6 +34,10 @@
 #   BENCH_HEAPTRACK=0    leave heaptrack out (it takes most of the time)
 #   BENCH_KEEP=DIR       keep each workload's two analyses in DIR
 #                        (NAME-THREADS.full.json, NAME-THREADS.sampled.json)
+#   BENCH_COST_ONLY=1    the cost alone: no full trace, analysis or
+#                        heaptrack; REPS interleaved native and sampled
+#                        runs, the trace's size from the last sampled one
+#                        (accuracy columns and verdicts "-")
 #
 # Last, a verdict per workload: PASS or FAIL for each target (top 10 by
 # allocated bytes, top 10 by bytes live at the peak, peak heap, CPU,
@@ -76,7 +80,8 @@ LUA=$(command -v lua5.4 || true)
 SQLITE=$(command -v sqlite3 || true)
 GCC=$(command -v gcc || true)
 HEAPTRACK=
-[ "${BENCH_HEAPTRACK:-1}" = 0 ] || HEAPTRACK=$(command -v heaptrack || true)
+COST_ONLY=${BENCH_COST_ONLY:-0}
+[ "${BENCH_HEAPTRACK:-1}" = 0 ] || [ "$COST_ONLY" = 1 ] || HEAPTRACK=$(command -v heaptrack || true)
 
 load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
 echo "bench-sampling: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, memsim $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?'), interval $SAMPLE, medians of $REPS"
@@ -160,9 +165,33 @@ accuracy() {
 
 ROWS=$OUT/rows
 : >"$ROWS"
+# cost_only: bench()'s cost alone (BENCH_COST_ONLY=1): REPS interleaved
+# native and sampled runs; the trace's size and duration from the last
+# sampled run; "-" for the full trace, heaptrack and accuracy.
+cost_only() {
+    cn="" cs="" wn="" ws=""
+    for r in $(seq "$REPS"); do
+        run native "$name" "$t" "$OUT/r"
+        cn="$cn $(cpu "$OUT/r/watch")" wn="$wn $(key "$OUT/r/watch" wall_s)"
+        run sampled "$name" "$t" "$OUT/s"
+        cs="$cs $(cpu "$OUT/s/watch")" ws="$ws $(key "$OUT/s/watch" wall_s)"
+    done
+    secs=$(key "$OUT/s/watch" wall_s)
+    tbytes=0
+    for f in "$OUT"/s/memsim.*.jsonl*; do [ -e "$f" ] && tbytes=$((tbytes + $(wc -c <"$f"))); done
+    echo "$name $t $(echo "$cn" | median) $(echo "$cs" | median) - -" \
+        "$(echo "$wn" | median) $(echo "$ws" | median) $secs $tbytes 0 0 0 - - - - - - - -" >>"$ROWS"
+    rm -rf "$OUT/s" "$OUT/r"
+    echo " done" >&2
+}
+
 bench() {
     name=$1 t=$2
     printf '  %-12s %d thread(s) ...' "$name" "$t" >&2
+    if [ "$COST_ONLY" = 1 ]; then
+        cost_only
+        return
+    fi
     # Accuracy: one full and one sampled trace, analyzed.
     run full "$name" "$t" "$OUT/f"
     run sampled "$name" "$t" "$OUT/s"
@@ -214,7 +243,7 @@ for w in $WORKLOADS; do
 done
 
 echo
-awk -v quick="$QUICK" '
+awk -v quick="$QUICK" -v costonly="$COST_ONLY" '
 function pct(a, b) { return (b > 0 && a != "-") ? sprintf("%+.1f%%", 100 * (a / b - 1)) : "-" }
 BEGIN {
     printf "%-12s %3s %7s %7s %7s %7s %8s %8s %8s %7s %9s %9s %9s\n", "workload", "thr", "native", "sampled",
@@ -227,8 +256,8 @@ BEGIN {
     pf = $11; ps = $12; pse = $13
     kbmin = (secs > 0) ? tb / 1000 / (secs / 60) : 0
     perr = (pf > 0) ? sprintf("%+.1f%%", 100 * (ps - pf) / pf) : "-"
-    rse = (pf > 0) ? 100 * pse / pf : 0
-    printf "%-12s %3d %7.2f %7.2f %7.2f %7s %8s %8s %8.0f %7s %8.1f%% %4s %4s %4s %4s\n", name, t, n, s, f, h,
+    rse = (pf > 0) ? sprintf("%.1f%%", 100 * pse / pf) : "-"
+    printf "%-12s %3d %7.2f %7.2f %7s %7s %8s %8s %8.0f %7s %9s %4s %4s %4s %4s\n", name, t, n, s, f, h,
         pct(s, n), pct(ws, wn), kbmin, perr, rse, $14, $15, $18, $19
     rows++
     if (n > 0 && s / n <= 1.05) cheap++
@@ -245,7 +274,10 @@ END {
     print "functions by allocated bytes and by bytes live at the peak, how many the sampled trace puts within"
     print "10%, and the worst error"
     printf "targets: sampled CPU within 5%% of native: %d of %d rows; trace under 1 MB a minute: %d of %d;\n", cheap, rows, small, rows
-    printf "         top 10 all within 10%% (both lists): %d of %d; peak heap within 5%%: %d of %d\n", top, rows, peak, rows
+    if (costonly != 1)
+        printf "         top 10 all within 10%% (both lists): %d of %d; peak heap within 5%%: %d of %d\n", top, rows, peak, rows
+    else
+        print "BENCH_COST_ONLY=1: no full trace: no measure of the accuracy"
     if (quick == 1) print "BENCH_QUICK=1: small sizes: no measure of the targets"
 }' "$ROWS"
 echo
@@ -263,6 +295,10 @@ function v(ok) { return ok ? "PASS" : "FAIL" }
     cpu = (n == "-" || n <= 0) ? "-" : sprintf("%s (%+.1f%%)", v(s / n <= 1.05), 100 * (s / n - 1))
     kbmin = (secs > 0) ? tb / 1000 / (secs / 60) : 0
     split($17, ra, "/"); split($21, rb, "/")
+    if ($14 == "-") {
+        printf "  %-11s %d thr: CPU %s  trace %s (%.0f KB/min)\n", name, t, cpu, v(kbmin < 1000), kbmin
+        next
+    }
     printf "  %-11s %d thr: top10 alloc %s (%s, worst %s, %s in 2 se, %d under the resolution, %s of the rest within 10%%)  top10 peak %s (%s, worst %s, %s in 2 se, %d under the resolution, %s of the rest within 10%%)  peak %s (%+.1f%%, %+.1f se, se %.1f%%)  CPU %s  trace %s (%.0f KB/min)\n",
         name, t, v(a[1] == a[2] && a[2] > 0), $14, $15, $16, a[2] - ra[2], $17,
         v(b[1] == b[2] && b[2] > 0), $18, $19, $20, b[2] - rb[2], $21,

@@ -14,6 +14,7 @@
 #include "preload/modules.h"
 #include "ipc/msg.h"
 #include "preload/process.h"
+#include "preload/real.h"
 #include "ipc/ring.h"
 #include "preload/sandbox.h"
 #include "preload/stacks.h"
@@ -248,7 +249,7 @@ void events_start(void)
      * fork's child and a copy made by clone() carry on their parent's). */
     const config_t *c = &memsim_proc->region->cfg;
     if (c->sample_bytes && !memsim_sample_bytes && sampleset_start() == 0)
-        sample_start(c->sample_bytes, c->sample_seed, c->sample_seeded);
+        sample_start(c->sample_bytes, c->sample_seed, c->sample_seeded, real_heap_is_glibc());
     unsigned n = atomic_exchange(&nearly, 0);
     for (unsigned i = 0; i < n && i < EARLY_QUIET; i++)
         events_quiet((void *)early[i]);

@@ -47,23 +47,26 @@ __thread int memsim_guard __attribute__((tls_model("initial-exec")));
  * a sampled trace does not record (preload/sample.h: the thread's count
  * of bytes to the next point, taken down) and a free of a block it did
  * not record (preload/sampleset.h: the block's counter reads 0): the real
- * call, the guard held around it as for every call memsim records (an
+ * call, nothing else; a tail call when the allocator is glibc's, else
+ * with the guard held around it as for every call memsim records (an
  * allocator that calls mmap or malloc through the program's symbols is
- * not the program), nothing else.  The rest is the slow path, a function
+ * not the program).  The rest is the slow path, a function
  * of its own the hook jumps to (the fast path keeps no registers to save):
  * the bootstrap, memsim's own calls, tracing off, every call of a fully
  * traced process (its count stays 0, its set never reads 0) and the
  * sampled ones. */
 
-/* The real call on the fast path, under the guard (nested in one the
- * caller may hold: inside memsim the fast path serves it too). */
+/* The real call of an unrecorded allocation: bare when the allocator is
+ * glibc's (preload/sample.h: memsim_sample_bare; a tail call), else under
+ * the guard (nested in one the caller may hold: inside memsim the fast
+ * path serves it too). */
 #define QUICK(call)                                                                                \
-    __extension__({                                                                                \
+    (__builtin_expect(memsim_sample_bare, 1) ? (call) : __extension__({                            \
         memsim_guard++;                                                                            \
         __typeof__(call) q_ = (call);                                                              \
         memsim_guard--;                                                                            \
         q_;                                                                                        \
-    })
+    }))
 
 #define SLOW __attribute__((noinline))
 
@@ -134,6 +137,10 @@ EXPORT void free(void *p)
     if (!p)
         return;
     if (__builtin_expect(sampleset_absent(p) && !real_bootstrap_owns(p), 1)) {
+        if (__builtin_expect(memsim_sample_bare, 1)) {
+            real.free(p);
+            return;
+        }
         memsim_guard++;
         real.free(p);
         memsim_guard--;

@@ -28,6 +28,22 @@ void real_resolve(void)
 
 bool real_resolving(void) { return atomic_load_explicit(&resolving, memory_order_relaxed) != 0; }
 
+static bool in_libc(void *fn)
+{
+    Dl_info info;
+    return !fn || (dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libc.so"));
+}
+
+bool real_heap_is_glibc(void)
+{
+    real_resolve();
+    return real.malloc && in_libc((void *)real.malloc) && in_libc((void *)real.free) &&
+           in_libc((void *)real.calloc) && in_libc((void *)real.realloc) &&
+           in_libc((void *)real.reallocarray) && in_libc((void *)real.memalign) &&
+           in_libc((void *)real.posix_memalign) && in_libc((void *)real.aligned_alloc) &&
+           in_libc((void *)real.valloc) && in_libc((void *)real.pvalloc);
+}
+
 /* ---- the bootstrap buffer ------------------------------------------------------------ */
 
 #define BOOT_BYTES REAL_BOOT_BYTES

@@ -39,6 +39,11 @@ bool real_resolving(void);
 
 #define REAL(name) (__builtin_expect(real.name != NULL, 1) ? real.name : (real_resolve(), real.name))
 
+/* Whether every heap function of the table (malloc to pvalloc) that this
+ * libc has is glibc's own: defined in libc.so (dladdr).  glibc's
+ * allocator calls nothing through the program's symbols. */
+bool real_heap_is_glibc(void);
+
 /* The buffer dlsym's own allocations come from while the table is being
  * filled: n bytes aligned to align (<= 4096), or NULL when it is full. */
 void *real_bootstrap_alloc(size_t n, size_t align);

@@ -13,6 +13,7 @@
 
 __thread uint64_t memsim_sample_left __attribute__((tls_model("initial-exec")));
 uint64_t memsim_sample_bytes;
+bool memsim_sample_bare;
 
 static __thread rng_t rng __attribute__((tls_model("initial-exec")));
 static __thread bool rng_ready __attribute__((tls_model("initial-exec")));
@@ -102,8 +103,9 @@ bool sample_take(size_t n)
     return true;
 }
 
-void sample_start(uint64_t interval, uint64_t seed, bool seeded)
+void sample_start(uint64_t interval, uint64_t seed, bool seeded, bool bare)
 {
+    memsim_sample_bare = bare; /* before the fast path can be taken */
     seed_base = seed;
     seed_given = seeded;
     atomic_store(&threads, 0);

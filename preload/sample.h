@@ -35,6 +35,12 @@
 extern __thread uint64_t memsim_sample_left __attribute__((tls_model("initial-exec")));
 /* T, the mean interval in bytes; 0: every allocation is recorded. */
 extern uint64_t memsim_sample_bytes;
+/* The fast path calls the real function bare, without the guard: set
+ * when sampling starts if the real allocator is glibc's, which calls
+ * nothing through the program's symbols (so nothing it does inside could
+ * be taken for the program's).  Another allocator may (an mmap through
+ * the PLT): its fast-path calls stay under the guard. */
+extern bool memsim_sample_bare;
 
 /* The fast path: an allocation of n bytes that is not sampled (n taken
  * off the count), or false when sample_take must decide. */
@@ -60,8 +66,9 @@ bool sample_take(size_t n);
 double sample_log(double x);
 
 /* Start sampling at mean interval bytes (> 0), the generators seeded
- * from seed when seeded (else from the clock).  Called once tracing is
- * on; the set of sampled blocks (preload/sampleset.h) is set up first. */
-void sample_start(uint64_t interval, uint64_t seed, bool seeded);
+ * from seed when seeded (else from the clock); bare: memsim_sample_bare.
+ * Called once tracing is on; the set of sampled blocks
+ * (preload/sampleset.h) is set up first. */
+void sample_start(uint64_t interval, uint64_t seed, bool seeded, bool bare);
 
 #endif

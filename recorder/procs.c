@@ -22,6 +22,10 @@
 
 #define ATTACH_WAIT_NS 30000000000ull /* a region whose process never publishes it */
 #define NAP_NS 1000000ull             /* a nap while caught up, at most */
+/* ...when every running trace is sampled: its messages come a few
+ * thousand a second at most, a batch's wake costs more than taking it,
+ * and the producers still wake the recorder a wake's worth ahead. */
+#define SAMPLED_NAP_NS 10000000ull
 #define HOLE_SPINS 64
 #define HOLE_PAUSE_NS 20000ull  /* a pause at a hole, once spinning did not see it filled */
 #define IDLE_SPINS 64
@@ -229,6 +233,18 @@ static void wait_all(procs_t *t, uint64_t ns, bool nap)
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
+/* How long a nap may last while caught up: SAMPLED_NAP_NS when every
+ * running trace is sampled, else NAP_NS. */
+static uint64_t nap_ns(const procs_t *t)
+{
+    for (unsigned k = 0; k < ARENA_REGIONS; k++) {
+        const trace_t *tr = t->traces[k];
+        if (tr && tr->phase == RUNNING && !tr->rc.r->cfg.sample_bytes)
+            return NAP_NS;
+    }
+    return SAMPLED_NAP_NS;
+}
+
 /* How long the loop may sleep: until the first sample or flush due, an
  * exec under way looked at, an ended process looked for. */
 static uint64_t sleep_ns(const procs_t *t, uint64_t now, uint64_t most)
@@ -344,7 +360,7 @@ int procs_run(void *arena, int memfd, unsigned first)
             continue;
         if (sum.taken) {
             idle = holes = 0;
-            wait_all(&t, sleep_ns(&t, now, NAP_NS), true); /* caught up: let a batch gather */
+            wait_all(&t, sleep_ns(&t, now, nap_ns(&t)), true); /* caught up: let a batch gather */
             continue;
         }
         if (sum.hole) {

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "ipc/clock.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -22,6 +25,8 @@ int sampler_init(sampler_t *s, pid_t pid)
     s->pid = pid;
     s->peak_rss = 0;
     s->rollup_rss = 0;
+    s->rollup_end = s->rollup_took = 0;
+    s->rollup_due = false;
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (s->pidfd < 0 && errno == ESRCH)
         return -1;
@@ -53,6 +58,16 @@ bool sampler_gone(sampler_t *s)
     return kill(s->pid, 0) && errno == ESRCH;
 }
 
+/* The CPU time of the calling thread (ns): what a read cost, however long
+ * the recorder waited for a core meanwhile. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 bool sampler_read(sampler_t *s, records_sample_t *out)
 {
     if (procfs_read_status(s->pid, &out->st))
@@ -72,15 +87,34 @@ bool sampler_read(sampler_t *s, records_sample_t *out)
         }
     }
     out->rollup = NULL;
-    if (out->st.rss > s->peak_rss) {
-        s->peak_rss = out->st.rss;
-        if ((!s->rollup_rss || out->st.rss - s->rollup_rss >= s->rollup_rss / SAMPLER_ROLLUP_STEP) &&
-            procfs_read_smaps_rollup(s->pid, &s->rollup) == 0) {
+    if (sampler_rollup_due(s, out->st.rss, clock_ns())) {
+        uint64_t c0 = thread_cpu_ns();
+        if (procfs_read_smaps_rollup(s->pid, &s->rollup) == 0) {
             out->rollup = &s->rollup;
-            s->rollup_rss = out->st.rss;
+            uint64_t took = thread_cpu_ns() - c0, now = clock_ns();
+            sampler_rollup_read(s, out->st.rss, now - took, now);
         }
     }
     return true;
+}
+
+bool sampler_rollup_due(sampler_t *s, uint64_t rss, uint64_t now)
+{
+    if (rss > s->peak_rss) {
+        s->peak_rss = rss;
+        if (!s->rollup_rss || rss - s->rollup_rss >= s->rollup_rss / SAMPLER_ROLLUP_STEP)
+            s->rollup_due = true;
+    }
+    return s->rollup_due && (!s->rollup_rss || now < s->rollup_end ||
+                             now - s->rollup_end >= s->rollup_took * SAMPLER_ROLLUP_PACE);
+}
+
+void sampler_rollup_read(sampler_t *s, uint64_t rss, uint64_t t0, uint64_t t1)
+{
+    s->rollup_due = false;
+    s->rollup_rss = rss ? rss : 1;
+    s->rollup_end = t1;
+    s->rollup_took = t1 > t0 ? t1 - t0 : 0;
 }
 
 int sampler_exit(const sampler_t *s, int *status, int *signal)

@@ -7,9 +7,14 @@
  * process's descendants and their RSS, and /proc/<pid>/smaps_rollup at
  * the first RSS peak and at each one 1/SAMPLER_ROLLUP_STEP above the
  * last it was read at: the kernel walks every page table entry for it
- * (2 ms of CPU a read at gcc's cc1 of 200 MB in 4 KiB pages), so a process
- * whose RSS grows by a factor G reads it about ln G × 16 times, not at
- * every sample.  The process itself opens nothing for it.
+ * (2 ms of CPU a read at gcc's cc1 of 200 MB in 4 KiB pages, 4 ms at 370
+ * MB), so a process whose RSS grows by a factor G reads it about ln G ×
+ * 16 times, not at every sample.  Nor sooner after the last read than
+ * SAMPLER_ROLLUP_PACE times the CPU that read took (at most 1% of a core):
+ * a peak that comes sooner leaves the read due, made at the first
+ * sample the pace allows, a peak or not (a heap growing by more than
+ * 1/16 a sample read it at every one).  The process itself opens
+ * nothing for it.
  */
 #ifndef MEMSIM_RECORDER_SAMPLER_H
 #define MEMSIM_RECORDER_SAMPLER_H
@@ -22,6 +27,7 @@
 
 #define SAMPLER_TREE_MAX 4096 /* descendants listed in one sample */
 #define SAMPLER_ROLLUP_STEP 16  /* smaps_rollup again at an RSS 1/16 above the last read's */
+#define SAMPLER_ROLLUP_PACE 100 /* ...no sooner than 100 times the last read's time after it */
 
 typedef struct sampler_s {
     pid_t pid;
@@ -29,6 +35,9 @@ typedef struct sampler_s {
     uint64_t device_total;   /* physical memory or the cgroup's limit */
     uint64_t peak_rss;
     uint64_t rollup_rss;     /* the RSS smaps_rollup was last read at; 0: never */
+    uint64_t rollup_end;     /* when the last read ended (ns, CLOCK_MONOTONIC) */
+    uint64_t rollup_took;    /* what it took (ns) */
+    bool rollup_due;         /* a peak asked for a read the pace held back */
     pid_t pids[SAMPLER_TREE_MAX];
     uint64_t rss[SAMPLER_TREE_MAX];
     procfs_rollup_t rollup;
@@ -41,6 +50,14 @@ void sampler_fini(sampler_t *s);
 /* The OS's figures into out (its child list and rollup point into s).
  * False when the process is gone. */
 bool sampler_read(sampler_t *s, records_sample_t *out);
+
+/* Whether smaps_rollup is to be read at a sample of RSS rss at now (ns):
+ * the peaks and the pace above (s->peak_rss taken up to rss).  After a
+ * read, sampler_rollup_read. */
+bool sampler_rollup_due(sampler_t *s, uint64_t rss, uint64_t now);
+/* A read at RSS rss that ended at t1 (ns) and cost t1 - t0 (its CPU
+ * time: a read the recorder waited through is not dearer). */
+void sampler_rollup_read(sampler_t *s, uint64_t rss, uint64_t t0, uint64_t t1);
 
 /* Whether the process has ended (it may still be a zombie). */
 bool sampler_gone(sampler_t *s);

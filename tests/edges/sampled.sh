@@ -33,3 +33,32 @@ if need_program sampled; then
     expect_status "sampled: the analysis runs" 0 "$BUILD/memsim-analyze" --sites 0 "$f"
     expect_grep "sampled: and says the leak is exact" "^  leaked: *16.0 MiB ± 0 B$" "$TMP/out"
 fi
+# Under another allocator (jemalloc, preloaded after memsim): the fast
+# path of an unsampled call keeps the guard around the real one, so the
+# mappings jemalloc makes for itself through the program's mmap are not
+# taken for the program's (glibc's allocator calls nothing that way: its
+# fast path is a bare tail call).  alloc_heavy maps nothing itself.
+JE=$(ls /usr/lib/*-linux-gnu/libjemalloc.so.2 /lib/*-linux-gnu/libjemalloc.so.2 2>/dev/null | head -n 1)
+if [ -z "$JE" ]; then
+    echo "# skip - sampled under jemalloc: libjemalloc.so.2 is not installed"
+elif [ -x "$BUILD/programs/alloc_heavy" ]; then
+    for t in 1G 512K; do
+        fresh_out
+        untraced env LD_PRELOAD="$JE" "$BUILD/programs/alloc_heavy" 2 100000 >"$TMP/p.out" 2>&1
+        plain=$?
+        TRACE_ENV="MEMSIM_SAMPLE_BYTES=$t LD_PRELOAD=$LIB:$JE"
+        traced "$BUILD/programs/alloc_heavy" 2 100000 >"$TMP/t.out" 2>&1
+        st=$?
+        TRACE_ENV=
+        same_status "sampled at $t under jemalloc" "$st" "$plain"
+        expect_same "sampled at $t under jemalloc: same output" "$TMP/p.out" "$TMP/t.out"
+        f=$(only_trace)
+        check_trace "sampled at $t under jemalloc" "$f"
+        expect_eq "sampled at $t under jemalloc: none of jemalloc's own mappings recorded" \
+            "$(trace_text "$f" | grep -c '"ev":"mmap"')" 0
+    done
+    expect_eq "sampled at 512K under jemalloc: its allocations are (about 800)" \
+        "$([ "$(trace_text "$f" | grep -c '^\["a",')" -gt 400 ] && echo some)" some
+else
+    fail "sampled under jemalloc" "$BUILD/programs/alloc_heavy is missing (make integration builds it)"
+fi

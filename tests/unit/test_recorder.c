@@ -21,6 +21,7 @@
 #include "recorder/livemap.h"
 #include "recorder/recorder.h"
 #include "recorder/records.h"
+#include "recorder/sampler.h"
 #include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
@@ -257,6 +258,27 @@ END_TEST
  * and no free chunk; then every block was freed.  The next call may walk
  * 1,000 chunks (16.6 ms): not asked 100 ms later, as the last call's
  * cost alone allowed, but only after 100 times the guess. */
+/* smaps_rollup: at the first peak and each 1/16 above the last read's
+ * RSS, but no sooner than 100 times the last read's time after it; a
+ * peak held back by the pace is read at the next sample it allows, a
+ * peak or not. */
+START_TEST(smaps_rollup_at_peaks_paced_by_its_cost)
+{
+    static sampler_t s; /* big: its child lists */
+    memset(&s, 0, sizeof s);
+    const uint64_t M = 1000000, ms = 1000000;
+    ck_assert(sampler_rollup_due(&s, 100 * M, 1000 * ms)); /* the first peak */
+    sampler_rollup_read(&s, 100 * M, 1000 * ms, 1002 * ms); /* took 2 ms: 200 ms to wait */
+    ck_assert(!sampler_rollup_due(&s, 104 * M, 1500 * ms)); /* a peak under 1/16 above */
+    ck_assert(!sampler_rollup_due(&s, 110 * M, 1100 * ms)); /* 1/16 above, but 98 ms after */
+    ck_assert(!sampler_rollup_due(&s, 109 * M, 1150 * ms)); /* not a peak: still held */
+    ck_assert(sampler_rollup_due(&s, 105 * M, 1202 * ms));  /* the pace allows: read, below the peak */
+    sampler_rollup_read(&s, 105 * M, 1202 * ms, 1203 * ms); /* took 1 ms */
+    ck_assert(!sampler_rollup_due(&s, 111 * M, 1400 * ms)); /* a peak, under 1/16 above 105 M */
+    ck_assert(sampler_rollup_due(&s, 112 * M, 1400 * ms));  /* 1/16 above, 197 ms after */
+}
+END_TEST
+
 START_TEST(a_burst_of_frees_holds_back_the_next_mallinfo)
 {
     start();
@@ -930,6 +952,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, an_unwritable_directory_is_one_clear_line);
     tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);
     tcase_add_test(tc, a_burst_of_frees_holds_back_the_next_mallinfo);
+    tcase_add_test(tc, smaps_rollup_at_peaks_paced_by_its_cost);
     tcase_add_test(tc, acks_wake_only_a_waiter);
     suite_add_tcase(s, tc);
     return s;

@@ -92,7 +92,7 @@ END_TEST
 START_TEST(sampler_is_unbiased)
 {
     const uint64_t interval = 64 << 10;
-    sample_start(interval, 7, true);
+    sample_start(interval, 7, true, false);
     rng_t r;
     rng_seed(&r, 1);
     double expected = 0, var_expected = 0, estimate = 0, var_estimate = 0, total = 0;
@@ -119,7 +119,7 @@ END_TEST
 
 START_TEST(sampler_always_takes_huge_allocations)
 {
-    sample_start(4096, 3, true);
+    sample_start(4096, 3, true, false);
     for (unsigned i = 0; i < 10000; i++)
         ck_assert(!sample_skip(40 * 4096) && sample_take(40 * 4096)); /* 37 T is the most drawn */
 }
@@ -129,7 +129,7 @@ START_TEST(sampler_same_seed_same_samples)
 {
     uint64_t a[64], b[64];
     for (int run = 0; run < 2; run++) {
-        sample_start(8192, 42, true);
+        sample_start(8192, 42, true, false);
         memsim_sample_left = 0;
         uint64_t *out = run ? b : a;
         unsigned k = 0;
