@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ipc/clock.h"
+#include "lib/strcopy.h"
 #include "ipc/msg.h"
 #include "preload/process.h"
 #include "ipc/ring.h"
@@ -49,13 +50,6 @@ typedef struct snapshot_s {
         char name[NAME_MAX_];
     } *mods;
 } snapshot_t;
-
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-    size_t n = strnlen(src, cap - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
 
 static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -96,7 +90,7 @@ static int snap_one(struct dl_phdr_info *info, size_t size, void *data)
         if (name[0] == '.' && name[1] == '/')
             name += 2;
     }
-    copy_str(dst + at, NAME_MAX_ - at, name ? name : "");
+    str_copy(dst + at, NAME_MAX_ - at, name ? name : "");
     s->n++;
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "ipc/clock.h"
+#include "lib/strcopy.h"
 #include "preload/events.h"
 #include "preload/launch.h"
 #include "preload/modules.h"
@@ -43,14 +44,6 @@ static bool glibc_malloc(void)
     return k == 1;
 }
 
-/* src into dst (cap bytes), cut to fit, with its '\0'. */
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-    size_t n = strnlen(src, cap - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 static uint64_t unix_ns(void)
 {
     struct timespec ts;
@@ -70,8 +63,8 @@ void process_publish(void *arena, region_t *r, pid_t parent, uint32_t flags, con
     r->cfg = process_cfg;
     /* The strings up to their ends only: a fork's child publishes at
      * every fork, and each page of the region it writes is a fault. */
-    copy_str(r->exe, sizeof r->exe, process_exe);
-    copy_str(r->note, sizeof r->note, why ? why : "");
+    str_copy(r->exe, sizeof r->exe, process_exe);
+    str_copy(r->note, sizeof r->note, why ? why : "");
     atomic_store(&r->pid, process_self_pid());
     atomic_store(&r->state, REGION_LIVE);
     region_wake(&r->pid_futex);
