@@ -301,10 +301,6 @@ static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint6
         run_def_cfa(r, c, op, cie);
         break;
     case 0x10: /* expression */
-        reg = rd_uleb(c);
-        c->p += rd_uleb(c);
-        set_reg(r, reg, HOW_OTHER, 0, cie);
-        break;
     case 0x11: /* offset_extended_sf */
         reg = rd_uleb(c);
         set_reg(r, reg, HOW_OFFSET, rd_sleb(c) * cie->data_align, cie);
@@ -317,11 +313,6 @@ static void run_extended(run_t *r, cur_t *c, uint8_t op, const cie_t *cie, uint6
     case 0x15: /* val_offset_sf */
         reg = rd_uleb(c);
         rd_uleb(c);
-        set_reg(r, reg, HOW_OTHER, 0, cie);
-        break;
-    case 0x16: /* val_expression */
-        reg = rd_uleb(c);
-        c->p += rd_uleb(c);
         set_reg(r, reg, HOW_OTHER, 0, cie);
         break;
     case 0x2e: /* GNU_args_size */
