@@ -5,8 +5,12 @@
 # 4 MiB (64 times the interval: always sampled) and the realloc of two
 # sampled blocks, exactly; the number of blocks of 64 bytes sampled is
 # within 5 standard errors of 8,000,000 x (1 - e^(-64/65536)); no free
-# is taken for an unknown one; the leak at the end is exact (its blocks
-# were certain to be sampled: their weight is their size).
+# is taken for an unknown one; the program's leak is exact (its blocks
+# were certain to be sampled: their weight is their size).  The C
+# runtime keeps blocks of its own live too (stdout's buffer, each
+# thread's TLS vector of 304 bytes), sampled by chance (about 1 run in
+# 12): the end record's estimates are then above the program's leak, and
+# must equal what the trace's live records weigh (sums of w and 1 / p).
 if need_program sampled; then
     TRACE_ENV="MEMSIM_SAMPLE_BYTES=64K"
     pair "sampled" "$EDGES/sampled" 4 2000000
@@ -27,11 +31,32 @@ if need_program sampled; then
     else
         fail "sampled: the blocks of 64 bytes sampled" "$n, not within 5 standard errors of 7809"
     fi
-    expect_eq "sampled: the leak at the end, exactly" \
+    # The blocks the records leave live: "BIG BIG_BYTES EST_BYTES EST_BLOCKS SMALL"
+    # (BIG: of 1 MiB or more, the program's; SMALL: the runtime's, sampled).
+    read -r big bigb eb en small <<EOF
+$(trace_text "$f" | awk -v N=65536 -F, '
+        /^\["a",/ { gsub(/"/, "", $4); live[$4] = $5 + 0; next }
+        /^\["f",/ { gsub(/[]"]/, "", $4); delete live[$4]; next }
+        /^\["r",/ { gsub(/"/, "", $4); gsub(/"/, "", $5); delete live[$4]; live[$5] = $6 + 0 }
+        END {
+            for (a in live) {
+                s = live[a]; p = 1 - exp(-s / N); eb += s / p; en += 1 / p
+                if (s >= 1048576) { big++; bigb += s } else small++
+            }
+            printf "%d %d %.0f %.0f %d\n", big, bigb, eb, en, small
+        }')
+EOF
+    expect_eq "sampled: the program's leak, exactly" "$big:$bigb" "3:16777216"
+    expect_eq "sampled: the end record's estimates are the live records' weights" \
         "$(end_field live_allocations "$f"):$(end_field live_bytes "$f"):$(end_field unknown_frees "$f")" \
-        "3:16777216:0"
+        "$en:$eb:0"
     expect_status "sampled: the analysis runs" 0 "$BUILD/memsim-analyze" --sites 0 "$f"
-    expect_grep "sampled: and says the leak is exact" "^  leaked: *16.0 MiB ± 0 B$" "$TMP/out"
+    if [ "$small" = 0 ]; then
+        expect_grep "sampled: and says the leak is exact" "^  leaked: *16.0 MiB ± 0 B$" "$TMP/out"
+    else
+        expect_grep "sampled: and gives the runtime's $small sampled block(s) their error" \
+            "^  leaked: *16.[01] MiB ± [1-9][0-9.]* KiB$" "$TMP/out"
+    fi
 fi
 # Under another allocator (jemalloc, preloaded after memsim): the fast
 # path of an unsampled call keeps the guard around the real one, so the
