@@ -35,6 +35,7 @@
 #include "preload/sample.h"
 #include "preload/sampleset.h"
 #include "preload/signals.h"
+#include "preload/unwind.h"
 #include "ipc/sysmem.h"
 
 
@@ -456,11 +457,27 @@ EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 
 EXPORT int pthread_setcanceltype(int type, int *old) { return cancel_settype(type, old); }
 
+/* The last moment the process has one thread: libunwind is loaded here
+ * if no stack has needed it yet (preload/unwind.h). */
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    {
+        GUARD_SCOPE;
+        unwind_need();
+    }
+    return REAL(pthread_create)(thread, attr, fn, arg);
+}
+
 /* ---- libraries ------------------------------------------------------------------------------ */
 
 /* Not dlopen: glibc takes a dlopen's search path from its caller. */
 EXPORT int dlclose(void *handle)
 {
+    {
+        GUARD_SCOPE;
+        unwind_need(); /* after an unload, stacks are walked by libunwind's steps */
+    }
     int rc = REAL(dlclose)(handle);
     int saved = errno;
     {

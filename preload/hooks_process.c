@@ -33,6 +33,7 @@
 #include "preload/process_fork.h"
 #include "preload/real.h"
 #include "preload/sandbox.h"
+#include "preload/unwind.h"
 
 /* ---- processes ------------------------------------------------------------------------ */
 
@@ -288,8 +289,11 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     void *tls = va_arg(ap, void *);
     pid_t *ctid = va_arg(ap, pid_t *);
     va_end(ap);
-    if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+    if ((flags & CLONE_VM) && !(flags & CLONE_VFORK)) {
+        GUARD_SCOPE;
+        unwind_need(); /* while the process has one thread */
         atomic_store(&memsim_shared_clone, true);
+    }
     return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 }
 

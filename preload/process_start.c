@@ -24,9 +24,12 @@
 #include "preload/process_exec.h"
 #include "preload/process_fork.h"
 #include "preload/real.h"
+#include "preload/sandbox.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 #include "preload/signals.h"
 #include "preload/thread.h"
+#include "preload/unwind.h"
 
 #define ENV_AHEAD "MEMSIM_AHEAD" /* the allocator ahead of memsim, said in this tree */
 
@@ -105,12 +108,21 @@ static void check_interposed(void)
     snprintf(env_ahead, sizeof env_ahead, "%s=%s", ENV_AHEAD, who);
 }
 
+/* unwind_may_load: a dlopen here cannot deadlock (no other thread can
+ * hold a lock the loader waits for) nor harm (no sandbox judging the
+ * loader's calls, not a vfork child sharing its parent's loader). */
+static bool may_load_unwinder(void)
+{
+    return proc_one_thread() && sandbox_getpid() == memsim_proc->pid && !sandbox_without();
+}
+
 __attribute__((constructor(101))) static void memsim_start(int argc, char **argv, char **envp)
 {
     (void)argc;
     (void)argv;
     (void)envp;
     GUARD_SCOPE;
+    unwind_may_load = may_load_unwinder;
     say_init();
     real_resolve();
     check_interposed();

@@ -24,6 +24,7 @@
 #include "ipc/ring.h"
 #include "preload/signals.h"
 #include "preload/thread.h"
+#include "preload/unwind.h"
 
 #define P 4096L /* a pointer, for a judgement: no filter reads what it points at */
 
@@ -110,6 +111,7 @@ long sandbox_enter(unsigned op, unsigned long flags, const void *prog, sandbox_r
     if (self != memsim_proc->pid)
         return call(ctx); /* a vfork child: its parent's memory, not its trace */
     GUARD_SCOPE;
+    unwind_need(); /* the loader's calls before the filter judges them */
     /* The thread as the sandbox will find it. */
     thread_area();
     seccomp_learn_tid(thread_tid());

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -292,34 +293,138 @@ static walk_general_t general_of(void *h, int (*bt)(void **, int), unw_addr_spac
     return g;
 }
 
-int unwind_init(unsigned want, int mode, const char **why)
+/* libunwind, loaded (patched, its caching per thread): its general
+ * walker and its unw_backtrace in *g and *bt; 0, or -1 with *why. */
+static int load(walk_general_t *g, int (**bt)(void **, int), const char **why)
 {
-    unwind_depth_ = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
-    if (!unwind_depth_)
-        return 0;
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        unwind_depth_ = 0;
+        dlerror(); /* the program's next dlerror() is about its own calls */
         *why = "cannot load libunwind.so.8 (Debian package libunwind8); stacks are off";
         return -1;
     }
     struct link_map *lm = NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
         patch_imports(lm);
-    int (*bt)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+    *bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
     unw_set_caching_policy_fn policy =
         (unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
     unw_addr_space_t *as = dlsym(h, "_ULx86_64_local_addr_space");
-    if (!bt) {
-        unwind_depth_ = 0;
+    if (!*bt) {
         *why = "libunwind.so.8 has no unw_backtrace; stacks are off";
         return -1;
     }
     if (policy && as)
         policy(*as, UNW_CACHE_PER_THREAD);
-    walk_general_t general = general_of(h, bt, as ? *as : NULL);
-    unwind_backtrace_ = walk_init((walk_mode_t)mode, general) == 0 ? walk_backtrace : bt;
+    *g = general_of(h, *bt, as ? *as : NULL);
+    return 0;
+}
+
+/* ---- libunwind when a stack first needs it ------------------------------------------ */
+
+static _Atomic int lazy; /* 1: not loaded yet; 2: loading; 3: loaded; 4: could not be */
+static uintptr_t loader_lo, loader_hi; /* the dynamic loader's code; 0, 0: not known */
+
+static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)data)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            loader_lo = info->dlpi_addr + ph->p_vaddr;
+            loader_hi = loader_lo + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+static bool in_loader(uintptr_t pc) { return pc >= loader_lo && pc < loader_hi; }
+
+/* Whether the code at pc is the kernel's way back from a signal handler
+ * (glibc's __restore_rt: mov $SYS_rt_sigreturn, %rax; syscall), read
+ * without a fault where pc is not readable. */
+static bool sigreturn_at(uintptr_t pc)
+{
+    static const unsigned char code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    unsigned char got[sizeof code];
+    struct iovec local = {got, sizeof got}, remote = {(void *)pc, sizeof got};
+    long rc = seccomp_call(SYS_process_vm_readv, (long)getpid(), (long)&local, 1L, (long)&remote,
+                           1L, 0L);
+    return rc != (long)sizeof got || memcmp(got, code, sizeof code) == 0; /* unreadable: as if */
+}
+
+/* Load libunwind now, if it is still to be (one thread at a time). */
+static bool load_now(void)
+{
+    int expect = 1;
+    if (!atomic_compare_exchange_strong(&lazy, &expect, 2))
+        return expect == 3;
+    walk_general_t g;
+    int (*bt)(void **, int);
+    const char *why;
+    if (load(&g, &bt, &why)) {
+        atomic_store(&lazy, 4);
+        return false;
+    }
+    walk_set_general(g);
+    atomic_store(&lazy, 3);
+    void *warm[4]; /* libunwind's first-use set-up, here */
+    bt(warm, 4);
+    return true;
+}
+
+bool (*unwind_may_load)(void);
+
+static bool may_load(void) { return unwind_may_load && unwind_may_load(); }
+
+/* A stack needs libunwind (walk_demand_t): loaded when that is safe and
+ * the walk came through neither the loader (a malloc of its own) nor a
+ * signal frame (a handler may have interrupted the loader). */
+static bool on_demand(uintptr_t stop, void *const *frames, int n)
+{
+    if (atomic_load(&lazy) != 1 || !loader_hi || !may_load())
+        return atomic_load(&lazy) == 3;
+    if (!stop || in_loader(stop) || sigreturn_at(stop))
+        return false;
+    for (int i = 0; i < n; i++)
+        if (in_loader((uintptr_t)frames[i]))
+            return false;
+    return load_now();
+}
+
+void unwind_need(void)
+{
+    if (atomic_load_explicit(&lazy, memory_order_relaxed) == 1 && may_load())
+        load_now();
+}
+
+int unwind_init(unsigned want, int mode, const char **why)
+{
+    unwind_depth_ = want > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : want;
+    if (!unwind_depth_)
+        return 0;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
+    uintptr_t base = getauxval(AT_BASE);
+    if (base)
+        dl_iterate_phdr(find_loader, (void *)base);
+    /* By rules, libunwind when a stack first needs it: most processes
+     * never load it (its dlopen is the dearest part of a process's
+     * start). */
+    if (mode == WALK_FAST && loader_hi &&
+        walk_init(WALK_FAST, (walk_general_t){0}, on_demand) == 0) {
+        atomic_store(&lazy, 1);
+        unwind_backtrace_ = walk_backtrace;
+        return 0;
+    }
+    walk_general_t g;
+    int (*bt)(void **, int);
+    if (load(&g, &bt, why)) {
+        unwind_depth_ = 0;
+        return -1;
+    }
+    unwind_backtrace_ = walk_init((walk_mode_t)mode, g, NULL) == 0 ? walk_backtrace : bt;
     /* libunwind initializes itself on first use (its validation pipe
      * among it, now redirected): here, not in the middle of the
      * program's first malloc. */

@@ -4,7 +4,9 @@
  * libunwind is loaded with dlopen(RTLD_LOCAL) and used through function
  * pointers, so memsim's copy never clashes with an unwinder the program
  * links (LLVM's libunwind, an older libunwind).  Per-thread caching is
- * switched on.
+ * switched on.  Under the default walk (preload/walk.h) it is loaded
+ * only when first needed: at the first stack the frame rules do not
+ * cover, where unwind_may_load allows, or at unwind_need.
  *
  * libunwind validates addresses it is unsure of by writing a byte of
  * them into a pipe it opens for itself: two descriptors in the program's
@@ -20,16 +22,30 @@
 #ifndef MEMSIM_PRELOAD_UNWIND_H
 #define MEMSIM_PRELOAD_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define UNWIND_MAX_DEPTH 256
 #define UNWIND_SELF_MAX 16 /* memsim frames a capture may start with */
 
-/* Load the unwinder for stacks of up to depth frames (0: off), walking
+/* Set up the unwinder for stacks of up to depth frames (0: off), walking
  * them as mode (config_unwind_t) says: by cached frame rules where they
- * hold (preload/walk.h), else libunwind.  0, or -1 with a reason in *why
+ * hold (preload/walk.h), else libunwind (loaded now for the other modes,
+ * or where the rule table cannot be had).  0, or -1 with a reason in *why
  * (stacks then stay off). */
 int unwind_init(unsigned depth, int mode, const char **why);
+
+/* Whether a dlopen cannot deadlock or harm where it is asked: set by the
+ * preload (process_start.c: one thread, no sandbox, not a vfork child).
+ * NULL: never; a stack that needs libunwind then ends at the frame
+ * without a rule. */
+extern bool (*unwind_may_load)(void);
+
+/* A point before the process may stop having one thread (a thread, a
+ * library unload, a sandbox), the guard held: loads libunwind now if
+ * unwind_init left it to the first stack that needs it and
+ * unwind_may_load allows. */
+void unwind_need(void);
 
 /* The depth in use (0: stacks are off). */
 unsigned unwind_depth(void);

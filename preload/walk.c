@@ -46,10 +46,12 @@ typedef struct slot_s {
 
 static slot_t *table;
 static walk_mode_t mode;
-static walk_general_t general;
+static walk_general_t general;   /* read once have_general is */
+static _Atomic bool have_general;
+static walk_demand_t demand;
 static _Atomic bool unloaded; /* a library was: general.stepped walks */
 static _Atomic uint64_t generation;
-static _Atomic uint64_t mismatches, fallbacks;
+static _Atomic uint64_t mismatches, fallbacks, cuts;
 static _Atomic bool told;
 
 int walk_backtrace(void **buffer, int size);
@@ -238,10 +240,11 @@ static inline void memo_store(memo_t *m, void **buffer, const trail_t *t, int n,
 
 /* The frames from (pc, sp, bp) by their rules, and by the memo where the
  * stack is the one it holds: their number, or -1 at a frame without a
- * rule (or one that would go down the stack).  The memo then holds this
- * walk. */
+ * rule (or one that would go down the stack), the frames before it in
+ * buffer (*got of them) and its return address in *stop (0 for one
+ * going down).  The memo then holds this walk. */
 static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-                      const memo_t *from_memo, uint64_t gen, memo_t *m)
+                      const memo_t *from_memo, uint64_t gen, memo_t *m, int *got, uintptr_t *stop)
 {
     const uintptr_t pc0 = pc, sp0 = sp, bp0 = bp;
     trail_t t;
@@ -275,15 +278,18 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
                     break;
                 }
                 if (!m->bp_live[f] && !m->rbp_off[f])
-                    return walk_rules(buffer, size, pc0, sp0, bp0, NULL, gen, m);
+                    return walk_rules(buffer, size, pc0, sp0, bp0, NULL, gen, m, got, stop);
                 pc = m->pc[f];
                 sp = m->sp[f];
                 bp = m->bp[f];
             }
         }
         ehframe_rule_t r = rule_at(pc);
-        if (r.kind == EHFRAME_OTHER)
+        if (r.kind == EHFRAME_OTHER) {
+            *got = n;
+            *stop = pc;
             return -1;
+        }
         buffer[n] = (void *)pc;
         t.sp[n] = sp;
         t.bp[n] = bp;
@@ -297,8 +303,11 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
         uintptr_t cfa = (r.kind == EHFRAME_RSP ? sp : bp) + (uintptr_t)(intptr_t)r.cfa_off;
         /* The first frame (memsim_on_stack_bt's) leaves memsim's stack
          * for the program's; every later one goes up its stack. */
-        if (n > 1 && cfa <= sp)
+        if (n > 1 && cfa <= sp) {
+            *got = n;
+            *stop = 0;
             return -1;
+        }
         uintptr_t next = word(cfa - 8);
         if (r.rbp_off)
             bp = word(cfa + (intptr_t)r.rbp_off);
@@ -324,6 +333,8 @@ static int walk_rules(void **buffer, int size, uintptr_t pc, uintptr_t sp, uintp
 static inline __attribute__((always_inline)) int walk_general(void **buffer, int size)
 {
     if (__builtin_expect(!seccomp_unwinder_ok(), 0))
+        return 0;
+    if (__builtin_expect(!atomic_load_explicit(&have_general, memory_order_acquire), 0))
         return 0;
     int (*walk)(void **, int) = general.backtrace;
     if (__builtin_expect(atomic_load_explicit(&unloaded, memory_order_relaxed), 0) &&
@@ -367,7 +378,10 @@ __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_
     uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
     if (m)
         m->busy = true;
-    int n = walk_rules(buffer, size, entry_sp[0], (uintptr_t)(entry_sp + 1), rbp, m, gen, m);
+    int got = 0;
+    uintptr_t stop = 0;
+    int n = walk_rules(buffer, size, entry_sp[0], (uintptr_t)(entry_sp + 1), rbp, m, gen, m,
+                       &got, &stop);
     if (m) {
         if (n < 0)
             m->gen = 0;
@@ -375,6 +389,15 @@ __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_
     }
     if (n < 0) {
         atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed);
+        if (__builtin_expect(!atomic_load_explicit(&have_general, memory_order_acquire), 0) &&
+            !(demand && demand(stop, (void *const *)buffer, got))) {
+            /* No libunwind to be had here: the stack up to the frame
+             * without a rule, that frame's return address last. */
+            atomic_fetch_add_explicit(&cuts, 1, memory_order_relaxed);
+            if (stop && got < size)
+                buffer[got++] = (void *)stop;
+            return got;
+        }
         return walk_general(buffer, size);
     }
     if (mode == WALK_CHECK) {
@@ -392,23 +415,33 @@ __attribute__((noinline)) int memsim_walk_from(void **buffer, int size, uintptr_
     return n;
 }
 
-int walk_init(walk_mode_t m, walk_general_t g)
+int walk_init(walk_mode_t m, walk_general_t g, walk_demand_t d)
 {
     mode = m;
-    general = g;
+    demand = d;
+    if (g.backtrace)
+        walk_set_general(g);
     if (m == WALK_LIBUNWIND || !ehframe_available())
         return m == WALK_LIBUNWIND ? 0 : -1;
-    table = sysmem_alloc(SLOTS * sizeof *table);
+    if (!table)
+        table = sysmem_alloc(SLOTS * sizeof *table);
     return table ? 0 : -1;
+}
+
+void walk_set_general(walk_general_t g)
+{
+    general = g;
+    atomic_store_explicit(&have_general, true, memory_order_release);
 }
 
 void walk_forget(void)
 {
     atomic_store_explicit(&unloaded, true, memory_order_relaxed);
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    if (general.flush)
+    if (atomic_load_explicit(&have_general, memory_order_acquire) && general.flush)
         general.flush();
 }
 
 uint64_t walk_mismatches(void) { return atomic_load(&mismatches); }
 uint64_t walk_fallbacks(void) { return atomic_load(&fallbacks); }
+uint64_t walk_cuts(void) { return atomic_load(&cuts); }

@@ -14,7 +14,8 @@
  * same end (the frame whose return address is undefined: _start, a
  * thread's clone).  A stack holding any frame without such a rule (a
  * signal frame, code without CFI, a realigned stack) is walked by
- * libunwind instead, from the start.  Only frames up the stack are
+ * libunwind instead, from the start; libunwind is loaded when the first
+ * such stack comes, where that is safe (preload/unwind.h).  Only frames up the stack are
  * followed; a frame that would go down it is left to libunwind too.
  *
  * The rules are forgotten when a library may have been unloaded
@@ -50,10 +51,21 @@ typedef struct walk_general_s {
     void (*flush)(void);
 } walk_general_t;
 
-/* Set up the rule table, with general for the stacks it does not cover.
- * 0, or -1 (no memory, no _dl_find_object): walk_backtrace is then
- * general.backtrace. */
-int walk_init(walk_mode_t mode, walk_general_t general);
+/* Asked when a stack needs the general walker and it is not there yet:
+ * the frames walked (n in frames) and the return address of the frame
+ * without a rule (stop; 0 when the walk would have gone down the stack).
+ * True once the general walker is set (walk_set_general). */
+typedef bool (*walk_demand_t)(uintptr_t stop, void *const *frames, int n);
+
+/* Set up the rule table, with general for the stacks it does not cover:
+ * WALK_FAST may start without it (general.backtrace NULL), demand then
+ * asked for it at the first such stack; without it that stack ends at
+ * the frame without a rule (walk_cuts).  0, or -1 (no memory, no
+ * _dl_find_object): walk_backtrace is then general.backtrace. */
+int walk_init(walk_mode_t mode, walk_general_t general, walk_demand_t demand);
+
+/* The general walker, once it is loaded (any thread may be walking). */
+void walk_set_general(walk_general_t general);
 
 /* The walker to call as unw_backtrace is called: the return addresses
  * of the caller's frames, its own first, at most size. */
@@ -66,5 +78,8 @@ void walk_forget(void);
  * stacks walked by libunwind because a frame had no rule. */
 uint64_t walk_mismatches(void);
 uint64_t walk_fallbacks(void);
+/* Stacks that needed the general walker when it could not be had: each
+ * recorded up to the frame without a rule, that frame included. */
+uint64_t walk_cuts(void);
 
 #endif

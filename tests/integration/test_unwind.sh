@@ -141,8 +141,47 @@ if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
         fail "walk_shapes: the same stacks as with MEMSIM_UNWIND=libunwind" \
             "$n stacks; $(diff "$TMP/libunwind.stacks" "$TMP/fast.stacks" | head -c 300)"
     fi
+    # One thread, a signal handler allocating: libunwind is never loaded
+    # (a dlopen from a handler could interrupt the loader), so those
+    # stacks end at the signal frame, their frames libunwind's first ones
+    # (the last the handler's return address); every other stack is
+    # libunwind's.  Before libunwind was loaded on demand it was loaded
+    # at every start: all the stacks were libunwind's.
+    for m in libunwind fast; do
+        mkdir -p "$TMP/alone-$m"
+        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/alone-$m" MEMSIM_UNWIND=$m \
+            "$BUILD/programs/walk_shapes" 500 alone >/dev/null 2>&1
+        trace_text "$TMP"/alone-$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
+            sort >"$TMP/alone-$m.stacks"
+    done
+    counts=$(awk 'NR == FNR { full[$0] = 1; n++; next }
+                  { if ($0 in full) same++; else { p = substr($0, 1, length($0) - 2) ","; cut = 0
+                        for (s in full) if (index(s, p) == 1) { cut = 1; break }
+                        if (cut) cuts++; else other++ } }
+                  END { printf "%d %d %d %d", n, same, cuts, other }' \
+        "$TMP/alone-libunwind.stacks" "$TMP/alone-fast.stacks")
+    set -- $counts
+    if [ "$1" -gt 20 ] && [ "$3" -ge 1 ] && [ "$4" = 0 ] && [ $(($2 + $3)) -eq "$1" ]; then
+        pass "walk_shapes alone: $2 stacks as libunwind's, $3 cut at the signal frame"
+    else
+        fail "walk_shapes alone: libunwind's stacks, the handler's cut at its frame" \
+            "libunwind $1 stacks; same $2, cut $3, other $4"
+    fi
 else
     echo "# skip - stacks compared with libunwind's: setarch -R is not permitted here"
+fi
+
+# libunwind is loaded only where a stack needs it, or before a thread,
+# an unload or a sandbox: a process that makes none of them never maps it.
+fresh_maps() {
+    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/maps" "$@" 2>/dev/null |
+        grep -o 'libunwind\.so[.0-9]*\|liblzma\.so[.0-9]*' | sort -u | wc -l
+}
+mkdir -p "$TMP/maps"
+expect_eq "one thread, no stack needing it: libunwind not loaded" "$(fresh_maps cat /proc/self/maps)" 0
+if command -v python3 >/dev/null 2>&1; then
+    expect_eq "a thread made: libunwind loaded before it" \
+        "$(fresh_maps python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join(); print(open("/proc/self/maps").read())')" 2
 fi
 
 summary

@@ -21,9 +21,12 @@
  * With "unloaded", a library (glibc's libutil.so.1) is loaded and
  * unloaded first: every stack the rules do not cover is then walked by
  * unw_step, not unw_backtrace (whose frame cache outlives an unload).
+ * With "alone", no thread is made: the process has one thread when its
+ * signal handler allocates, and memsim has not loaded libunwind (those
+ * stacks end at the signal frame).
  *
  * Prints a checksum of what it computed, the same with or without memsim.
- *   walk_shapes [ROUNDS [unloaded]]
+ *   walk_shapes [ROUNDS [unloaded|alone]]
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -131,8 +134,9 @@ int main(int argc, char **argv)
         }
         dlclose(h);
     }
+    int threads = argc > 2 && strcmp(argv[2], "alone") == 0 ? 0 : 2;
     pthread_t t[2];
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < threads; k++)
         pthread_create(&t[k], NULL, thread_main, &rounds);
     uint64_t total = 0;
     for (int i = 0; i < rounds; i++)
@@ -154,7 +158,7 @@ int main(int argc, char **argv)
         sigsuspend(&old);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < threads; k++) {
         void *r;
         pthread_join(t[k], &r);
         total += (uint64_t)(uintptr_t)r;

@@ -129,7 +129,7 @@ START_TEST(stacks_equal_libunwinds)
     unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
     ck_assert_ptr_nonnull(unw_bt);
     ck_assert_ptr_nonnull(thread_area()); /* the thread's last stack lives there */
-    ck_assert_int_eq(walk_init(WALK_FAST, (walk_general_t){.backtrace = unw_bt}), 0);
+    ck_assert_int_eq(walk_init(WALK_FAST, (walk_general_t){.backtrace = unw_bt}, NULL), 0);
     static const int depths[] = {3, 40, 40, 10, 40, 55, 1, 55, 20, 20};
     pair_t p;
     for (unsigned i = 0; i < sizeof depths / sizeof depths[0]; i++) {
