@@ -7,6 +7,7 @@
 #define MEMSIM_PRELOAD_HOOK_H
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "preload/guard.h"

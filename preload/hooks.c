@@ -469,6 +469,16 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
     return REAL(pthread_create)(thread, attr, fn, arg);
 }
 
+/* C11's, which glibc makes without its pthread_create's symbol. */
+EXPORT int thrd_create(thrd_t *thread, thrd_start_t fn, void *arg)
+{
+    {
+        GUARD_SCOPE;
+        unwind_need();
+    }
+    return REAL(thrd_create)(thread, fn, arg);
+}
+
 /* ---- libraries ------------------------------------------------------------------------------ */
 
 /* Not dlopen: glibc takes a dlopen's search path from its caller. */

@@ -17,12 +17,14 @@
 #ifndef MEMSIM_PRELOAD_REAL_H
 #define MEMSIM_PRELOAD_REAL_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <threads.h>
 
 typedef struct real_s {
 #define HOOK(ret, name, params, args) ret(*name) params;

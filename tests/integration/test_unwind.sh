@@ -167,6 +167,21 @@ if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
         fail "walk_shapes alone: libunwind's stacks, the handler's cut at its frame" \
             "libunwind $1 stacks; same $2, cut $3, other $4"
     fi
+    # C11 threads first: libunwind was loaded before them, no stack is cut.
+    for m in libunwind fast; do
+        mkdir -p "$TMP/c11-$m"
+        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/c11-$m" MEMSIM_UNWIND=$m \
+            "$BUILD/programs/walk_shapes" 500 c11 >/dev/null 2>&1
+        trace_text "$TMP"/c11-$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
+            sort >"$TMP/c11-$m.stacks"
+    done
+    n=$(wc -l <"$TMP/c11-fast.stacks")
+    if [ "$n" -gt 20 ] && cmp -s "$TMP/c11-libunwind.stacks" "$TMP/c11-fast.stacks"; then
+        pass "walk_shapes c11: the same $n stacks as with MEMSIM_UNWIND=libunwind"
+    else
+        fail "walk_shapes c11: the same stacks as with MEMSIM_UNWIND=libunwind" \
+            "$n stacks; $(diff "$TMP/c11-libunwind.stacks" "$TMP/c11-fast.stacks" | head -c 300)"
+    fi
 else
     echo "# skip - stacks compared with libunwind's: setarch -R is not permitted here"
 fi

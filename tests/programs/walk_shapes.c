@@ -23,19 +23,23 @@
  * unw_step, not unw_backtrace (whose frame cache outlives an unload).
  * With "alone", no thread is made: the process has one thread when its
  * signal handler allocates, and memsim has not loaded libunwind (those
- * stacks end at the signal frame).
+ * stacks end at the signal frame).  With "c11", the threads are C11's
+ * (thrd_create), before which memsim loads libunwind as it does before
+ * pthread_create.
  *
  * Prints a checksum of what it computed, the same with or without memsim.
- *   walk_shapes [ROUNDS [unloaded|alone]]
+ *   walk_shapes [ROUNDS [unloaded|alone|c11]]
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <threads.h>
 
 static volatile uint64_t sum;
 static volatile sig_atomic_t in_handler;
@@ -123,6 +127,8 @@ static void *thread_main(void *arg)
     return (void *)(uintptr_t)local;
 }
 
+static int c11_main(void *arg) { return (int)((uintptr_t)thread_main(arg) % 1000003); }
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 20000;
@@ -135,9 +141,15 @@ int main(int argc, char **argv)
         dlclose(h);
     }
     int threads = argc > 2 && strcmp(argv[2], "alone") == 0 ? 0 : 2;
+    bool c11 = argc > 2 && strcmp(argv[2], "c11") == 0;
     pthread_t t[2];
-    for (int k = 0; k < threads; k++)
-        pthread_create(&t[k], NULL, thread_main, &rounds);
+    thrd_t c[2];
+    for (int k = 0; k < threads; k++) {
+        if (c11)
+            thrd_create(&c[k], c11_main, &rounds);
+        else
+            pthread_create(&t[k], NULL, thread_main, &rounds);
+    }
     uint64_t total = 0;
     for (int i = 0; i < rounds; i++)
         total += recurse((i * 7) % 31, i);
@@ -159,9 +171,13 @@ int main(int argc, char **argv)
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     for (int k = 0; k < threads; k++) {
-        void *r;
-        pthread_join(t[k], &r);
-        total += (uint64_t)(uintptr_t)r;
+        void *r = NULL;
+        int res = 0;
+        if (c11)
+            thrd_join(c[k], &res);
+        else
+            pthread_join(t[k], &r);
+        total += c11 ? (uint64_t)res : (uint64_t)(uintptr_t)r;
     }
     printf("walk_shapes %d rounds: checksum %llu\n", rounds,
            (unsigned long long)(total % 1000003));
