@@ -50,7 +50,7 @@ static int hash_grow(lean_t *l);
 /* key -> ext; key is not in the hash.  0, or -1 without memory. */
 static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
 {
-    if ((l->hcount + 1) * 2 > l->hcap && hash_grow(l))
+    if ((l->hcount + 1) * 4 > l->hcap * 3 && hash_grow(l))
         return -1;
     uint64_t m = l->hcap - 1, i = home(l, key);
     while (l->hash[i].key != HASH_EMPTY)
@@ -437,7 +437,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     /* Room first, so that nothing changes when there is none. */
     if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
         return -1;
-    if ((l->hcount + 2) * 2 > l->hcap && hash_grow(l))
+    if ((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l))
         return -1;
     hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
@@ -495,7 +495,7 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     /* Room for the keys and an extent first: a free that cannot be
      * recorded changes nothing. */
-    if (((l->hcount + 2) * 2 > l->hcap && hash_grow(l)) ||
+    if (((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l)) ||
         (l->ne == l->cap && l->spare == NIL && ext_grow(l)))
         return -1;
     l->alloc_bytes -= s;

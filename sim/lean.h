@@ -46,8 +46,10 @@
  *
  * Treap priorities are a hash of the node's slot, so a lean device is
  * deterministic.  Bounds: every operation O(log e) expected, e the
- * extents; memory 40 bytes an extent and 8 per hash slot (at most
- * twice the extents, doubled as they grow).
+ * extents; memory 40 bytes an extent and 8 per hash slot: two keys an
+ * extent, the hash at most 3/4 full and doubled as it grows (21 to 43
+ * bytes an extent; at most half full it held a third more on perl's
+ * recording, for no faster a replay).
  *
  * The lean form exists for a device of at most 2^32 - 2 granules
  * (64 GiB at 16 bytes); lean_create refuses a larger one (the caller
