@@ -14,9 +14,11 @@
  */
 #include "sim/lean_buddy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/check.h"
 #include "lib/slotmap.h"
 #include "sim/lean.h"
 
@@ -146,6 +148,20 @@ static void node_drop(lean_buddy_t *b, uint32_t x)
     e->next = b->spare;
     b->spare = x;
     b->nfree--;
+}
+
+/* Every invariant after an operation, in a checked build (lib/check.h). */
+static void checked(const lean_buddy_t *b, const char *after)
+{
+    CHECK_EXPENSIVE({
+        const char *why;
+        if (lean_buddy_check(b, &why)) {
+            fprintf(stderr, "memsim: lean buddy check failed after %s: %s\n", after, why);
+            abort();
+        }
+    });
+    (void)b;
+    (void)after;
 }
 
 /* ---- the device ----------------------------------------------------------------- */
@@ -279,6 +295,7 @@ int lean_buddy_alloc(lean_buddy_t *b, uint64_t size, uint64_t align, uint32_t *h
     if (b->requested > b->peak_live)
         b->peak_live = b->requested;
     *h = handle_of(off, k);
+    checked(b, "an alloc");
     return POOL_OK;
 }
 
@@ -336,6 +353,7 @@ int lean_buddy_free(lean_buddy_t *b, uint32_t h, uint64_t size)
         b->nblocks--;
     }
     node_new(b, off, k, tag); /* room made above, or given back by a merge */
+    checked(b, "a free");
     return 0;
 }
 
