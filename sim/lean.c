@@ -35,6 +35,8 @@ static const struct {
 
 bool lean_supports(const char *strategy)
 {
+    if (strcmp(strategy, "buddy") == 0)
+        return true;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (strcmp(strategy, forms[i].name) == 0)
             return true;
@@ -48,7 +50,7 @@ static int hash_grow(lean_t *l);
 /* key -> ext; key is not in the hash.  0, or -1 without memory. */
 static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
 {
-    if ((l->hcount + 1) * 2 > l->hcap && hash_grow(l))
+    if ((l->hcount + 1) * 4 > l->hcap * 3 && hash_grow(l))
         return -1;
     uint64_t m = l->hcap - 1, i = home(l, key);
     while (l->hash[i].key != HASH_EMPTY)
@@ -257,6 +259,19 @@ static void unindex(lean_t *l, uint32_t x)
 int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, size_t errlen)
 {
     *out = NULL;
+    if (strcmp(strategy, "buddy") == 0) {
+        const char *why = "";
+        lean_t *l = calloc(1, sizeof *l);
+        if (!l || !(l->buddy = lean_buddy_create(total, &why))) {
+            snprintf(err, errlen, "%s", l ? why : "out of host memory");
+            free(l);
+            return -1;
+        }
+        l->ops = strategy_find(strategy);
+        l->total = total;
+        *out = l;
+        return 0;
+    }
     size_t f = 0;
     while (f < sizeof forms / sizeof forms[0] && strcmp(strategy, forms[f].name))
         f++;
@@ -306,6 +321,7 @@ void lean_destroy(lean_t *l)
 {
     if (!l)
         return;
+    lean_buddy_destroy(l->buddy);
     free(l->e);
     free(l->hash);
     free(l->bin_root);
@@ -313,11 +329,22 @@ void lean_destroy(lean_t *l)
 }
 
 const strategy_ops_t *lean_strategy(const lean_t *l) { return l->ops; }
-uint64_t lean_extents(const lean_t *l) { return l->nexts; }
-uint64_t lean_addr(const lean_t *l, uint32_t h) { return l->base + ((uint64_t)h << GSHIFT); }
+uint64_t lean_extents(const lean_t *l)
+{
+    return l->buddy ? lean_buddy_free_blocks(l->buddy) : l->nexts;
+}
+
+uint64_t lean_addr(const lean_t *l, uint32_t h)
+{
+    return l->buddy ? lean_buddy_addr(l->buddy, h) : l->base + ((uint64_t)h << GSHIFT);
+}
 
 void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 {
+    if (l->buddy) {
+        lean_buddy_prefetch_free(l->buddy, h);
+        return;
+    }
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     __builtin_prefetch(&l->hash[home(l, bkey(l, a))]);
     __builtin_prefetch(&l->hash[home(l, bkey(l, a + s))]);
@@ -325,6 +352,8 @@ void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 
 uint64_t lean_reserved(const lean_t *l)
 {
+    if (l->buddy)
+        return lean_buddy_reserved(l->buddy);
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
     uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
@@ -408,7 +437,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     /* Room first, so that nothing changes when there is none. */
     if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
         return -1;
-    if ((l->hcount + 2) * 2 > l->hcap && hash_grow(l))
+    if ((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l))
         return -1;
     hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
@@ -425,6 +454,8 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
 
 int lean_alloc(lean_t *l, uint64_t size, uint64_t align, uint32_t *h)
 {
+    if (l->buddy)
+        return lean_buddy_alloc(l->buddy, size, align, h);
     if (size - 1 >= l->total || !align || (align & (align - 1)))
         return POOL_EINVAL;
     uint64_t bytes = (size + G - 1) & ~(uint64_t)(G - 1);
@@ -459,10 +490,12 @@ int lean_alloc(lean_t *l, uint64_t size, uint64_t align, uint32_t *h)
 
 int lean_free(lean_t *l, uint32_t h, uint64_t size)
 {
+    if (l->buddy)
+        return lean_buddy_free(l->buddy, h, size);
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     /* Room for the keys and an extent first: a free that cannot be
      * recorded changes nothing. */
-    if (((l->hcount + 2) * 2 > l->hcap && hash_grow(l)) ||
+    if (((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l)) ||
         (l->ne == l->cap && l->spare == NIL && ext_grow(l)))
         return -1;
     l->alloc_bytes -= s;
@@ -509,6 +542,10 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
 
 void lean_metrics(const lean_t *l, device_metrics_t *m)
 {
+    if (l->buddy) {
+        lean_buddy_metrics(l->buddy, m);
+        return;
+    }
     uint64_t seg = l->end - l->base;
     memset(m, 0, sizeof *m);
     m->total = l->total;

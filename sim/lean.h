@@ -46,12 +46,19 @@
  *
  * Treap priorities are a hash of the node's slot, so a lean device is
  * deterministic.  Bounds: every operation O(log e) expected, e the
- * extents; memory 40 bytes an extent and 8 per hash slot (at most
- * twice the extents, doubled as they grow).
+ * extents; memory 40 bytes an extent and 8 per hash slot: two keys an
+ * extent, the hash at most 3/4 full and doubled as it grows (21 to 43
+ * bytes an extent; at most half full it held a third more on perl's
+ * recording, for no faster a replay).
  *
  * The lean form exists for a device of at most 2^32 - 2 granules
  * (64 GiB at 16 bytes); lean_create refuses a larger one (the caller
  * then uses a device).  Not thread-safe: one thread at a time.
+ *
+ * Buddy has a lean form too, behind the same functions: its free
+ * blocks are not maximal runs (only buddies merge), so it keeps them as
+ * the device does, without the allocated ones (sim/lean_buddy.h; below
+ * 128 GiB).
  */
 #ifndef MEMSIM_SIM_LEAN_H
 #define MEMSIM_SIM_LEAN_H
@@ -67,7 +74,7 @@
 typedef struct lean_s lean_t;
 
 /* Whether a strategy has a lean form ("first-fit", "next-fit",
- * "best-fit", "worst-fit"). */
+ * "best-fit", "worst-fit", "buddy"). */
 bool lean_supports(const char *strategy);
 
 /* A lean device of `total` bytes under strategy, with the default base
@@ -97,7 +104,8 @@ void lean_metrics(const lean_t *l, device_metrics_t *m);
 uint64_t lean_reserved(const lean_t *l);
 uint64_t lean_addr(const lean_t *l, uint32_t h);
 const strategy_ops_t *lean_strategy(const lean_t *l);
-/* Extents (free runs), for a prefetching caller's threshold. */
+/* Extents (free runs; buddy: free blocks), for a prefetching caller's
+ * threshold. */
 uint64_t lean_extents(const lean_t *l);
 
 /* Every invariant: the treap's order, priorities, parents and maxima;

@@ -59,6 +59,8 @@ int lean_check(const lean_t *l, const char **why)
     const char *dummy;
     if (!why)
         why = &dummy;
+    if (l->buddy)
+        return lean_buddy_check(l->buddy, why);
     uint64_t in_tree = 0, used = 0, free_bytes = 0;
     if (l->root != NIL && l->e[l->root].p != NIL)
         FAIL("the treap's root has a parent");

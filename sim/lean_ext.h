@@ -8,6 +8,7 @@
 #define MEMSIM_CORE_LEAN_EXT_H
 
 #include "sim/lean.h"
+#include "sim/lean_buddy.h"
 
 #define NIL LEAN_NONE
 #define G DEVICE_DEFAULT_GRANULE
@@ -47,6 +48,7 @@ typedef struct slot_s {
 
 struct lean_s {
     const strategy_ops_t *ops;
+    lean_buddy_t *buddy;  /* buddy's form (sim/lean_buddy.h), or NULL: a fit's */
     pick_t pick;
     bool by_addr;       /* the treap's order: address (first, next), or (size, address) */
     uint64_t total;     /* the device's capacity */

@@ -247,12 +247,14 @@ static int other(sites_t *s, const event_t *e)
 
 /* ---- with a summary's live blocks ----------------------------------------- */
 
-static void known_remove(sites_t *s, const summary_t *sum, uint64_t addr, const summary_block_t *b)
+/* The block the summary just ended (its freed, freed_stack). */
+static void known_remove(sites_t *s, const summary_t *sum, uint64_t addr)
 {
+    const summary_block_t *b = &sum->freed;
     if (b->tag >= s->cap)
         return; /* not one of ours (cannot happen when every event came here) */
     if (s->halves)
-        halves_move(s, sum, b->tag, addr, b->size, b->var, b->stack, -1);
+        halves_move(s, sum, b->tag, addr, b->size, b->var, sum->freed_stack, -1);
     site_t *st = &s->v[b->tag];
     snapshot(s, st);
     st->live -= b->size;
@@ -278,7 +280,7 @@ static int allocation_with(sites_t *s, summary_t *sum, const event_t *e)
     st->allocated += e->size;
     st->var_allocated += var;
     if (e->type == EV_REALLOC && sum->has_freed)
-        known_remove(s, sum, e->old_addr, &sum->freed);
+        known_remove(s, sum, e->old_addr);
     summary_block_t *b = summary_added(sum);
     if (b)
         b->tag = id;
@@ -317,7 +319,7 @@ int sites_add_with(sites_t *s, const event_t *e, summary_t *sum)
         return allocation_with(s, sum, e);
     case EV_FREE:
         if (sum->has_freed)
-            known_remove(s, sum, e->addr, &sum->freed);
+            known_remove(s, sum, e->addr);
         return 0;
     default:
         return other(s, e);

@@ -18,14 +18,21 @@ int summary_init(summary_t *s)
     memset(s, 0, sizeof *s);
     s->end_status = -1;
     s->added = s->replaced = SIZE_MAX;
-    return radixmap_init(&s->live);
+    s->free_head = SUMMARY_NO_SLOT;
+    if (slotmap_init(&s->live))
+        return -1;
+    if (addrmap_init(&s->big_stacks, 16)) {
+        slotmap_fini(&s->live);
+        return -1;
+    }
+    return 0;
 }
 
 void summary_fini(summary_t *s)
 {
-    radixmap_fini(&s->live);
+    slotmap_fini(&s->live);
+    addrmap_fini(&s->big_stacks);
     free(s->blocks);
-    free(s->free);
     free(s->points);
     free(s->phases);
 }
@@ -92,37 +99,66 @@ static void halves_move(summary_t *s, uint64_t addr, uint64_t size, float var, u
     }
 }
 
+/* A free slot of blocks, or SUMMARY_NO_SLOT when there is no memory
+ * for one (or 2^32 - 1 are in use). */
+static uint32_t slot_take(summary_t *s)
+{
+    uint32_t slot = s->free_head;
+    if (slot != SUMMARY_NO_SLOT) {
+        s->free_head = s->blocks[slot].next_free;
+        /* The next allocation's slot: a slot freed long ago is cold by
+         * the time it is taken again. */
+        if (s->free_head != SUMMARY_NO_SLOT)
+            __builtin_prefetch(&s->blocks[s->free_head], 1);
+        return slot;
+    }
+    if (s->nblocks >= SUMMARY_NO_SLOT ||
+        !room((void **)&s->blocks, &s->blocks_cap, s->nblocks, sizeof *s->blocks))
+        return SUMMARY_NO_SLOT;
+    return (uint32_t)s->nblocks++;
+}
+
+static void slot_give(summary_t *s, uint32_t slot)
+{
+    s->blocks[slot].next_free = s->free_head;
+    s->free_head = slot;
+}
+
+/* Block b at slot: in the map by addr, its stack id kept.  0, or -1
+ * when there is no memory for it (nothing changed). */
+static int slot_fill(summary_t *s, uint32_t slot, uint64_t addr, summary_block_t b,
+                     uint64_t stack)
+{
+    if (__builtin_expect(stack >= SUMMARY_BIG_STACK, 0) &&
+        addrmap_put(&s->big_stacks, slot, (void *)(uintptr_t)stack))
+        return -1;
+    s->blocks[slot] = b;
+    /* An address allocated again without a free (a broken trace)
+     * leaves its first block's slot, and bytes, counted. */
+    uint32_t old;
+    if (slotmap_exchange(&s->live, addr, slot + 1, &old)) {
+        if (b.stack == SUMMARY_BIG_STACK)
+            addrmap_remove(&s->big_stacks, slot);
+        return -1;
+    }
+    s->added = slot;
+    if (old)
+        s->replaced = (size_t)old - 1;
+    return 0;
+}
+
 static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack, double var)
 {
-    size_t slot;
-    if (s->nfree) {
-        slot = s->free[--s->nfree];
-        /* The slots of the next allocations: a freed block's slot is
-         * cold by the time it is taken again. */
-        if (s->nfree >= 4)
-            __builtin_prefetch(&s->blocks[s->free[s->nfree - 4]], 1);
-    } else if (room((void **)&s->blocks, &s->blocks_cap, s->nblocks, sizeof *s->blocks) &&
-               room((void **)&s->free, &s->free_cap, s->nblocks, sizeof *s->free)) {
-        slot = s->nblocks++;
-    } else {
-        slot = SIZE_MAX; /* out of memory: counted in the heap, not tracked */
+    uint32_t slot = slot_take(s);
+    summary_block_t b = {.size = size,
+                         .stack = stack < SUMMARY_BIG_STACK ? (uint32_t)stack : SUMMARY_BIG_STACK,
+                         .rec = UINT32_MAX,
+                         .var = (float)var};
+    if (slot == SUMMARY_NO_SLOT) {
+        s->lost_blocks++; /* out of memory: counted in the heap, not tracked */
+    } else if (slot_fill(s, slot, addr, b, stack)) {
+        slot_give(s, slot);
         s->lost_blocks++;
-    }
-    if (slot != SIZE_MAX) {
-        s->blocks[slot] = (summary_block_t){.size = size, .stack = stack, .rec = UINT32_MAX,
-                                            .var = (float)var};
-        /* An address allocated again without a free (a broken trace)
-         * leaves its first block's slot, and bytes, counted.  The map
-         * holds slot + 1 in 32 bits: a slot beyond is not tracked. */
-        uint32_t old;
-        if (slot >= UINT32_MAX || radixmap_exchange(&s->live, addr, (uint32_t)(slot + 1), &old)) {
-            s->free[s->nfree++] = slot; /* its room was made when it was taken */
-            s->lost_blocks++;
-        } else {
-            s->added = slot;
-            if (old)
-                s->replaced = (size_t)old - 1;
-        }
     }
     s->heap += size;
     s->var_heap += var;
@@ -142,17 +178,20 @@ static void live_add(summary_t *s, uint64_t addr, uint64_t size, uint64_t stack,
 /* Remove addr; false when it was not live. */
 static bool live_remove(summary_t *s, uint64_t addr)
 {
-    uint32_t v = radixmap_remove(&s->live, addr);
+    uint32_t v = slotmap_remove(&s->live, addr);
     if (!v)
         return false;
-    size_t slot = (size_t)v - 1;
+    uint32_t slot = v - 1;
     s->freed = s->blocks[slot];
+    s->freed_stack = s->freed.stack;
+    if (__builtin_expect(s->freed.stack == SUMMARY_BIG_STACK, 0))
+        s->freed_stack = (uint64_t)(uintptr_t)addrmap_remove(&s->big_stacks, slot);
     s->has_freed = true;
     if (s->sample_bytes)
-        halves_move(s, addr, s->freed.size, s->freed.var, s->freed.stack, -1);
+        halves_move(s, addr, s->freed.size, s->freed.var, s->freed_stack, -1);
     s->heap -= s->freed.size;
     s->var_heap -= s->freed.var;
-    s->free[s->nfree++] = slot; /* room: as many as there are blocks */
+    slot_give(s, slot);
     return true;
 }
 
@@ -160,7 +199,7 @@ static bool live_remove(summary_t *s, uint64_t addr)
  * was an allocation of its size and stack (heaptrack's rule). */
 static void freed_now(summary_t *s)
 {
-    if (s->last_was_alloc && s->freed.size == s->last_size && s->freed.stack == s->last_stack)
+    if (s->last_was_alloc && s->freed.size == s->last_size && s->freed_stack == s->last_stack)
         s->temporaries++;
     s->last_was_alloc = false;
 }
@@ -181,15 +220,15 @@ static void allocated_now(summary_t *s, const event_t *e)
 void summary_prefetch_slots(const summary_t *s, const event_t *e)
 {
     if (e->type == EV_ALLOC || e->type == EV_FREE || e->type == EV_REALLOC)
-        radixmap_prefetch(&s->live, e->addr);
+        slotmap_prefetch(&s->live, e->addr);
     if (e->type == EV_REALLOC)
-        radixmap_prefetch(&s->live, e->old_addr);
+        slotmap_prefetch(&s->live, e->old_addr);
 }
 
 void summary_prefetch_block(const summary_t *s, const event_t *e)
 {
     uint64_t addr = e->type == EV_FREE ? e->addr : e->type == EV_REALLOC ? e->old_addr : 0;
-    uint32_t v = addr ? radixmap_get(&s->live, addr) : 0;
+    uint32_t v = addr ? slotmap_get(&s->live, addr) : 0;
     if (v && v - 1 < s->nblocks)
         __builtin_prefetch(&s->blocks[v - 1], 1);
 }

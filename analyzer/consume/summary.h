@@ -2,7 +2,9 @@
  * summary: the headline figures of one trace, computed in one pass.
  *
  * Memory grows with the live allocations only: a map from address to
- * size (lib/radixmap), so leaks are what is left at the end.  Definitions:
+ * the block's slot (lib/slotmap, 12-16 bytes a live block at the map's
+ * fullest) and the blocks (24 bytes each, summary_block_t), so leaks
+ * are what is left at the end.  Definitions:
  *   allocations  alloc records plus realloc records (heaptrack counts a
  *                realloc as an allocation call too)
  *   peak heap    the most requested bytes live at once, and when (a
@@ -22,7 +24,8 @@
 #include <stdint.h>
 
 #include "analyzer/read/reader.h"
-#include "lib/radixmap.h"
+#include "lib/addrmap.h"
+#include "lib/slotmap.h"
 
 /* One sample, as the findings read it. */
 typedef struct summary_point_s {
@@ -52,14 +55,22 @@ typedef struct summary_phase_s {
 
 /* A live block: its requested size, and words companions keep with it
  * (analyzer/consume/sites: the block's site; the replay: its record), so that
- * they need not keep second maps of the same addresses. */
+ * they need not keep second maps of the same addresses.  24 bytes: a
+ * million live blocks take 24 MB. */
 typedef struct summary_block_s {
     uint64_t size;
-    uint64_t tag;   /* the companion's */
-    uint64_t stack; /* the allocation's stack id (temporaries compare it) */
-    uint32_t rec;   /* the replay's record of the block; UINT32_MAX until it sets one */
-    float var;      /* a sampled trace's: the variance of its weight (its size) */
+    uint32_t stack;         /* the allocation's stack id; SUMMARY_BIG_STACK: one of 32 bits
+                               or more, kept in the summary's big_stacks */
+    uint32_t tag;           /* the companion's */
+    union {
+        uint32_t rec;       /* the replay's record of the block; UINT32_MAX until it sets one */
+        uint32_t next_free; /* a free slot: the next free one, SUMMARY_NO_SLOT: none */
+    };
+    float var;              /* a sampled trace's: the variance of its weight (its size) */
 } summary_block_t;
+
+#define SUMMARY_BIG_STACK UINT32_MAX
+#define SUMMARY_NO_SLOT UINT32_MAX
 
 typedef struct summary_s {
     int64_t pid, ppid;       /* from meta; 0 when unknown */
@@ -118,16 +129,19 @@ typedef struct summary_s {
     uint64_t samples;
     uint64_t unknown_frees;  /* frees of blocks the trace never allocated */
     uint64_t leaked_bytes, leaked_allocations; /* set by summary_finish */
-    radixmap_t live;         /* address -> slot in blocks + 1 */
-    summary_block_t *blocks; /* the live blocks (and free slots) */
+    slotmap_t live;          /* address -> slot in blocks + 1 */
+    summary_block_t *blocks; /* the live blocks, and free slots */
     size_t nblocks, blocks_cap;
-    size_t *free;            /* the free slots of blocks, a stack (room for nblocks) */
-    size_t nfree, free_cap;
+    uint32_t free_head;      /* the free slots of blocks, a stack linked through
+                                next_free; SUMMARY_NO_SLOT: none */
+    addrmap_t big_stacks;    /* slot -> the stack id of a live block whose id does not
+                                fit in 32 bits (a broken trace's) */
     /* What the last summary_add did to the live blocks (for a companion):
-     * the block it ended (free, realloc's old block), the one it added
-     * (alloc, realloc), SIZE_MAX when none. */
+     * the block it ended (free, realloc's old block) and its stack id, the
+     * one it added (alloc, realloc), SIZE_MAX when none. */
     bool has_freed;
     summary_block_t freed;
+    uint64_t freed_stack;
     size_t added;
     size_t replaced;         /* the slot the added block's address had, still live (an
                                 address allocated twice without a free: the older block

@@ -16,7 +16,7 @@ int main(void)
 {
     setenv("CK_TIMEOUT_MULTIPLIER", "10", 0); /* read as each test case is made */
     Suite *(*const suites[])(void) = {
-        tree_suite,     hashtab_suite,  addrmap_suite,  radixmap_suite, pool_suite,     strategy_suite, buddy_suite,
+        tree_suite,     hashtab_suite,  addrmap_suite,  slotmap_suite,  pool_suite,     strategy_suite, buddy_suite,
         caching_suite,  device_suite,   workload_suite, units_suite,
         jsonw_suite,
         config_suite,

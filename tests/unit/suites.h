@@ -6,7 +6,7 @@
 
 Suite *tree_suite(void);
 Suite *addrmap_suite(void);
-Suite *radixmap_suite(void);
+Suite *slotmap_suite(void);
 Suite *hashtab_suite(void);
 Suite *pool_suite(void);
 Suite *strategy_suite(void);

@@ -7,10 +7,12 @@
 
 #include "sim/lean.h"
 #include "lib/rng.h"
+#include "tests/unit/failmalloc.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/suites.h"
 
-static const char *const lean_names[] = {"first-fit", "next-fit", "best-fit", "worst-fit"};
+static const char *const lean_names[] = {"first-fit", "next-fit", "best-fit", "worst-fit",
+                                         "buddy"};
 
 #define ck_assert_lean_ok(l)                                          \
     do {                                                              \
@@ -123,8 +125,10 @@ static void run_both(const char *name, const shape_t *sh, uint64_t seed)
             ck_assert_lean_ok(l);
         }
     same_metrics(d, l, name);
-    REQUIRE(lean_extents(l) == 1, "%s: %llu free runs once all is freed", name,
-            (unsigned long long)lean_extents(l));
+    device_metrics_t m;
+    device_metrics(d, &m);
+    REQUIRE(lean_extents(l) == m.segments, "%s: %llu free runs once all is freed", name,
+            (unsigned long long)lean_extents(l)); /* buddy: one per chunk */
     REQUIRE(placed > 0, "%s: nothing placed", name);
     free(blk);
     free(h);
@@ -174,14 +178,96 @@ START_TEST(lean_places_as_the_device_across_the_bins)
 }
 END_TEST
 
+/* A device that is not a power of two: buddy's chunks, largest first,
+ * each a buddy system of its own. */
+START_TEST(lean_places_as_the_device_in_chunks)
+{
+    shape_t sh = {.device = 3 * MiB + 64 * KiB + 640, .slots = 800, .max_size = 9000,
+                  .align_one_in = 6, .ops = 30000};
+    run_both(lean_names[_i], &sh, 31337 + (uint64_t)_i);
+}
+END_TEST
+
+/* Out of host memory at every allocation in turn (the node array, the
+ * map): a failed request or free changes nothing, and the device stays
+ * whole; freeing everything afterwards gives back one free block. */
+START_TEST(lean_buddy_out_of_memory_loop)
+{
+    enum { SLOTS = 20000 };
+    static uint32_t h[SLOTS];
+    static uint64_t size[SLOTS];
+    char err[256];
+    long fails = 0;
+    for (long n = 1; n <= 12; n++) {
+        lean_t *l;
+        ck_assert_int_eq(lean_create("buddy", 16 * MiB, &l, err, sizeof err), 0);
+        memset(h, 0xff, sizeof h);
+        rng_t rng;
+        rng_seed(&rng, 77);
+        long failures = 0;
+        failmalloc_arm(n);
+        for (int op = 0; op < 80000; op++) {
+            unsigned k = (unsigned)rng_below(&rng, SLOTS);
+            if (h[k] != LEAN_NONE) {
+                if (lean_free(l, h[k], size[k]) == 0)
+                    h[k] = LEAN_NONE;
+                else
+                    failures++;
+            } else {
+                size[k] = 1 + rng_below(&rng, rng_below(&rng, 8) ? 200 : 5000);
+                if (lean_alloc(l, size[k], 16, &h[k]) != POOL_OK) {
+                    h[k] = LEAN_NONE;
+                    failures++;
+                }
+            }
+        }
+        bool failed = failmalloc_disarm();
+        /* One allocation failed: one call failed, or none (a map that
+         * could not shrink stays as large). */
+        ck_assert_msg(failures <= 1 && (!failures || failed),
+                      "n %ld: one failure made %ld failed calls", n, failures);
+        fails += failures;
+        ck_assert_lean_ok(l);
+        for (unsigned k = 0; k < SLOTS; k++)
+            if (h[k] != LEAN_NONE)
+                ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
+        ck_assert_lean_ok(l);
+        device_metrics_t m;
+        lean_metrics(l, &m);
+        ck_assert_uint_eq(m.live_blocks, 0);
+        ck_assert_uint_eq(m.live_requested, 0);
+        ck_assert_uint_eq(lean_extents(l), 1);
+        ck_assert_uint_eq(m.reserved, 0);
+        lean_destroy(l);
+    }
+    ck_assert_int_ge(fails, 4); /* the loop reached failing calls (5 of 12) */
+}
+END_TEST
+
 START_TEST(lean_refuses_what_it_has_no_form_of)
 {
     char err[256];
     lean_t *l = (lean_t *)1;
-    ck_assert_int_eq(lean_create("buddy", 1 * GiB, &l, err, sizeof err), -1);
+    ck_assert_int_eq(lean_create("caching", 1 * GiB, &l, err, sizeof err), -1);
     ck_assert_ptr_null(l);
-    ck_assert(strstr(err, "buddy"));
+    ck_assert(strstr(err, "caching"));
     ck_assert(!lean_supports("caching"));
+    ck_assert(lean_supports("buddy"));
+    /* buddy's handles name 32-byte units: below 128 GiB */
+    ck_assert_int_eq(lean_create("buddy", 128 * GiB, &l, err, sizeof err), -1);
+    ck_assert_int_eq(lean_create("buddy", 32, &l, err, sizeof err), -1); /* no 64-byte block */
+    ck_assert_int_eq(lean_create("buddy", 128 * GiB - 64, &l, err, sizeof err), 0);
+    {
+        uint32_t hb;
+        ck_assert_int_eq(lean_alloc(l, 64 * GiB, 16, &hb), POOL_OK); /* the first chunk */
+        ck_assert_uint_eq(lean_addr(l, hb), DEVICE_DEFAULT_BASE);
+        ck_assert_int_eq(lean_alloc(l, 100, 1ull << 29, &hb), POOL_EINVAL); /* beyond the base's */
+        ck_assert_int_eq(lean_alloc(l, 1, 16, &hb), POOL_OK); /* the smallest: the last chunk */
+        ck_assert_uint_eq(lean_addr(l, hb), DEVICE_DEFAULT_BASE + 128 * GiB - 128);
+        ck_assert_uint_ne(hb, LEAN_NONE);
+        ck_assert_lean_ok(l);
+        lean_destroy(l);
+    }
     ck_assert(lean_supports("next-fit"));
     /* 2^32 - 1 granules and more: the run boundaries (0 to the size,
      * in granules) would not fit 32 bits beside the hash's empty key */
@@ -208,7 +294,9 @@ Suite *lean_suite(void)
     tcase_add_loop_test(tc, lean_places_as_the_device_aligned, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_full, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_across_the_bins, 0, n);
+    tcase_add_loop_test(tc, lean_places_as_the_device_in_chunks, 0, n);
     tcase_add_test(tc, lean_refuses_what_it_has_no_form_of);
+    tcase_add_test(tc, lean_buddy_out_of_memory_loop);
     suite_add_tcase(s, tc);
     return s;
 }

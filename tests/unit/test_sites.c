@@ -487,6 +487,77 @@ START_TEST(a_block_without_memory_is_counted_lost)
 }
 END_TEST
 
+/* Stack ids of 32 bits and more (a broken trace's) are kept whole: a
+ * free is a temporary only after an allocation of the very same id, not
+ * one that agrees in its low 32 bits. */
+START_TEST(summary_keeps_stack_ids_whole)
+{
+    summary_t sum;
+    ck_assert_int_eq(summary_init(&sum), 0);
+    uint64_t big = ((uint64_t)1 << 32) + 5;
+    event_t a = {.type = EV_ALLOC, .addr = 0x100, .size = 10, .stack = big};
+    summary_add(&sum, &a);
+    event_t b = {.type = EV_ALLOC, .addr = 0x200, .size = 10, .stack = 5};
+    summary_add(&sum, &b);
+    event_t f = {.type = EV_FREE, .addr = 0x100};
+    summary_add(&sum, &f); /* after stack 5's allocation: not a temporary */
+    ck_assert(sum.has_freed);
+    ck_assert_uint_eq(sum.freed_stack, big);
+    ck_assert_uint_eq(sum.temporaries, 0);
+    a.stack = UINT64_MAX;
+    summary_add(&sum, &a);
+    summary_add(&sum, &f); /* right after its own allocation: a temporary */
+    ck_assert_uint_eq(sum.freed_stack, UINT64_MAX);
+    ck_assert_uint_eq(sum.temporaries, 1);
+    a.stack = UINT32_MAX; /* the first id that does not fit */
+    summary_add(&sum, &a);
+    f.addr = 0x200;
+    summary_add(&sum, &f);
+    ck_assert_uint_eq(sum.freed_stack, 5);
+    ck_assert_uint_eq(sum.temporaries, 1);
+    f.addr = 0x100;
+    summary_add(&sum, &f);
+    ck_assert_uint_eq(sum.freed_stack, UINT32_MAX);
+    ck_assert_uint_eq(sum.temporaries, 1);
+    ck_assert_uint_eq(sum.big_stacks.count, 0); /* given back with their blocks */
+    ck_assert_uint_eq(sum.heap, 0);
+    summary_fini(&sum);
+}
+END_TEST
+
+/* The summary's blocks follow the live blocks, not the trace: freed
+ * slots are taken again, and the map holds only the live addresses. */
+START_TEST(summary_slots_follow_live_blocks)
+{
+    enum { N = 5000 };
+    summary_t sum;
+    ck_assert_int_eq(summary_init(&sum), 0);
+    for (int round = 0; round < 4; round++) {
+        for (uint64_t i = 0; i < N; i++) {
+            event_t a = {.type = EV_ALLOC, .addr = 0x10000 * (uint64_t)(round + 1) + 32 * i,
+                         .size = i + 1, .stack = i % 7};
+            summary_add(&sum, &a);
+            ck_assert_ptr_nonnull(summary_added(&sum));
+        }
+        ck_assert_uint_eq(sum.live.count, N);
+        ck_assert_uint_eq(sum.nblocks, N);
+        for (uint64_t i = 0; i < N; i++) {
+            event_t f = {.type = EV_FREE, .addr = 0x10000 * (uint64_t)(round + 1) + 32 * i};
+            summary_add(&sum, &f);
+            ck_assert(sum.has_freed);
+            ck_assert_uint_eq(sum.freed.size, i + 1);
+            ck_assert_uint_eq(sum.freed_stack, i % 7);
+        }
+        ck_assert_uint_eq(sum.live.count, 0);
+        ck_assert_uint_eq(sum.heap, 0);
+    }
+    ck_assert_uint_eq(sum.nblocks, N);
+    ck_assert_uint_le(sum.live.mask + 1, SLOTMAP_MIN * 2); /* shrunk */
+    ck_assert_uint_eq(sum.lost_blocks, 0);
+    summary_fini(&sum);
+}
+END_TEST
+
 Suite *sites_suite(void)
 {
     Suite *s = suite_create("sites");
@@ -498,6 +569,8 @@ Suite *sites_suite(void)
     tcase_add_loop_test(tc, peak_matches_brute_force, 0, 6);
     tcase_add_test(tc, bad_stack_records);
     tcase_add_test(tc, a_block_without_memory_is_counted_lost);
+    tcase_add_test(tc, summary_keeps_stack_ids_whole);
+    tcase_add_test(tc, summary_slots_follow_live_blocks);
     tcase_add_test(tc, modules_at_first_use);
     tcase_add_test(tc, out_of_memory_loop);
     suite_add_tcase(s, tc);
