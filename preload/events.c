@@ -147,6 +147,30 @@ void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(p
 
 /* ---- the events --------------------------------------------------------------------- */
 
+typedef struct touched_job_s {
+    const void *p;
+    size_t usable;
+    uint64_t count;
+} touched_job_t;
+
+static void touched_job(void *arg)
+{
+    touched_job_t *j = arg;
+    j->count = touched_count(j->p, j->usable);
+}
+
+uint64_t events_touched_count(const void *p, size_t usable)
+{
+    thread_area_t *a = thread_area();
+    if (!a)
+        return 0;
+    int saved = errno;
+    touched_job_t j = {.p = p, .usable = usable};
+    thread_call(a, touched_job, &j); /* the vector on memsim's stack */
+    errno = saved;
+    return j.count;
+}
+
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)
 {
@@ -243,8 +267,11 @@ void events_quiet(const void *p)
     errno = saved;
 }
 
+bool events_heap_glibc;
+
 void events_start(void)
 {
+    events_heap_glibc = real_heap_is_glibc();
     /* A sampled trace: the set of sampled blocks, then the counts (a
      * fork's child and a copy made by clone() carry on their parent's). */
     const config_t *c = &memsim_proc->region->cfg;
