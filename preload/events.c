@@ -159,15 +159,39 @@ static void touched_job(void *arg)
     j->count = touched_count(j->p, j->usable);
 }
 
+/* The thread's counts: the time they took (ticks), how many, since when. */
+static __thread uint64_t touched_spent_ __attribute__((tls_model("initial-exec")));
+static __thread uint64_t touched_n_ __attribute__((tls_model("initial-exec")));
+static __thread uint64_t touched_t0_ __attribute__((tls_model("initial-exec")));
+
+/* Whether the thread may count now: its counts have taken at most 1% of
+ * its time since its first, plus what TOUCHED_BURST counts take (a
+ * program freeing large blocks it barely wrote, in a loop, would
+ * otherwise pay a system call a free). */
+#define TOUCHED_PACE 100u   /* time / the counts' time, at least */
+#define TOUCHED_BURST 4096u /* counts never held back */
+static bool touched_paced(uint64_t now)
+{
+    if (!touched_n_) {
+        touched_t0_ = now;
+        return true;
+    }
+    uint64_t burst = touched_spent_ / touched_n_ * TOUCHED_BURST;
+    return touched_spent_ <= (now - touched_t0_) / TOUCHED_PACE + burst;
+}
+
 uint64_t events_touched_count(const void *p, size_t usable)
 {
     thread_area_t *a = thread_area();
-    if (!a)
+    uint64_t t0 = clock_ticks();
+    if (!a || !touched_paced(t0))
         return 0;
     int saved = errno;
     touched_job_t j = {.p = p, .usable = usable};
     thread_call(a, touched_job, &j); /* the vector on memsim's stack */
     errno = saved;
+    touched_spent_ += clock_ticks() - t0;
+    touched_n_++;
     return j.count;
 }
 

@@ -106,7 +106,8 @@ static inline void events_alloc(events_fn_t fn, const void *p, size_t size, size
 /* The pages of block p the program touched, plus one, for the message
  * of its free or resize (preload/touched.h); 0 when not counted: tracing
  * off, a block under TOUCHED_MIN_BYTES by the allocator's usable size,
- * no memsim stack.  Before the real call, with the guard held.  With
+ * no memsim stack, the thread's counts over their pace (1% of its time
+ * past a burst: events.c).  Before the real call, with the guard held.  With
  * glibc's malloc a small block costs a load of its chunk's size word
  * (just before it; the chunk holds the block: never smaller), with
  * another allocator a call of its malloc_usable_size. */
