@@ -291,10 +291,12 @@ void events_quiet(const void *p)
     errno = saved;
 }
 
-bool events_heap_glibc;
+bool events_touched_on, events_heap_glibc;
+extern bool memsim_malloc_reached; /* process_start.c's probe: memsim's malloc is the program's */
 
 void events_start(void)
 {
+    events_touched_on = memsim_malloc_reached;
     events_heap_glibc = real_heap_is_glibc();
     /* A sampled trace: the set of sampled blocks, then the counts (a
      * fork's child and a copy made by clone() carry on their parent's). */

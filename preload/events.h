@@ -107,15 +107,19 @@ static inline void events_alloc(events_fn_t fn, const void *p, size_t size, size
  * of its free or resize (preload/touched.h); 0 when not counted: tracing
  * off, a block under TOUCHED_MIN_BYTES by the allocator's usable size,
  * no memsim stack, the thread's counts over their pace (1% of its time
- * past a burst: events.c).  Before the real call, with the guard held.  With
- * glibc's malloc a small block costs a load of its chunk's size word
- * (just before it; the chunk holds the block: never smaller), with
- * another allocator a call of its malloc_usable_size. */
-extern bool events_heap_glibc; /* set as tracing starts (events_start) */
+ * past a burst: events.c), an allocator ahead of memsim's hooks (a hook
+ * it does not define, reallocarray say, then hands memsim its blocks,
+ * which the real allocator's malloc_usable_size must not be asked
+ * about).  Before the real call, with the guard held.  With glibc's
+ * malloc a small block costs a load of its chunk's size word (just
+ * before it; the chunk holds the block: never smaller), with another
+ * allocator a call of its malloc_usable_size. */
+extern bool events_touched_on; /* the real allocator is the program's (events_start) */
+extern bool events_heap_glibc; /* ...and it is glibc's */
 uint64_t events_touched_count(const void *p, size_t usable);
 static inline uint64_t events_touched(const void *p)
 {
-    if (!proc_tracing() || !real.malloc_usable_size)
+    if (!events_touched_on || !proc_tracing() || !real.malloc_usable_size)
         return 0;
     if (events_heap_glibc && (((const size_t *)p)[-1] & ~(size_t)7) < TOUCHED_MIN_BYTES)
         return 0;

@@ -6,7 +6,9 @@
  *                    freed; a 16 KiB block written in full and freed
  *                    (under the 64 KiB below which nothing is counted)
  *   touched realloc  a 1 MiB block written on 5, grown to 4 MiB by
- *                    realloc, written on 6 of the new block's, freed
+ *                    reallocarray (which jemalloc, preloaded ahead of
+ *                    memsim, leaves to memsim's hook: with its block),
+ *                    written on 6 of the new block's, freed
  *
  * Each block is the first of its size, so that glibc maps it afresh
  * (only what the program wrote is resident).  Prints the sum of what it
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
         if (!b)
             return 1;
         touch(b, 5);
-        char *c = realloc(b, 4 * MIB);
+        char *c = reallocarray(b, 4, MIB);
         if (!c)
             return 1;
         touch(c, 6);
