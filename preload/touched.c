@@ -19,7 +19,8 @@ uint64_t touched_count(const void *p, size_t usable)
     unsigned char vec[TOUCHED_VEC];
     uint64_t pages = 0;
     for (uintptr_t at = start; at < end;) {
-        size_t len = end - at < (uintptr_t)TOUCHED_VEC * PAGE ? end - at : (size_t)TOUCHED_VEC * PAGE;
+        size_t len =
+            end - at < (uintptr_t)TOUCHED_VEC * PAGE ? end - at : (size_t)TOUCHED_VEC * PAGE;
         if (seccomp_call(SYS_mincore, (long)at, (long)len, (long)vec, 0, 0, 0))
             return 0;
         for (size_t k = 0; k < len / PAGE; k++)

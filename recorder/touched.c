@@ -13,7 +13,7 @@
 #include "recorder/state.h"
 
 #define PAGE 4096u
-#define BATCH 512u                      /* pagemap entries a read */
+#define BATCH 512u /* pagemap entries a read */
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
 

@@ -23,13 +23,13 @@ START_TEST(resident_whole_pages_are_counted)
     char *p = map + 16;
     size_t usable = MIB + PAGE - 16;
     ck_assert_uint_eq(touched_count(p, usable), 0 + 1);
-    memset(p, 1, 64);                  /* the head page: the allocator's too */
+    memset(p, 1, 64); /* the head page: the allocator's too */
     ck_assert_uint_eq(touched_count(p, usable), 0 + 1);
-    map[PAGE] = 1;                      /* three whole pages */
+    map[PAGE] = 1; /* three whole pages */
     map[10 * PAGE + 5] = 1;
-    map[MIB] = 1;                       /* the last one */
+    map[MIB] = 1; /* the last one */
     ck_assert_uint_eq(touched_count(p, usable), 3 + 1);
-    memset(map + PAGE, 2, MIB);         /* every one */
+    memset(map + PAGE, 2, MIB); /* every one */
     ck_assert_uint_eq(touched_count(p, usable), 256 + 1);
     /* a block ending inside a page: that page is not one of its own */
     ck_assert_uint_eq(touched_count(p, MIB - 16 + 100), 255 + 1);
@@ -39,8 +39,8 @@ END_TEST
 
 START_TEST(small_blocks_are_not_counted)
 {
-    char *map = mmap(NULL, TOUCHED_MIN_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    char *map =
+        mmap(NULL, TOUCHED_MIN_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(map, MAP_FAILED);
     memset(map, 1, TOUCHED_MIN_BYTES);
     ck_assert_uint_eq(touched_count(map, TOUCHED_MIN_BYTES - 1), 0);
