@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #define OPLOG_MAGIC 0x676f6c706f6d656dull /* "memoplog", little-endian */
-#define OPLOG_VERSION 1
+#define OPLOG_VERSION 2
 #define OPLOG_WINDOW 4096       /* operations in a window at most */
 #define OPLOG_MAX_THREADS 1024  /* trace threads beyond share replay threads (index % max) */
 
@@ -59,12 +59,20 @@ typedef enum oplog_kind_e {
     OPLOG_KINDS
 } oplog_kind_t;
 
+/* An operation.  touched, on an operation that makes a block (all but
+ * a free): the pages of the block the program touched (preload/touched.h)
+ * + 1, the replay writing only that many (allocators/replay.c); 0: every
+ * page, as for a block the trace says nothing of (small, still live at
+ * the end, a trace before version 5) or one of 2^22 - 2 touched pages
+ * or more (16 GiB).  The writer sets it when the block's free or
+ * resize comes, in the file already written if need be. */
+#define OPLOG_TOUCHED_MAX ((1u << 22) - 1) /* touched + 1 at most */
 typedef struct oplog_op_s {
     uint32_t slot;
-    uint8_t kind;        /* oplog_kind_t */
-    uint8_t align_log2;  /* the aligned kinds: log2 of the alignment */
-    uint16_t reserved;   /* 0 */
-    uint64_t size;       /* bytes asked for (not for a free) */
+    uint32_t kind : 4;        /* oplog_kind_t */
+    uint32_t align_log2 : 6;  /* the aligned kinds: log2 of the alignment (<= 40) */
+    uint32_t touched : 22;    /* pages to write + 1; 0: all */
+    uint64_t size;            /* bytes asked for (not for a free) */
 } oplog_op_t;
 
 typedef struct oplog_header_s {
@@ -90,6 +98,7 @@ typedef struct oplog_part_s {
 } oplog_part_t;
 
 _Static_assert(sizeof(oplog_op_t) == 16, "an operation is 16 bytes");
+_Static_assert(OPLOG_KINDS <= 16, "a kind fits its 4 bits");
 _Static_assert(sizeof(oplog_header_t) == 64, "the header is 64 bytes");
 
 #endif

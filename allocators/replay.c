@@ -28,7 +28,9 @@
  *   - Each block is written once as it is handed out, so that its pages
  *     are resident as the program's were: its first 64 bytes, one byte
  *     in every page after, and its last byte (a realloc: the part past
- *     the old size; the allocator copies the rest).
+ *     the old size; the allocator copies the rest); a large block whose
+ *     touched pages the trace gives (oplog.h), only as many pages, the
+ *     first (fill).
  *   - Threads: one per trace thread, trace thread 0 (the program's main
  *     thread: the first to allocate) on this process's main thread, the
  *     others on threads it starts, so that an allocator that treats the
@@ -294,15 +296,32 @@ static void *sampler(void *arg)
 /* ---- replaying --------------------------------------------------------------------- */
 
 /* Write [from, size) of block p as a program fills it: its first 64
- * bytes, a byte in every page after, the last byte. */
-static inline void fill(char *p, uint64_t from, uint64_t size)
+ * bytes, a byte in every page after, the last byte.  touched (the
+ * operation's: oplog.h), when not 0 and short of the block's interior
+ * pages (the whole pages inside it, preload/touched.h), holds it to the
+ * part of the head page the 64 bytes reach before the interior and the
+ * first touched - 1 interior pages: a block the program wrote from its
+ * start and left the rest of, as a buffer or an obstack chunk does
+ * (where the untouched pages lie matters only to an allocator that
+ * backs part of a block, and to none that backs whole pages). */
+static inline void fill(char *p, uint64_t from, uint64_t size, uint32_t touched)
 {
     if (!p || size <= from)
         return;
+    uintptr_t lo = (uintptr_t)p + from, hi = (uintptr_t)p + size;
+    uintptr_t first = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, end = hi & ~(uintptr_t)4095;
     uint64_t head = size - from < 64 ? size - from : 64;
+    if (touched && end > first && touched - 1 < (end - first) / 4096) {
+        if (lo < first)
+            memset((char *)lo, 0x5a, head < first - lo ? head : first - lo);
+        uintptr_t stop = first + (uintptr_t)(touched - 1) * 4096;
+        for (uintptr_t a = lo > first ? ((lo - 1) | 4095) + 1 : first; a < stop; a += 4096)
+            *(volatile char *)a = 1;
+        return;
+    }
     memset(p + from, 0x5a, head);
-    uintptr_t next_page = ((uintptr_t)(p + from) | 4095) + 1;
-    for (uintptr_t a = next_page; a < (uintptr_t)(p + size); a += 4096)
+    uintptr_t next_page = (lo | 4095) + 1;
+    for (uintptr_t a = next_page; a < hi; a += 4096)
         *(volatile char *)a = 1;
     p[size - 1] = 1;
 }
@@ -363,7 +382,7 @@ static void run_op(const oplog_op_t *op, uint64_t *failed)
         uint64_t old = s->p ? s->size : 0;
         s->p = p;
         s->size = op->size;
-        fill(p, old, op->size);
+        fill(p, old, op->size, op->touched);
         return;
     }
     default:
@@ -374,7 +393,7 @@ static void run_op(const oplog_op_t *op, uint64_t *failed)
         (*failed)++;
     s->p = p;
     s->size = op->size;
-    fill(p, 0, op->size);
+    fill(p, 0, op->size, op->touched);
 }
 
 static void futex_wait(_Atomic uint32_t *w, uint32_t seen)

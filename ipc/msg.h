@@ -19,10 +19,12 @@ typedef enum msg_kind_e {
                           for never returned (the process ended inside it) */
     MSG_ALLOC,         /* fn; a addr, b size, c alignment */
     MSG_FREE,          /* fn; a addr, b the free's caller (before the real free; no
-                          stack: frees cost no unwinding) */
+                          stack: frees cost no unwinding), c the block's touched
+                          pages + 1, 0: not counted (preload/touched.h) */
     MSG_REALLOC,       /* fn; a old addr, b new addr (0: NULL came back), c size, d the
-                          caller, e MSG_REALLOC_* bits; b == 0 and c == 0:
-                          realloc(p, 0) freed p */
+                          caller, e MSG_REALLOC_* bits and the old block's touched
+                          pages + 1 from bit MSG_REALLOC_TOUCHED_SHIFT (0: not
+                          counted); b == 0 and c == 0: realloc(p, 0) freed p */
     MSG_REALLOC_DONE,  /* a old addr, b new addr: a realloc that moved its block returned
                           (its MSG_REALLOC slot was claimed before the call) */
     MSG_QUIET,         /* a addr: a block memsim's own work got from the allocator
@@ -83,6 +85,15 @@ typedef enum events_fn_e {
  * allocation). */
 #define MSG_REALLOC_NEW_UNSAMPLED 2u
 #define MSG_REALLOC_OLD_UNSAMPLED 4u
+
+/* Blocks this large (by the allocator's usable size in the process, by
+ * the size asked in the recorder) have their touched pages counted
+ * (preload/touched.h, recorder/touched.h). */
+#define MSG_TOUCHED_MIN_BYTES (64u << 10)
+
+/* MSG_REALLOC's e: the old block's touched pages + 1, counted before the
+ * real call, in the high half (at most 2^32 - 1: 16 TiB of pages). */
+#define MSG_REALLOC_TOUCHED_SHIFT 32
 
 /* MSG_SANDBOX's b: tracing stops here (the process is untraced after). */
 #define MSG_SANDBOX_STOPS (1ull << 32)

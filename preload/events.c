@@ -147,6 +147,54 @@ void events_job_bt(void *arg, uintptr_t *pc, int got) { job_post(arg, stack_id(p
 
 /* ---- the events --------------------------------------------------------------------- */
 
+typedef struct touched_job_s {
+    const void *p;
+    size_t usable;
+    uint64_t count;
+} touched_job_t;
+
+static void touched_job(void *arg)
+{
+    touched_job_t *j = arg;
+    j->count = touched_count(j->p, j->usable);
+}
+
+/* The thread's counts: the time they took (ticks), how many, since when. */
+static __thread uint64_t touched_spent_ __attribute__((tls_model("initial-exec")));
+static __thread uint64_t touched_n_ __attribute__((tls_model("initial-exec")));
+static __thread uint64_t touched_t0_ __attribute__((tls_model("initial-exec")));
+
+/* Whether the thread may count now: its counts have taken at most 1% of
+ * its time since its first, plus what TOUCHED_BURST counts take (a
+ * program freeing large blocks it barely wrote, in a loop, would
+ * otherwise pay a system call a free). */
+#define TOUCHED_PACE 100u   /* time / the counts' time, at least */
+#define TOUCHED_BURST 4096u /* counts never held back */
+static bool touched_paced(uint64_t now)
+{
+    if (!touched_n_) {
+        touched_t0_ = now;
+        return true;
+    }
+    uint64_t burst = touched_spent_ / touched_n_ * TOUCHED_BURST;
+    return touched_spent_ <= (now - touched_t0_) / TOUCHED_PACE + burst;
+}
+
+uint64_t events_touched_count(const void *p, size_t usable)
+{
+    thread_area_t *a = thread_area();
+    uint64_t t0 = clock_ticks();
+    if (!a || !touched_paced(t0))
+        return 0;
+    int saved = errno;
+    touched_job_t j = {.p = p, .usable = usable};
+    thread_call(a, touched_job, &j); /* the vector on memsim's stack */
+    errno = saved;
+    touched_spent_ += clock_ticks() - t0;
+    touched_n_++;
+    return j.count;
+}
+
 void events_realloc_end(events_move_t *m, events_fn_t fn, const void *old, const void *p,
                         size_t size, const void *caller)
 {
@@ -243,8 +291,13 @@ void events_quiet(const void *p)
     errno = saved;
 }
 
+bool events_touched_on, events_heap_glibc;
+extern bool memsim_malloc_reached; /* process_start.c's probe: memsim's malloc is the program's */
+
 void events_start(void)
 {
+    events_touched_on = memsim_malloc_reached;
+    events_heap_glibc = real_heap_is_glibc();
     /* A sampled trace: the set of sampled blocks, then the counts (a
      * fork's child and a copy made by clone() carry on their parent's). */
     const config_t *c = &memsim_proc->region->cfg;

@@ -29,9 +29,11 @@
 #include "preload/cancel.h"
 #include "ipc/msg.h"
 #include "preload/process.h"
+#include "preload/real.h"
 #include "preload/sample.h"
 #include "preload/sampleset.h"
 #include "preload/thread.h"
+#include "preload/touched.h"
 #include "preload/unwind.h"
 
 /* fn's name (events_fn_t is in ipc/msg.h: it crosses the ring). */
@@ -101,6 +103,32 @@ static inline void events_alloc(events_fn_t fn, const void *p, size_t size, size
     events_run(&j);
 }
 
+/* The pages of block p the program touched, plus one, for the message
+ * of its free or resize (preload/touched.h); 0 when not counted: tracing
+ * off, a block under TOUCHED_MIN_BYTES by the allocator's usable size,
+ * no memsim stack, the thread's counts over their pace (1% of its time
+ * past a burst: events.c), an allocator ahead of memsim's hooks (a hook
+ * it does not define, reallocarray say, then hands memsim its blocks,
+ * which the real allocator's malloc_usable_size must not be asked
+ * about).  Before the real call, with the guard held.  With glibc's
+ * malloc a small block costs a load of its chunk's size word (just
+ * before it; the chunk holds the block: never smaller), with another
+ * allocator a call of its malloc_usable_size. */
+extern bool events_touched_on; /* the real allocator is the program's (events_start) */
+extern bool events_heap_glibc; /* ...and it is glibc's */
+uint64_t events_touched_count(const void *p, size_t usable);
+static inline uint64_t events_touched(const void *p)
+{
+    if (!events_touched_on || !proc_tracing() || !real.malloc_usable_size)
+        return 0;
+    if (events_heap_glibc && (((const size_t *)p)[-1] & ~(size_t)7) < TOUCHED_MIN_BYTES)
+        return 0;
+    size_t usable = real.malloc_usable_size((void *)p);
+    if (__builtin_expect(usable < TOUCHED_MIN_BYTES, 1))
+        return 0;
+    return events_touched_count(p, usable);
+}
+
 /* A free costs no unwinding: its caller (the hook's return address) is
  * all that is kept, for the error record of a free of no live block.
  * Still on memsim's stack: the program's pays the hook's frame only. */
@@ -109,7 +137,7 @@ static inline void events_free(events_fn_t fn, const void *p, const void *caller
     if (!proc_tracing())
         return;
     events_job_t j = {.kind = MSG_FREE, .fn = (uint8_t)fn, .a = (uintptr_t)p,
-                      .b = (uintptr_t)caller};
+                      .b = (uintptr_t)caller, .c = events_touched(p)};
     events_run(&j);
 }
 
@@ -141,7 +169,9 @@ typedef struct events_move_s {
     uint32_t stack;
     uint64_t t;
     bool held;       /* cancel_hold's: the claim is held across the real call */
-    uint64_t flags;  /* MSG_REALLOC_*_UNSAMPLED, set before events_realloc_end */
+    uint64_t flags;  /* MSG_REALLOC_*_UNSAMPLED and the old block's touched
+                        pages (MSG_REALLOC_TOUCHED_SHIFT), set before
+                        events_realloc_end */
 } events_move_t;
 static inline void events_move_begin(events_move_t *m, msg_kind_t kind, const void *old)
 {

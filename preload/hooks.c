@@ -194,19 +194,29 @@ static inline void *real_resize(events_fn_t fn, void *old, size_t k, size_t n)
     return fn == FN_REALLOCARRAY ? real.reallocarray(old, k, n) : real.realloc(old, n);
 }
 
+/* The old block's touched pages (preload/touched.h), counted before a
+ * resize, as MSG_REALLOC's e carries them. */
+static uint64_t touched_before(const void *old)
+{
+    uint64_t n = events_touched(old);
+    return n <= UINT32_MAX ? n << MSG_REALLOC_TOUCHED_SHIFT : 0;
+}
+
 /* realloc or reallocarray of old != NULL in a fully traced process,
  * tracing on and the guard free. */
 static void *resize_traced(events_fn_t fn, void *old, size_t k, size_t n, size_t bytes,
                            const void *caller)
 {
     GUARD_SCOPE;
+    uint64_t touched = touched_before(old);
     if (proc_one_thread()) {
         void *p = real_resize(fn, old, k, n);
-        events_realloc_now(fn, old, p, bytes, caller, 0);
+        events_realloc_now(fn, old, p, bytes, caller, touched);
         return p;
     }
     events_move_t m;
     events_move_begin(&m, MSG_REALLOC, old);
+    m.flags = touched;
     void *p = real_resize(fn, old, k, n);
     events_realloc_end(&m, fn, old, p, bytes, caller);
     return p;
@@ -246,15 +256,16 @@ static void *resize_sampled(events_fn_t fn, void *old, size_t k, size_t n, size_
     if (!was && !take)
         return QUICK(real_resize(fn, old, k, n));
     GUARD_SCOPE;
+    uint64_t touched = was ? touched_before(old) : 0;
     if (proc_one_thread()) {
         void *p = real_resize(fn, old, k, n);
-        events_realloc_now(fn, old, p, bytes, caller, resized(old, p, bytes, was, take));
+        events_realloc_now(fn, old, p, bytes, caller, resized(old, p, bytes, was, take) | touched);
         return p;
     }
     events_move_t m;
     events_move_begin(&m, MSG_REALLOC, old);
     void *p = real_resize(fn, old, k, n);
-    m.flags = resized(old, p, bytes, was, take);
+    m.flags = resized(old, p, bytes, was, take) | touched;
     events_realloc_end(&m, fn, old, p, bytes, caller);
     return p;
 }

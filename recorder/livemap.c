@@ -441,6 +441,18 @@ int livemap_check(const livemap_t *m, const char **why)
     return 0;
 }
 
+void livemap_each(livemap_t *m, void (*fn)(const livemap_entry_t *e, void *ctx), void *ctx)
+{
+    if (m->old) { /* the move ended first: one table to walk */
+        hashtab_t t = tab_of(m);
+        move_some(m, &t, m->old_mask + 1);
+        tab_store(m, &t);
+    }
+    for (uint64_t i = 0; m->slots && i <= m->mask; i++)
+        if (m->slots[i].addr)
+            fn(&m->slots[i], ctx);
+}
+
 bool livemap_copy(livemap_t *to, livemap_t *from, void (*fix)(livemap_entry_t *e, void *ctx),
                   void *ctx, uint64_t *left_out)
 {

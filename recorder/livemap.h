@@ -95,6 +95,10 @@ void livemap_clear(livemap_t *m);
 /* The invariants above; 0, or -1 with *why. */
 int livemap_check(const livemap_t *m, const char **why);
 
+/* fn(entry, ctx) for every entry (a move under way is ended first), in
+ * no particular order; fn must not change the map. */
+void livemap_each(livemap_t *m, void (*fn)(const livemap_entry_t *e, void *ctx), void *ctx);
+
 /* Make to (an empty map) a copy of from: a table of the same capacity,
  * its slots copied as they are (a move under way in from is ended
  * first), then each entry passed through fix when fix is not NULL (a

@@ -20,6 +20,7 @@
 #include "recorder/stackids.h"
 #include "recorder/state.h"
 #include "recorder/take.h"
+#include "recorder/touched.h"
 
 #define ATTACH_WAIT_NS 30000000000ull /* a process that never publishes its region */
 #define REC_STEP_MAX 4096u   /* messages a turn of the loop takes at most */
@@ -387,6 +388,7 @@ void rec_fork(rec_t *parent, rec_t *child, unsigned k)
 static void end_message(rec_t *rc, const ring_slot_t *m)
 {
     sample(rc, false); /* everything before the end is taken already */
+    touched_at_end(&rc->out, now_t(rc), rc->pid); /* the process waits: its memory is whole */
     finish(rc, m->a < END_REASONS ? end_reasons[m->a] : "exit",
            (int64_t)m->b >= 0 ? (int)m->b : -1, (int)m->c, true);
 }

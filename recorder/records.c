@@ -245,6 +245,15 @@ void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t
     record_end(o, &r);
 }
 
+void records_touched(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t pages)
+{
+    record_t r;
+    record_begin(o, &r, false, RECORD_MAX, TRACEFMT_NAME(TOUCHED), t, tid);
+    jsonw_key_u64(&r.w, "addr", addr);
+    jsonw_key_u64(&r.w, "pages", pages);
+    record_end(o, &r);
+}
+
 void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
                   int prot, int flags, int fd, uint32_t stack)
 {
@@ -582,28 +591,36 @@ void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, 
     compact_end(o, start, p);
 }
 
-/* ,flags[,"fn"] when either is not the default. */
-static char *flags_fn(char *p, unsigned flags, unsigned fn, unsigned dflt)
+/* ,flags[,"fn"[,touched]] when one is not the default (touched: pages
+ * + 1, 0 when not counted; flags and fn are written before it). */
+static char *flags_fn(char *p, unsigned flags, unsigned fn, unsigned dflt, uint64_t touched)
 {
     if (fn >= FN_COUNT)
         fn = dflt;
-    if (!flags && fn == dflt)
+    if (!flags && fn == dflt && !touched)
         return p;
     *p++ = ',';
     p = recfmt_u64(p, flags);
-    return fn == dflt ? p : fn_str(p, fn);
+    if (fn == dflt && !touched)
+        return p;
+    p = fn_str(p, fn);
+    if (!touched)
+        return p;
+    *p++ = ',';
+    return recfmt_u64(p, touched - 1);
 }
 
-void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited)
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited,
+                  uint64_t touched)
 {
     char *start, *p = compact_head(o, &start, TRACEFMT_TAG_FREE, t, tid);
     p = hex_str(p, addr);
-    p = flags_fn(p, inherited ? TRACEFMT_F_INHERITED : 0, fn, FN_FREE);
+    p = flags_fn(p, inherited ? TRACEFMT_F_INHERITED : 0, fn, FN_FREE, touched);
     compact_end(o, start, p);
 }
 
 void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
-                     bool known, uint64_t size, uint32_t stack, bool inherited)
+                     bool known, uint64_t size, uint32_t stack, bool inherited, uint64_t touched)
 {
     char *start, *p = compact_head(o, &start, TRACEFMT_TAG_REALLOC, t, tid);
     p = hex_str(p, old);
@@ -613,7 +630,7 @@ void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old,
     *p++ = ',';
     p = recfmt_u64(p, stack);
     unsigned flags = (inherited ? TRACEFMT_F_INHERITED : 0) | (known ? 0 : TRACEFMT_F_OLD_UNKNOWN);
-    p = flags_fn(p, flags, fn, FN_REALLOC);
+    p = flags_fn(p, flags, fn, FN_REALLOC, touched);
     compact_end(o, start, p);
 }
 

@@ -80,15 +80,21 @@ uint64_t records_threadless(void);
 /* fn: events_fn_t (preload/events.h). */
 void records_alloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
                    uint64_t align, uint32_t stack);
-void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited);
+/* touched: the block's touched pages + 1 (ipc/msg.h), 0: not counted. */
+void records_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, bool inherited,
+                  uint64_t touched);
 /* A free of no live block; caller: the return address of the free. */
 void records_unknown_free(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
                           uint64_t caller);
-/* known: the old block was live (inherited: from before a fork). */
+/* known: the old block was live (inherited: from before a fork);
+ * touched: the old block's, as for a free. */
 void records_realloc(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t old, uint64_t addr,
-                     bool known, uint64_t size, uint32_t stack, bool inherited);
+                     bool known, uint64_t size, uint32_t stack, bool inherited, uint64_t touched);
 void records_realloc_failed(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr,
                             uint64_t size, uint32_t stack);
+/* A block live at the end of which the program touched pages pages
+ * (recorder/touched.h). */
+void records_touched(out_t *o, uint64_t t, pid_t tid, uint64_t addr, uint64_t pages);
 
 void records_mmap(out_t *o, uint64_t t, pid_t tid, unsigned fn, uint64_t addr, uint64_t size,
                   int prot, int flags, int fd, uint32_t stack);

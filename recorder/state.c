@@ -228,6 +228,23 @@ void state_prefetch(uint64_t addr) { livemap_prefetch(&S.program, addr); }
 /* 64k live blocks: a table of 128k slots, 5 MiB, past the L2 caches. */
 bool state_map_is_large(void) { return livemap_count(&S.program) >= 65536; }
 
+typedef struct each_s {
+    void (*fn)(uint64_t addr, uint64_t size, void *ctx);
+    void *ctx;
+} each_t;
+
+static void each_one(const livemap_entry_t *e, void *ctx)
+{
+    const each_t *x = ctx;
+    x->fn(e->addr, e->size, x->ctx);
+}
+
+void state_each_live(void (*fn)(uint64_t addr, uint64_t size, void *ctx), void *ctx)
+{
+    each_t x = {fn, ctx};
+    livemap_each(&S.program, each_one, &x);
+}
+
 void state_mapped(uint64_t len) { S.mmap_live += len; }
 void state_unmapped(uint64_t len) { S.mmap_live = S.mmap_live > len ? S.mmap_live - len : 0; }
 

@@ -85,6 +85,9 @@ void state_prefetch(uint64_t addr);
 /* Whether the live map has outgrown the caches (state_prefetch pays). */
 bool state_map_is_large(void);
 
+/* fn(addr, size, ctx) for every live block of the program's. */
+void state_each_live(void (*fn)(uint64_t addr, uint64_t size, void *ctx), void *ctx);
+
 void state_mapped(uint64_t len);
 void state_unmapped(uint64_t len);
 

@@ -89,16 +89,24 @@ static size_t bytes_of(rec_t *rc, const ring_slot_t *m)
     return n;
 }
 
-/* A free (of a, by the code at caller).  In a sampled trace one of a
- * block the recorder does not hold is of a block not sampled (the set in
- * the process errs on the side of posting): nothing to write. */
-static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller)
+/* The old block's touched pages + 1 a MSG_REALLOC carries (0: none). */
+static uint64_t realloc_touched(const ring_slot_t *m)
+{
+    return m->e >> MSG_REALLOC_TOUCHED_SHIFT;
+}
+
+/* A free (of a, by the code at caller; touched: its pages + 1, 0: not
+ * counted).  In a sampled trace one of a block the recorder does not
+ * hold is of a block not sampled (the set in the process errs on the
+ * side of posting): nothing to write. */
+static void heap_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint64_t caller,
+                      uint64_t touched)
 {
     state_found_t f = state_free(m->a);
     if (f.quiet)
         return;
     if (f.known || f.unsure)
-        records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited);
+        records_free(&rc->out, t, m->tid, m->fn, m->a, f.inherited, touched);
     else if (!rc->r->cfg.sample_bytes)
         records_unknown_free(&rc->out, t, m->tid, m->fn, m->a, caller);
 }
@@ -112,14 +120,15 @@ static void realloc_sampled(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_
     out_t *o = &rc->out;
     uint64_t sim;
     if ((!m->b && !m->c) || (m->b && (m->e & MSG_REALLOC_NEW_UNSAMPLED))) {
-        heap_free(rc, m, t, m->d);
+        heap_free(rc, m, t, m->d, realloc_touched(m));
     } else if (!m->b) {
         if (!(m->e & MSG_REALLOC_OLD_UNSAMPLED))
             records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
     } else {
         state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
         if (f.known)
-            records_realloc(o, t, m->tid, m->fn, m->a, m->b, true, m->c, stack, f.inherited);
+            records_realloc(o, t, m->tid, m->fn, m->a, m->b, true, m->c, stack, f.inherited,
+                            realloc_touched(m));
         else
             records_alloc(o, t, m->tid, m->fn, m->b, m->c, 16, stack);
     }
@@ -141,7 +150,7 @@ static void take_free(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stac
 {
     (void)stack;
     rc->heap_since++;
-    heap_free(rc, m, t, m->b);
+    heap_free(rc, m, t, m->b, m->c);
 }
 
 static void take_realloc(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stack)
@@ -152,12 +161,13 @@ static void take_realloc(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t s
     if (rc->r->cfg.sample_bytes) {
         realloc_sampled(rc, m, t, stack);
     } else if (!m->b && !m->c) { /* realloc(p, 0): p freed, NULL back */
-        heap_free(rc, m, t, m->d);
+        heap_free(rc, m, t, m->d, realloc_touched(m));
     } else if (!m->b) {
         records_realloc_failed(o, t, m->tid, m->fn, m->a, m->c, stack);
     } else {
         state_found_t f = state_realloc(m->a, m->b, m->c, stack, &sim);
-        records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, stack, f.inherited);
+        records_realloc(o, t, m->tid, m->fn, m->a, m->b, f.known, m->c, stack, f.inherited,
+                        realloc_touched(m));
     }
 }
 

@@ -9,15 +9,16 @@
  * arrays whose first element is one letter:
  *
  *   ["a", dt, thread, "addr", size, stack (, fn (, align))]      alloc
- *   ["f", dt, thread, "addr" (, flags (, fn))]                   free
- *   ["r", dt, thread, "old", "addr", size, stack (, flags (, fn))] realloc
+ *   ["f", dt, thread, "addr" (, flags (, fn (, touched)))]       free
+ *   ["r", dt, thread, "old", "addr", size, stack (, flags (, fn (, touched)))] realloc
  *   ["x", dt, thread, "old", size, stack (, fn)]                 realloc_failed
  *
  * dt: microseconds since the previous record's time (any record; may be
  * negative across threads); thread: the index a "thread" record gave the
  * thread; addresses: lower-case hex strings without 0x; fn: the
  * function's name when it is not the record's default; flags: the
- * TRACEFMT_F_* bits.
+ * TRACEFMT_F_* bits; touched (version 5): the pages of the freed (old)
+ * block the program touched, when they were counted.
  */
 #ifndef MEMSIM_TRACE_TRACEFMT_H
 #define MEMSIM_TRACE_TRACEFMT_H
@@ -48,6 +49,7 @@
     X(ERROR, "error")                                                                          \
     X(END, "end")                                                                              \
     X(SANDBOX, "sandbox")                                                                      \
+    X(TOUCHED, "touched")                                                                      \
     X(THREAD, "thread")
 
 typedef enum tracefmt_record_e {
@@ -62,8 +64,8 @@ extern const char *const tracefmt_names[TRACEFMT_RECORD_COUNT];
 #define TRACEFMT_NAME(id) (tracefmt_names[TRACEFMT_##id])
 
 #define TRACEFMT_FORMAT "memsim-trace"
-#define TRACEFMT_VERSION 4         /* what memsim-recorder writes */
-#define TRACEFMT_VERSION_MAX 4     /* the newest a reader of this build reads */
+#define TRACEFMT_VERSION 5         /* what memsim-recorder writes */
+#define TRACEFMT_VERSION_MAX 5     /* the newest a reader of this build reads */
 
 #define TRACEFMT_DEFAULT_ALIGN 16  /* an alloc that does not say its alignment */
 #define TRACEFMT_DEFAULT_ALLOC "malloc"

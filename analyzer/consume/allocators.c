@@ -8,6 +8,13 @@
  * of a block another thread just allocated: the replay must not run the
  * two at once).  Slots freed in a window are given out again only after
  * it, so two threads of one window never share a slot.
+ *
+ * A block's touched pages come with its free or resize, after the
+ * operation that made it: each slot remembers where that operation is
+ * (its index in the window being gathered, or its offset in the file
+ * once written) and the count is set there, in the buffer or by
+ * pread/pwrite of its 16 bytes (the large blocks that carry a count are
+ * few).
  */
 #include "analyzer/consume/allocators.h"
 
@@ -66,6 +73,9 @@ typedef struct alloc_writer_s {
     uint32_t ntids;
     uint64_t *owner;          /* per slot: (window + 1) << THREAD_BITS | thread, 0: none */
     size_t cap_owner;
+    uint64_t *made;           /* per slot: the operation that made its block, an index in
+                                 win while its window is gathered, then its file offset */
+    size_t cap_made;
     uint32_t nslots;
     uint32_t *free_slots, *pending; /* free for any window; freed in this one */
     size_t nfree, cap_free, npending, cap_pending;
@@ -134,8 +144,13 @@ static void end_window(alloc_writer_t *w)
         w->at[order[k]] = at;
         at += p.count;
     }
-    for (size_t i = 0; i < w->nwin; i++)
-        w->grouped[w->at[w->win_thread[i]]++] = w->win[i];
+    uint64_t base = w->bytes; /* the grouped operations' offset in the file */
+    for (size_t i = 0; i < w->nwin; i++) {
+        uint32_t g = w->at[w->win_thread[i]]++;
+        w->grouped[g] = w->win[i];
+        if (w->win[i].kind != OPLOG_FREE)
+            w->made[w->win[i].slot] = base + (uint64_t)g * sizeof(oplog_op_t);
+    }
     put(w, w->grouped, w->nwin * sizeof *w->grouped);
     for (uint32_t k = 0; k < nparts; k++)
         w->counts[order[k]] = 0;
@@ -173,11 +188,13 @@ static uint32_t new_slot(alloc_writer_t *w)
 {
     if (w->nfree)
         return w->free_slots[--w->nfree];
-    if (!grow_room((void **)&w->owner, &w->cap_owner, w->nslots, sizeof *w->owner, 4096)) {
+    if (!grow_room((void **)&w->owner, &w->cap_owner, w->nslots, sizeof *w->owner, 4096) ||
+        !grow_room((void **)&w->made, &w->cap_made, w->nslots, sizeof *w->made, 4096)) {
         broken(w, "out of memory");
         return 0;
     }
     w->owner[w->nslots] = 0;
+    w->made[w->nslots] = 0;
     return w->nslots++;
 }
 
@@ -194,6 +211,8 @@ static void add(alloc_writer_t *w, uint32_t t, oplog_op_t op)
         mine = (w->window + 1) << THREAD_BITS;
     }
     w->owner[op.slot] = mine | t;
+    if (op.kind != OPLOG_FREE)
+        w->made[op.slot] = w->nwin;
     w->kinds |= 1u << op.kind;
     w->win_thread[w->nwin] = (uint16_t)t;
     w->win[w->nwin++] = op;
@@ -208,13 +227,43 @@ static void release_slot(alloc_writer_t *w, uint32_t slot)
     w->pending[w->npending++] = slot;
 }
 
-static void on_free(alloc_writer_t *w, uint32_t t, uint64_t addr)
+/* The block in slot is going: the program touched touched - 1 of its
+ * pages (0: the trace does not say), which the operation that made it
+ * is told (before the free or resize is added: that may write the
+ * window out). */
+static void set_touched(alloc_writer_t *w, uint32_t slot, uint64_t touched)
+{
+    if (!touched || touched > OPLOG_TOUCHED_MAX || w->broken)
+        return;
+    if (w->owner[slot] >> THREAD_BITS == w->window + 1) { /* made in this window */
+        w->win[w->made[slot]].touched = (uint32_t)touched;
+        return;
+    }
+    oplog_op_t op;
+    uint64_t at = w->made[slot], flushed = w->bytes - w->nbuf;
+    if (at >= flushed) { /* still in the buffer */
+        memcpy(&op, w->buf + (at - flushed), sizeof op);
+        op.touched = (uint32_t)touched;
+        memcpy(w->buf + (at - flushed), &op, sizeof op);
+        return;
+    }
+    if (pread(w->fd, &op, sizeof op, (off_t)at) != (ssize_t)sizeof op) {
+        broken(w, "cannot read the operation file back");
+        return;
+    }
+    op.touched = (uint32_t)touched;
+    if (pwrite(w->fd, &op, sizeof op, (off_t)at) != (ssize_t)sizeof op)
+        broken(w, "cannot write the operation file (out of memory)");
+}
+
+static void on_free(alloc_writer_t *w, uint32_t t, uint64_t addr, uint64_t touched)
 {
     live_t *l = hashtab_find(&w->live, &live_type, addr);
     if (!l)
         return; /* not live in the trace (inherited, unknown): nothing to free */
     uint32_t slot = (uint32_t)(l->slot1 - 1);
     hashtab_erase(&w->live, &live_type, l);
+    set_touched(w, slot, touched);
     add(w, t, (oplog_op_t){.slot = slot, .kind = OPLOG_FREE});
     release_slot(w, slot);
 }
@@ -244,7 +293,7 @@ static void on_alloc(alloc_writer_t *w, uint32_t t, uint64_t addr, uint64_t size
                      uint8_t align_log2)
 {
     if (hashtab_find(&w->live, &live_type, addr))
-        on_free(w, t, addr);
+        on_free(w, t, addr, 0);
     uint32_t slot = new_slot(w);
     bool found;
     live_t *l = hashtab_put(&w->live, &live_type, addr, &found);
@@ -257,7 +306,8 @@ static void on_alloc(alloc_writer_t *w, uint32_t t, uint64_t addr, uint64_t size
     add(w, t, (oplog_op_t){.slot = slot, .kind = kind, .align_log2 = align_log2, .size = size});
 }
 
-static void on_realloc(alloc_writer_t *w, uint32_t t, uint64_t old, uint64_t addr, uint64_t size)
+static void on_realloc(alloc_writer_t *w, uint32_t t, uint64_t old, uint64_t addr, uint64_t size,
+                       uint64_t touched)
 {
     live_t *l = hashtab_find(&w->live, &live_type, old);
     if (!l) { /* the old block is not known: realloc(NULL, size) */
@@ -266,8 +316,9 @@ static void on_realloc(alloc_writer_t *w, uint32_t t, uint64_t old, uint64_t add
     }
     uint32_t slot = (uint32_t)(l->slot1 - 1);
     hashtab_erase(&w->live, &live_type, l);
+    set_touched(w, slot, touched);
     if (addr != old && hashtab_find(&w->live, &live_type, addr))
-        on_free(w, t, addr);
+        on_free(w, t, addr, 0);
     bool found;
     live_t *n = hashtab_put(&w->live, &live_type, addr, &found);
     if (!n) {
@@ -310,6 +361,7 @@ static void writer_close(alloc_writer_t *w)
     hashtab_fini(&w->live, &live_type);
     hashtab_fini(&w->tids, &tid_type);
     free(w->owner);
+    free(w->made);
     free(w->free_slots);
     free(w->pending);
     free(w);
@@ -634,11 +686,17 @@ static void allocators_on_event(process_t *pr, const event_t *e)
                  kind_of_fn[e->fn < TRACEFMT_FN_COUNT ? e->fn : 0], log2_align(e->align));
         break;
     case EV_FREE:
-        on_free(w, thread_index(w, e->tid), e->addr);
+        on_free(w, thread_index(w, e->tid), e->addr, e->touched);
         break;
     case EV_REALLOC:
-        on_realloc(w, thread_index(w, e->tid), e->old_addr, e->addr, e->size);
+        on_realloc(w, thread_index(w, e->tid), e->old_addr, e->addr, e->size, e->touched);
         break;
+    case EV_TOUCHED: { /* a block live at the end */
+        live_t *l = hashtab_find(&w->live, &live_type, e->addr);
+        if (l)
+            set_touched(w, (uint32_t)(l->slot1 - 1), e->touched);
+        break;
+    }
     case EV_MODULE: {
         const char *path = e->json ? json_string_value(json_object_get(e->json, "path")) : NULL;
         const catalog_allocator_t *c = path ? catalog_from_library(path) : NULL;

@@ -418,14 +418,25 @@ SCAN bool fn_str(scan_t *s, uint8_t *fn)
     return lit(s, "\"");
 }
 
-/* Optional trailing elements: ,flags[,"fn"] (free, realloc). */
-SCAN bool opt_flags_fn(scan_t *s, uint64_t *flags)
+/* Optional trailing elements: ,flags[,"fn"[,touched]] (free, realloc);
+ * *touched: the pages + 1, 0 when not there. */
+SCAN bool opt_flags_fn(scan_t *s, uint64_t *flags, uint64_t *touched)
 {
     *flags = 0;
+    *touched = 0;
     if (!comma_u64(s, flags))
         return true;
     uint8_t fn;
-    return s->p >= s->end || *s->p != ',' || fn_str(s, &fn);
+    if (s->p >= s->end || *s->p != ',')
+        return true;
+    if (!fn_str(s, &fn))
+        return false;
+    if (s->p >= s->end || *s->p != ',')
+        return true;
+    if (!comma_u64(s, touched) || *touched == UINT64_MAX)
+        return false;
+    (*touched)++;
+    return true;
 }
 
 /* The length of the compact record at line (up to its '\n'), or 0 when it
@@ -457,13 +468,13 @@ static size_t fast3(const reader_t *r, const char *line, size_t len, event_t *e,
         break;
     case TRACEFMT_TAG_FREE:
         e->type = EV_FREE;
-        if (!hex_str(&s, &e->addr) || !opt_flags_fn(&s, &flags))
+        if (!hex_str(&s, &e->addr) || !opt_flags_fn(&s, &flags, &e->touched))
             return 0;
         break;
     case TRACEFMT_TAG_REALLOC:
         e->type = EV_REALLOC;
         if (!hex_str(&s, &e->old_addr) || !hex_str(&s, &e->addr) || !comma_u64(&s, &e->size) ||
-            !comma_u64(&s, &e->stack) || !opt_flags_fn(&s, &flags))
+            !comma_u64(&s, &e->stack) || !opt_flags_fn(&s, &flags, &e->touched))
             return 0;
         e->has_old_size = !(flags & TRACEFMT_F_OLD_UNKNOWN);
         break;

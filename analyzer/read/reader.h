@@ -54,6 +54,7 @@ typedef enum event_type_e {
     EV_ERROR = TRACEFMT_ERROR,
     EV_END = TRACEFMT_END,
     EV_SANDBOX = TRACEFMT_SANDBOX,
+    EV_TOUCHED = TRACEFMT_TOUCHED, /* a block live at the end: addr, touched */
     EV_COUNT = TRACEFMT_THREAD
 } event_type_t;
 
@@ -72,6 +73,7 @@ typedef struct event_s {
     uint8_t fn;          /* alloc: the function (tracefmt_fn_t: malloc, calloc, ...) */
     bool has_old_size;
     bool inherited;      /* a free of a block allocated before a fork */
+    uint64_t touched;    /* free, realloc: the (old) block's touched pages + 1; 0: not said */
     /* samples */
     uint64_t rss, hwm, tree_rss;
     uint64_t malloc_reserved, malloc_in_use, device_total, heap_live;

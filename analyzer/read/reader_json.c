@@ -80,6 +80,12 @@ static bool fill(reader_t *r, const json_t *o, event_t *e)
     case EV_MREMAP:
         opt_u64(o, "stack", &e->stack);
         return true;
+    case EV_TOUCHED:
+        if (!need_u64(r, o, "addr", &e->addr) || !need_u64(r, o, "pages", &e->touched) ||
+            e->touched == UINT64_MAX)
+            return false;
+        e->touched++;
+        return true;
     case EV_SAMPLE:
         opt_u64(o, "hwm", &e->hwm);
         opt_u64(o, "tree_rss", &e->tree_rss);
@@ -116,8 +122,8 @@ static bool fill_array(reader_t *r, const json_t *a, event_t *e)
         size_t min;
         const char *optional; /* the trailing elements: 's' a string, 'n' a number */
     } kinds[] = {{TRACEFMT_TAG_ALLOC, EV_ALLOC, 6, "sn"},
-                 {TRACEFMT_TAG_FREE, EV_FREE, 4, "ns"},
-                 {TRACEFMT_TAG_REALLOC, EV_REALLOC, 7, "ns"},
+                 {TRACEFMT_TAG_FREE, EV_FREE, 4, "nsn"},
+                 {TRACEFMT_TAG_REALLOC, EV_REALLOC, 7, "nsn"},
                  {TRACEFMT_TAG_REALLOC_FAILED, EV_REALLOC_FAILED, 6, "s"}};
     size_t k = 0;
     while (tag && k < sizeof kinds / sizeof kinds[0] && (tag[0] != kinds[k].tag || tag[1]))
@@ -166,6 +172,10 @@ static bool fill_array(reader_t *r, const json_t *a, event_t *e)
     }
     uint64_t flags = 0;
     const json_t *extra = json_array_get(a, 3 + nhex + nnum);
+    const json_t *touched = json_array_get(a, 5 + nhex + nnum); /* after flags and fn */
+    if ((e->type == EV_FREE || e->type == EV_REALLOC) && json_is_integer(touched) &&
+        json_integer_value(touched) >= 0)
+        e->touched = (uint64_t)json_integer_value(touched) + 1;
     if (e->type == EV_ALLOC) {
         e->addr = v[0], e->size = v[1], e->stack = v[2];
         const char *fn = json_string_value(json_array_get(a, 6));

@@ -15,7 +15,8 @@
  *   C/2 on two
  *
  * With --write each block is written as memsim-replay writes it (its
- * first 64 bytes, a byte in every page after, its last byte), so that
+ * first 64 bytes, a byte in every page after, its last byte; of a block
+ * whose touched pages the trace gives, only as many), so that
  * its pages are touched as the replay's are: bench/allocators.sh runs
  * it with each allocator preloaded (the line still says "glibc": it is
  * whichever malloc the process has) for the allocator's own time on the
@@ -50,12 +51,14 @@
 typedef struct op_s {
     uint64_t size;
     uint32_t slot;
-    uint32_t align; /* alloc: its alignment when over 16, else 0 */
+    uint32_t align;   /* alloc: its alignment when over 16, else 0 */
+    uint64_t touched; /* alloc: the block's touched pages + 1 (the trace's), 0: all */
 } op_t;
 
 typedef struct live_s {
     uint64_t addr;
     uint64_t slot1; /* slot + 1; 0: empty */
+    uint64_t op;    /* its alloc's index in ops */
 } live_t;
 
 static const hashtab_type_t live_type = {
@@ -82,11 +85,21 @@ static int push(seq_t *q, op_t op)
     return 0;
 }
 
-static int on_free(seq_t *q, uint64_t addr)
+/* The block at addr was touched on touched - 1 pages (0: not said). */
+static void on_touched(seq_t *q, uint64_t addr, uint64_t touched)
+{
+    live_t *s = hashtab_find(&q->map, &live_type, addr);
+    if (s && touched)
+        q->ops[s->op].touched = touched;
+}
+
+static int on_free(seq_t *q, uint64_t addr, uint64_t touched)
 {
     live_t *s = hashtab_find(&q->map, &live_type, addr);
     if (!s)
         return 0; /* not live: the replay drops it too */
+    if (touched)
+        q->ops[s->op].touched = touched;
     uint32_t slot = (uint32_t)(s->slot1 - 1);
     hashtab_erase(&q->map, &live_type, s);
     if (!grow_room((void **)&q->free_slots, &q->cap_free, q->nfree, sizeof *q->free_slots, 1024))
@@ -115,6 +128,7 @@ static int on_alloc(seq_t *q, uint64_t addr, uint64_t size, uint64_t align)
     uint32_t slot = q->nfree ? q->free_slots[--q->nfree] : q->nslots++;
     s->addr = addr;
     s->slot1 = (uint64_t)slot + 1;
+    s->op = q->n;
     if (++q->live > q->max_live)
         q->max_live = q->live;
     return push(q, (op_t){.size = size ? size : 1,
@@ -136,10 +150,18 @@ static int by_value(const void *a, const void *b)
 }
 
 /* As memsim-replay fills a block (allocators/replay.c). */
-static void fill(char *p, uint64_t size)
+static void fill(char *p, uint64_t size, uint64_t touched)
 {
     if (!p)
         return;
+    uintptr_t first = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    uintptr_t end = ((uintptr_t)p + size) & ~(uintptr_t)4095;
+    if (touched && end > first && touched - 1 < (end - first) / 4096) {
+        memset(p, 0x5a, size < 64 ? size : 64 < first - (uintptr_t)p ? 64 : first - (uintptr_t)p);
+        for (uintptr_t a = first; a < first + (touched - 1) * 4096; a += 4096)
+            *(volatile char *)a = 1;
+        return;
+    }
     memset(p, 0x5a, size < 64 ? size : 64);
     for (uintptr_t a = ((uintptr_t)p | 4095) + 1; a < (uintptr_t)(p + size); a += 4096)
         *(volatile char *)a = 1;
@@ -192,9 +214,11 @@ int main(int argc, char **argv)
         if (e.type == EV_ALLOC)
             bad = on_alloc(&q, e.addr, e.size, e.align);
         else if (e.type == EV_FREE)
-            bad = on_free(&q, e.addr);
+            bad = on_free(&q, e.addr, e.touched);
         else if (e.type == EV_REALLOC)
-            bad = on_free(&q, e.old_addr) || on_alloc(&q, e.addr, e.size, 16);
+            bad = on_free(&q, e.old_addr, e.touched) || on_alloc(&q, e.addr, e.size, 16);
+        else if (e.type == EV_TOUCHED)
+            on_touched(&q, e.addr, e.touched);
     }
     reader_close(&r);
     hashtab_fini(&q.map, &live_type);
@@ -232,7 +256,7 @@ int main(int argc, char **argv)
             else
                 ptr[op->slot] = malloc(op->size);
             if (write && op->size)
-                fill(ptr[op->slot], op->size);
+                fill(ptr[op->slot], op->size, op->touched);
         }
         ns[c] = now_ns() - t0;
         for (uint32_t i = 0; i < q.nslots; i++)

@@ -110,7 +110,7 @@ expect_eq "analyzed up to the break" "$("$J" summary.allocations <"$TMP/out")" 2
 
 sed 's/"version":1/"version":7/' "$TMP/known.jsonl" >"$TMP/newer.jsonl"
 expect_status "a newer version is read" 0 "$A" "$TMP/newer.jsonl"
-expect_grep "and said" "version 7 is newer than this analyzer's 4" "$TMP/err"
+expect_grep "and said" "version 7 is newer than this analyzer's 5" "$TMP/err"
 
 head -n 5 "$TMP/known.jsonl" >"$TMP/cut.jsonl"
 head -c 4096 /dev/zero >>"$TMP/cut.jsonl"

@@ -134,6 +134,20 @@ typedef struct heap_s {
     bool has_size, has_stack, inherited, old_unknown;
 } heap_t;
 
+/* A free's or realloc's optional ,"fn"[,touched] from element at: fn a
+ * string, touched (version 5) a count of pages. */
+static void touched(json_t *a, size_t at, size_t len, long n, bool *ok)
+{
+    if (len > at && !json_is_string(json_array_get(a, at))) {
+        PROBLEM(n, "free or realloc fn is not a string");
+        *ok = false;
+    }
+    if (len > at + 1 && arr_int(a, at + 1, n, ok) < 0) {
+        PROBLEM(n, "touched pages are negative");
+        *ok = false;
+    }
+}
+
 /* A compact record into *h; false (with a problem) when it is malformed. */
 static bool compact(json_t *a, long n, json_int_t *now, const json_int_t *tids, size_t ntids,
                     heap_t *h)
@@ -173,18 +187,19 @@ static bool compact(json_t *a, long n, json_int_t *now, const json_int_t *tids, 
         return ok;
     case TRACEFMT_TAG_FREE:
         h->ev = "free";
-        if (len < 4 || len > 6)
+        if (len < 4 || len > 7)
             break;
         h->addr = arr_hex(a, 3, n, &ok);
         if (len > 4)
             flags = (unsigned)arr_int(a, 4, n, &ok);
+        touched(a, 5, len, n, &ok);
         if (flags & ~TRACEFMT_F_INHERITED)
             PROBLEM(n, "free flags %u", flags);
         h->inherited = flags & TRACEFMT_F_INHERITED;
         return ok;
     case TRACEFMT_TAG_REALLOC:
         h->ev = "realloc";
-        if (len < 7 || len > 9)
+        if (len < 7 || len > 10)
             break;
         h->old = arr_hex(a, 3, n, &ok);
         h->addr = arr_hex(a, 4, n, &ok);
@@ -193,6 +208,7 @@ static bool compact(json_t *a, long n, json_int_t *now, const json_int_t *tids, 
         h->has_size = h->has_stack = true;
         if (len > 7)
             flags = (unsigned)arr_int(a, 7, n, &ok);
+        touched(a, 8, len, n, &ok);
         if (flags & ~(TRACEFMT_F_INHERITED | TRACEFMT_F_OLD_UNKNOWN))
             PROBLEM(n, "realloc flags %u", flags);
         h->inherited = flags & TRACEFMT_F_INHERITED;

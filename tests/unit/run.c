@@ -54,6 +54,7 @@ int main(void)
         sample_suite,
         findings_suite,
         opts_suite,
+        touched_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -51,5 +51,6 @@ Suite *smapsum_suite(void);
 Suite *sample_suite(void);
 Suite *findings_suite(void);
 Suite *opts_suite(void);
+Suite *touched_suite(void);
 
 #endif

@@ -198,8 +198,11 @@ static void line3(FILE *f, rng_t *r, unsigned *threads)
         fprintf(f, "[\"f\",%lld,%u,\"%s\"", dt, ti, hex(r, h1));
         if (rng_below(r, 4) == 0) {
             fprintf(f, ",%u", (unsigned)rng_below(r, 4));
-            if (rng_below(r, 2))
+            if (rng_below(r, 2)) {
                 fprintf(f, ",\"%s\"", rng_below(r, 2) ? "reallocarray" : "free_sized");
+                if (rng_below(r, 2)) /* version 5: touched pages */
+                    fprintf(f, ",%" PRIu64, rng_below(r, 3) ? rng_below(r, 300) : big(r));
+            }
         }
         fprintf(f, "]%s\n", pad);
         break;
@@ -208,8 +211,11 @@ static void line3(FILE *f, rng_t *r, unsigned *threads)
                 hex(r, h2), size, stack);
         if (rng_below(r, 3) == 0) {
             fprintf(f, ",%u", (unsigned)rng_below(r, 4));
-            if (rng_below(r, 2))
+            if (rng_below(r, 2)) {
                 fprintf(f, ",\"reallocarray\"");
+                if (rng_below(r, 2))
+                    fprintf(f, ",%" PRIu64, rng_below(r, 300));
+            }
         }
         fprintf(f, "]%s\n", pad);
         break;
@@ -223,7 +229,7 @@ static void line3(FILE *f, rng_t *r, unsigned *threads)
     case 12: /* the wrong number or kind of elements */
         switch (rng_below(r, 6)) {
         case 0: fprintf(f, "[\"a\",%lld,%u,\"%s\",%" PRIu64 "]\n", dt, ti, hex(r, h1), size); break;
-        case 1: fprintf(f, "[\"f\",%lld,%u,\"%s\",1,\"free\",7]\n", dt, ti, hex(r, h1)); break;
+        case 1: fprintf(f, "[\"f\",%lld,%u,\"%s\",1,\"free\",7,8]\n", dt, ti, hex(r, h1)); break;
         case 2: fprintf(f, "[\"a\",%lld,%u,\"%s\",1,2,16]\n", dt, ti, hex(r, h1)); break;
         case 3: fprintf(f, "[\"q\",%lld,%u]\n", dt, ti); break;
         case 4: fprintf(f, "[\"r\",%lld,%u,\"%s\",%" PRIu64 ",1,2]\n", dt, ti, hex(r, h1), size); break;
@@ -321,7 +327,8 @@ static bool same_event(const event_t *x, const event_t *y)
            x->size == y->size && x->align == y->align && x->stack == y->stack &&
            (x->type != EV_ALLOC || x->fn == y->fn) &&
            x->old_addr == y->old_addr && x->old_size == y->old_size &&
-           x->has_old_size == y->has_old_size && x->inherited == y->inherited;
+           x->has_old_size == y->has_old_size && x->inherited == y->inherited &&
+           x->touched == y->touched;
 }
 
 /* Problems go to stderr: keep a run quiet. */
@@ -537,6 +544,10 @@ START_TEST(compact_records_fast_and_slow_agree)
     ck_assert_int_gt(rb.fast, 85000);
     ck_assert_int_gt(rb.bad_lines, 10000);
     ck_assert_int_gt(rb.by_type[EV_REALLOC_FAILED], 1000);
+    size_t touched = 0;
+    for (size_t i = 0; i < nb; i++)
+        touched += b[i].touched != 0;
+    ck_assert_uint_gt(touched, 1000); /* version 5's frees and reallocs with touched pages */
     /* Times are microseconds (to ns), never before 0. */
     for (size_t i = 0; i < nb; i++)
         REQUIRE(b[i].t % 1000 == 0, "event %zu at %" PRIu64 " ns", i, b[i].t);
