@@ -126,34 +126,42 @@ fi
 # MEMSIM_UNWIND=libunwind and the default give the same stacks (addresses
 # differ from run to run: compared without address randomization; ids
 # follow the threads' order, so only the frames are compared).
-if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
+# walk_stacks NAME ARGS...: walk_shapes ARGS traced under MEMSIM_UNWIND=libunwind
+# and fast, without address randomization; each trace's stacks (their
+# frames), sorted, into $TMP/NAME-libunwind.stacks and $TMP/NAME-fast.stacks.
+walk_stacks() {
+    name=$1
+    shift
     for m in libunwind fast; do
-        mkdir -p "$TMP/$m"
-        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/$m" MEMSIM_UNWIND=$m \
-            "$BUILD/programs/walk_shapes" 2000 >/dev/null 2>&1
-        trace_text "$TMP"/$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
-            sort >"$TMP/$m.stacks"
+        mkdir -p "$TMP/$name-$m"
+        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/$name-$m" MEMSIM_UNWIND=$m \
+            "$BUILD/programs/walk_shapes" "$@" >/dev/null 2>&1
+        trace_text "$TMP/$name-$m"/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
+            sort >"$TMP/$name-$m.stacks"
     done
-    n=$(wc -l <"$TMP/fast.stacks")
-    if [ "$n" -gt 20 ] && cmp -s "$TMP/libunwind.stacks" "$TMP/fast.stacks"; then
-        pass "walk_shapes: the same $n stacks as with MEMSIM_UNWIND=libunwind"
+}
+
+# same_stacks NAME WHAT: walk_stacks NAME's two sets are the same (over 20).
+same_stacks() {
+    n=$(wc -l <"$TMP/$1-fast.stacks")
+    if [ "$n" -gt 20 ] && cmp -s "$TMP/$1-libunwind.stacks" "$TMP/$1-fast.stacks"; then
+        pass "$2: the same $n stacks as with MEMSIM_UNWIND=libunwind"
     else
-        fail "walk_shapes: the same stacks as with MEMSIM_UNWIND=libunwind" \
-            "$n stacks; $(diff "$TMP/libunwind.stacks" "$TMP/fast.stacks" | head -c 300)"
+        fail "$2: the same stacks as with MEMSIM_UNWIND=libunwind" \
+            "$n stacks; $(diff "$TMP/$1-libunwind.stacks" "$TMP/$1-fast.stacks" | head -c 300)"
     fi
+}
+
+if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
+    walk_stacks all 2000
+    same_stacks all "walk_shapes"
     # One thread, a signal handler allocating: libunwind is never loaded
     # (a dlopen from a handler could interrupt the loader), so those
     # stacks end at the signal frame, their frames libunwind's first ones
     # (the last the handler's return address); every other stack is
     # libunwind's.  Before libunwind was loaded on demand it was loaded
     # at every start: all the stacks were libunwind's.
-    for m in libunwind fast; do
-        mkdir -p "$TMP/alone-$m"
-        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/alone-$m" MEMSIM_UNWIND=$m \
-            "$BUILD/programs/walk_shapes" 500 alone >/dev/null 2>&1
-        trace_text "$TMP"/alone-$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
-            sort >"$TMP/alone-$m.stacks"
-    done
+    walk_stacks alone 500 alone
     counts=$(awk 'NR == FNR { full[$0] = 1; n++; next }
                   { if ($0 in full) same++; else { p = substr($0, 1, length($0) - 2) ","; cut = 0
                         for (s in full) if (index(s, p) == 1) { cut = 1; break }
@@ -168,20 +176,8 @@ if command -v setarch >/dev/null 2>&1 && setarch -R true 2>/dev/null; then
             "libunwind $1 stacks; same $2, cut $3, other $4"
     fi
     # C11 threads first: libunwind was loaded before them, no stack is cut.
-    for m in libunwind fast; do
-        mkdir -p "$TMP/c11-$m"
-        setarch -R env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$TMP/c11-$m" MEMSIM_UNWIND=$m \
-            "$BUILD/programs/walk_shapes" 500 c11 >/dev/null 2>&1
-        trace_text "$TMP"/c11-$m/*.jsonl* | grep '"ev":"stack"' | sed 's/.*"frames"://' |
-            sort >"$TMP/c11-$m.stacks"
-    done
-    n=$(wc -l <"$TMP/c11-fast.stacks")
-    if [ "$n" -gt 20 ] && cmp -s "$TMP/c11-libunwind.stacks" "$TMP/c11-fast.stacks"; then
-        pass "walk_shapes c11: the same $n stacks as with MEMSIM_UNWIND=libunwind"
-    else
-        fail "walk_shapes c11: the same stacks as with MEMSIM_UNWIND=libunwind" \
-            "$n stacks; $(diff "$TMP/c11-libunwind.stacks" "$TMP/c11-fast.stacks" | head -c 300)"
-    fi
+    walk_stacks c11 500 c11
+    same_stacks c11 "walk_shapes c11"
 else
     echo "# skip - stacks compared with libunwind's: setarch -R is not permitted here"
 fi
