@@ -42,12 +42,19 @@ uintptr_t unwind_self_lo_, unwind_self_hi_;
 /* Whether n bytes at addr can be read: the question libunwind asks its
  * pipe.  process_vm_readv on the process itself fails with EFAULT for
  * what is not mapped readable, and needs no descriptor. */
+/* n bytes at addr into buf, by process_vm_readv on the process itself:
+ * the bytes read, or -1 (errno EFAULT for what is not mapped readable). */
+static long read_self(void *buf, const void *addr, size_t n)
+{
+    struct iovec local = {buf, n}, remote = {(void *)addr, n};
+    return seccomp_call(SYS_process_vm_readv, (long)getpid(), (long)&local, 1L, (long)&remote, 1L,
+                        0L);
+}
+
 static ssize_t readable(const void *addr, size_t n)
 {
     char byte;
-    struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
-    long rc = seccomp_call(SYS_process_vm_readv, (long)getpid(), (long)&local, 1L, (long)&remote,
-                           1L, 0L);
+    long rc = read_self(&byte, addr, 1);
     if (rc == 1)
         return (ssize_t)(n ? 1 : 0);
     if (rc < 0 && errno != EFAULT) /* forbidden (seccomp): trust mincore, which ran first */
@@ -349,9 +356,7 @@ static bool sigreturn_at(uintptr_t pc)
 {
     static const unsigned char code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     unsigned char got[sizeof code];
-    struct iovec local = {got, sizeof got}, remote = {(void *)pc, sizeof got};
-    long rc = seccomp_call(SYS_process_vm_readv, (long)getpid(), (long)&local, 1L, (long)&remote,
-                           1L, 0L);
+    long rc = read_self(got, (const void *)pc, sizeof got);
     return rc != (long)sizeof got || memcmp(got, code, sizeof code) == 0; /* unreadable: as if */
 }
 
