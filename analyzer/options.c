@@ -128,6 +128,18 @@ static int set_flame_weight(void *v, const opts_opt_t *opt, const char *arg)
     return 0;
 }
 
+static int set_allocators_pages(void *v, const opts_opt_t *opt, const char *arg)
+{
+    (void)opt;
+    if (strcmp(arg, "touched") && strcmp(arg, "all")) {
+        fprintf(stderr, "%s: --allocators-pages: \"%s\" is neither touched nor all\n",
+                ANALYZE_CMD, arg);
+        return -1;
+    }
+    ((analyze_opts_t *)v)->allocators_all_pages = strcmp(arg, "all") == 0;
+    return 0;
+}
+
 static int set_progress(void *v, const opts_opt_t *opt, const char *arg)
 {
     (void)arg;
@@ -266,6 +278,11 @@ static const opts_opt_t analyze_options[] = {
              "each in a process of its own (known: %s); settings\n"
              "after a colon make a row of their own:\n"
              "'glibc:M_ARENA_MAX=1,jemalloc:dirty_decay_ms=0'"},
+    {"allocators-pages", 0, OPTS_ARG, "WHICH", .call = set_allocators_pages,
+     .help = "the pages of a large block their replays write:\n"
+             "touched (default: those the program touched, as it\n"
+             "ran) or all (every page, as the strategies count\n"
+             "every requested byte)"},
     {"sites", 0, OPTS_ARG, "N", OPTS_COUNT, AT(sites), .min = 0,
      .help = "top N allocation sites by peak, by calls and by\n"
              "leaked bytes (default 10; 0: none)"},

@@ -60,6 +60,11 @@ typedef struct analyze_opts_s {
     double fail_on_growth;   /* --fail-on-growth PCT; < 0: not asked */
     catalog_spec_t allocators[CATALOG_MAX_SPECS]; /* --allocators: the real allocators */
     size_t nallocators;
+    /* --allocators-pages all: every page of every block is written in
+     * the real allocators' replays, as the strategies count every
+     * requested byte; false (touched, the default): only the pages the
+     * program touched of a large block, as it really ran. */
+    bool allocators_all_pages;
     /* Not options: what main learned of the inputs, for the reports. */
     const char *run_command; /* memsim run's command (resources.json), "" when none */
 } analyze_opts_t;

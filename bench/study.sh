@@ -14,7 +14,9 @@
 # the footprint at its peak split into live, internal and external
 # bytes; then again on a device of 1.25 x its peak live bytes, for the
 # requests each strategy cannot serve there.  The same process's trace is
-# replayed through the real allocators (memsim-analyze --allocators:
+# replayed through the real allocators (memsim-analyze --allocators
+# --allocators-pages all, every page of each block written as the
+# strategies count every requested byte:
 # glibc, jemalloc, mimalloc, tcmalloc), whose peak RSS and overhead (peak
 # RSS ÷ peak live − 1) stand beside the strategies.  Then the full study
 # runs bench/allocators.sh, which checks those replays' predictions
@@ -162,10 +164,14 @@ study() {
         return
     }
     t4=$(now)
-    # the real allocators, on the same process's trace
+    # the real allocators, on the same process's trace, every page of
+    # each block written: the strategies count every requested byte, and
+    # the allocators are compared with them on the same terms (the
+    # prediction table, bench/allocators.sh, writes the pages touched)
     if [ -n "$ALLOCATORS" ]; then
         R=$OUT/$name.r.json
-        if "$ANALYZE" --json --sites 0 --no-replay --allocators "$ALLOCATORS" "$trace" >"$R" 2>"$OUT/$name.rerr"; then
+        if "$ANALYZE" --json --sites 0 --no-replay --allocators "$ALLOCATORS" --allocators-pages all \
+            "$trace" >"$R" 2>"$OUT/$name.rerr"; then
             k=0
             while rn=$(q "$R" "allocators.rows.$k.name") && [ -n "$rn" ]; do
                 st=$(q "$R" "allocators.rows.$k.status")
@@ -246,14 +252,15 @@ END {
     ahdr = hdr; asep = sep
     for (j = 1; j <= na; j++) { ahdr = ahdr " " A[j] " |"; asep = asep "---:|" }
     if (na) {
-        print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row), and beside it each real allocator'"'"'s overhead: the same trace replayed through each (`memsim-analyze --allocators`), its peak RSS ÷ peak live − 1 (in bold the smallest allocator):"
+        print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row), and beside it each real allocator'"'"'s overhead: the same trace replayed through each (`memsim-analyze --allocators`), its peak RSS ÷ peak live − 1, every page of each block written as the strategies count every requested byte (`--allocators-pages all`; in bold the smallest allocator):"
     } else
         print "**Johnstone–Wilson fragmentation** (peak footprint ÷ peak live − 1; in bold the smallest of each row):"
     print ""
     print ahdr; print asep
-    for (i = 1; i <= nw; i++) { w = W[i]; line = "| " w " |"; m = -1; am = -1
-        for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]; if (k in jw && (m < 0 || jw[k] < m)) m = jw[k] }
-        for (j = 1; j <= na; j++) { k = w SUBSEP A[j]; if (k in aov && (am < 0 || aov[k] < am)) am = aov[k] }
+    for (i = 1; i <= nw; i++) { w = W[i]; line = "| " w " |"; hm = 0; ham = 0
+        # the smallest of each side (an overhead can be below 0: the seen flags, not a sentinel)
+        for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]; if (k in jw && (!hm || jw[k] < m)) { m = jw[k]; hm = 1 } }
+        for (j = 1; j <= na; j++) { k = w SUBSEP A[j]; if (k in aov && (!ham || aov[k] < am)) { am = aov[k]; ham = 1 } }
         for (j = 1; j <= ns; j++) { k = w SUBSEP S[j]
             c = (k in jw) ? pct(jw[k]) : "-"
             if ((k in jw) && jw[k] == m) c = "**" c "**"

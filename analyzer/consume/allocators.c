@@ -67,6 +67,7 @@ typedef struct alloc_writer_s {
     size_t nbuf;
     uint64_t bytes;           /* the file's length so far */
     bool broken;              /* out of memory or a write failed: no replay */
+    bool all_pages;           /* --allocators-pages all: the touched counts ignored */
     char why[160];
     hashtab_t live;           /* trace address -> slot */
     hashtab_t tids;           /* tid -> thread index */
@@ -233,7 +234,7 @@ static void release_slot(alloc_writer_t *w, uint32_t slot)
  * window out). */
 static void set_touched(alloc_writer_t *w, uint32_t slot, uint64_t touched)
 {
-    if (!touched || touched > OPLOG_TOUCHED_MAX || w->broken)
+    if (!touched || touched > OPLOG_TOUCHED_MAX || w->broken || w->all_pages)
         return;
     if (w->owner[slot] >> THREAD_BITS == w->window + 1) { /* made in this window */
         w->win[w->made[slot]].touched = (uint32_t)touched;
@@ -672,6 +673,7 @@ static int allocators_on_init(process_t *pr)
         return -1;
     }
     pr->alloc_writer->ran_with = catalog_find("glibc");
+    pr->alloc_writer->all_pages = pr->o->allocators_all_pages;
     return 0;
 }
 
@@ -717,6 +719,7 @@ static void allocators_on_finish(process_t *pr)
     allocators_t *a = pr->allocators;
     a->ran_with = w->ran_with;
     a->peak_live = pr->s.peak_heap;
+    a->all_pages = w->all_pages;
     oplog_header_t h;
     if (pr->s.sample_bytes) {
         /* A sampled trace holds one allocation in many: no sequence of

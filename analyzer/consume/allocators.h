@@ -69,6 +69,8 @@ typedef struct allocators_s {
     unsigned kinds;                      /* bit per oplog_kind_t the trace has */
     uint64_t peak_live;                  /* the trace's peak live requested bytes */
     double wall_s;                       /* every replay, in parallel */
+    bool all_pages;                      /* every page of each block written (--allocators-pages
+                                            all), not only those the program touched */
     const catalog_allocator_t *ran_with; /* what the program ran with (its libraries) */
     char problem[256];                   /* why nothing was replayed, or "" */
 } allocators_t;

@@ -120,11 +120,11 @@ void report_allocators_text(FILE *f, const process_t *pr)
             escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
     }
     fprintf(f, "    peak RSS: the most memory the replay held resident over what it held at its start\n"
-           "    (the allocator's own and its blocks' pages, each block written once); overhead:\n"
+           "    (the allocator's own and its blocks' pages, each block written once%s); overhead:\n"
            "    peak RSS / peak live - 1 (Johnstone-Wilson; peak live %s); RSS at end: still\n"
            "    held after the last operation; faults: page faults; CPU/op and wall/op: the\n"
            "    replay's CPU time (every thread) and wall time per operation.\n",
-           units_format_bytes(a->peak_live, b1, sizeof b1));
+           a->all_pages ? ", on every page" : "", units_format_bytes(a->peak_live, b1, sizeof b1));
     rank_entry_t rank[CATALOG_MAX_SPECS + REPLAY_MAX_STRATEGIES];
     size_t n = report_allocators_ranking(pr, rank);
     if (n > 1 && pr->nresults) {
@@ -232,9 +232,10 @@ json_t *report_allocators_json(const process_t *pr)
                        (json_int_t)(from->peak_rss - to->peak_rss), "saves_share",
                        from->peak_rss ? (double)(from->peak_rss - to->peak_rss) / (double)from->peak_rss
                                       : 0.0);
-    return json_pack("{s:s?, s:s?, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o}", "ran_with",
+    return json_pack("{s:s?, s:s?, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o}", "ran_with",
                      a->ran_with ? a->ran_with->name : NULL, "problem",
-                     a->problem[0] ? a->problem : NULL, "operations", (json_int_t)a->ops,
+                     a->problem[0] ? a->problem : NULL, "pages", a->all_pages ? "all" : "touched",
+                     "operations", (json_int_t)a->ops,
                      "threads", (json_int_t)a->threads, "windows", (json_int_t)a->windows, "slots",
                      (json_int_t)a->nslots, "peak_live_bytes", (json_int_t)a->peak_live, "wall_s",
                      a->wall_s, "rows", rows, "ranking", ranking, "switch", sw);

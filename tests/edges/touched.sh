@@ -28,6 +28,26 @@ if need_program touched; then
             fail "touched: glibc's replay writes only the pages touched" \
                 "peak ${peak:-none} bytes, want at most 256 KiB ($(head -c 200 "$TMP/touched.err"))"
         fi
+        # --allocators-pages all: every page written, as the strategies
+        # count every requested byte: nearly the 2 MiB of the two blocks
+        # live at once (the baseline and the counters' lag take a little)
+        "$A" --json --sites 0 --allocators glibc --allocators-pages all "$f" >"$TMP/touched.all.json" \
+            2>"$TMP/touched.all.err"
+        all=$("$JSONQ" allocators.rows.0.peak_rss_bytes <"$TMP/touched.all.json")
+        if [ "${all:-0}" -ge 1572864 ]; then
+            pass "touched: with --allocators-pages all, glibc's replay holds $all bytes, near the 2 MiB of both"
+        else
+            fail "touched: --allocators-pages all writes every page" \
+                "peak ${all:-none} bytes, want 1.5 MiB or more ($(head -c 200 "$TMP/touched.all.err"))"
+        fi
+        expect_eq "touched: the JSON says which pages the replays wrote" \
+            "$("$JSONQ" allocators.pages <"$TMP/touched.json") $("$JSONQ" allocators.pages <"$TMP/touched.all.json")" \
+            "touched all"
+        expect_status "touched: --allocators-pages some is refused" 2 \
+            "$A" --allocators glibc --allocators-pages some "$f"
+        expect_one_line "touched: --allocators-pages some: one line" "$TMP/err"
+        expect_grep "touched: --allocators-pages some: the line names it" \
+            '--allocators-pages: "some" is neither touched nor all' "$TMP/err"
     else
         fail "touched: the replay" "$A or memsim-replay is missing (make all builds them)"
     fi
