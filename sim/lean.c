@@ -35,7 +35,7 @@ static const struct {
 
 bool lean_supports(const char *strategy)
 {
-    if (strcmp(strategy, "buddy") == 0)
+    if (strcmp(strategy, "buddy") == 0 || strcmp(strategy, "caching") == 0)
         return true;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (strcmp(strategy, forms[i].name) == 0)
@@ -259,10 +259,12 @@ static void unindex(lean_t *l, uint32_t x)
 int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (strcmp(strategy, "buddy") == 0) {
+    bool buddy = strcmp(strategy, "buddy") == 0;
+    if (buddy || strcmp(strategy, "caching") == 0) {
         const char *why = "";
         lean_t *l = calloc(1, sizeof *l);
-        if (!l || !(l->buddy = lean_buddy_create(total, &why))) {
+        if (!l || !(buddy ? (l->buddy = lean_buddy_create(total, &why)) != NULL
+                          : (l->caching = lean_caching_create(total, &why)) != NULL)) {
             snprintf(err, errlen, "%s", l ? why : "out of host memory");
             free(l);
             return -1;
@@ -322,6 +324,7 @@ void lean_destroy(lean_t *l)
     if (!l)
         return;
     lean_buddy_destroy(l->buddy);
+    lean_caching_destroy(l->caching);
     free(l->e);
     free(l->hash);
     free(l->bin_root);
@@ -331,11 +334,15 @@ void lean_destroy(lean_t *l)
 const strategy_ops_t *lean_strategy(const lean_t *l) { return l->ops; }
 uint64_t lean_extents(const lean_t *l)
 {
+    if (l->caching)
+        return lean_caching_free_runs(l->caching);
     return l->buddy ? lean_buddy_free_blocks(l->buddy) : l->nexts;
 }
 
 uint64_t lean_addr(const lean_t *l, uint32_t h)
 {
+    if (l->caching)
+        return lean_caching_addr(l->caching, h);
     return l->buddy ? lean_buddy_addr(l->buddy, h) : l->base + ((uint64_t)h << GSHIFT);
 }
 
@@ -343,6 +350,10 @@ void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 {
     if (l->buddy) {
         lean_buddy_prefetch_free(l->buddy, h);
+        return;
+    }
+    if (l->caching) {
+        lean_caching_prefetch_free(l->caching, h, size);
         return;
     }
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
@@ -354,6 +365,8 @@ uint64_t lean_reserved(const lean_t *l)
 {
     if (l->buddy)
         return lean_buddy_reserved(l->buddy);
+    if (l->caching)
+        return lean_caching_reserved(l->caching);
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
     uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
@@ -456,6 +469,8 @@ int lean_alloc(lean_t *l, uint64_t size, uint64_t align, uint32_t *h)
 {
     if (l->buddy)
         return lean_buddy_alloc(l->buddy, size, align, h);
+    if (l->caching)
+        return lean_caching_alloc(l->caching, size, align, h);
     if (size - 1 >= l->total || !align || (align & (align - 1)))
         return POOL_EINVAL;
     uint64_t bytes = (size + G - 1) & ~(uint64_t)(G - 1);
@@ -492,6 +507,8 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
 {
     if (l->buddy)
         return lean_buddy_free(l->buddy, h, size);
+    if (l->caching)
+        return lean_caching_free(l->caching, h, size);
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     /* Room for the keys and an extent first: a free that cannot be
      * recorded changes nothing. */
@@ -544,6 +561,10 @@ void lean_metrics(const lean_t *l, device_metrics_t *m)
 {
     if (l->buddy) {
         lean_buddy_metrics(l->buddy, m);
+        return;
+    }
+    if (l->caching) {
+        lean_caching_metrics(l->caching, m);
         return;
     }
     uint64_t seg = l->end - l->base;

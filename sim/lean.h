@@ -58,7 +58,9 @@
  * Buddy has a lean form too, behind the same functions: its free
  * blocks are not maximal runs (only buddies merge), so it keeps them as
  * the device does, without the allocated ones (sim/lean_buddy.h; below
- * 128 GiB).
+ * 128 GiB).  So has the caching pool: its free blocks are the maximal
+ * runs of each segment, kept per segment with the segments' ends as
+ * barriers, in an index per pool as the device's (sim/lean_caching.h).
  */
 #ifndef MEMSIM_SIM_LEAN_H
 #define MEMSIM_SIM_LEAN_H
@@ -74,7 +76,7 @@
 typedef struct lean_s lean_t;
 
 /* Whether a strategy has a lean form ("first-fit", "next-fit",
- * "best-fit", "worst-fit", "buddy"). */
+ * "best-fit", "worst-fit", "buddy", "caching"). */
 bool lean_supports(const char *strategy);
 
 /* A lean device of `total` bytes under strategy, with the default base

@@ -61,6 +61,8 @@ int lean_check(const lean_t *l, const char **why)
         why = &dummy;
     if (l->buddy)
         return lean_buddy_check(l->buddy, why);
+    if (l->caching)
+        return lean_caching_check(l->caching, why);
     uint64_t in_tree = 0, used = 0, free_bytes = 0;
     if (l->root != NIL && l->e[l->root].p != NIL)
         FAIL("the treap's root has a parent");

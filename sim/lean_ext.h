@@ -9,6 +9,7 @@
 
 #include "sim/lean.h"
 #include "sim/lean_buddy.h"
+#include "sim/lean_caching.h"
 
 #define NIL LEAN_NONE
 #define G DEVICE_DEFAULT_GRANULE
@@ -48,7 +49,8 @@ typedef struct slot_s {
 
 struct lean_s {
     const strategy_ops_t *ops;
-    lean_buddy_t *buddy;  /* buddy's form (sim/lean_buddy.h), or NULL: a fit's */
+    lean_buddy_t *buddy;  /* buddy's form (sim/lean_buddy.h), or NULL: */
+    lean_caching_t *caching; /* caching's (sim/lean_caching.h), or NULL: a fit's */
     pick_t pick;
     bool by_addr;       /* the treap's order: address (first, next), or (size, address) */
     uint64_t total;     /* the device's capacity */
