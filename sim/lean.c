@@ -191,6 +191,8 @@ static uint64_t indexed_largest(const lean_t *l)
         return 0;
     if (l->by_addr)
         return e[n].max;
+    if (l->pick == PICK_WORST)
+        return e[n].size; /* the heap's root */
     while (e[n].r != NIL)
         n = e[n].r;
     return e[n].size;
@@ -405,11 +407,9 @@ static inline uint32_t pick(const lean_t *l, uint64_t need)
         if (top_fits && (x == NIL || l->e[t].size < l->e[x].size))
             return t;
         return x;
-    default: { /* PICK_WORST */
-        uint64_t m = indexed_largest(l);
-        x = m >= need && m ? smallest_fit(l, m) : NIL;
+    default: /* PICK_WORST: the heap's root, the largest, lowest address among equals */
+        x = l->root != NIL && l->e[l->root].size >= need ? l->root : NIL;
         break;
-    }
     }
     return x == NIL && top_fits ? t : x;
 }
@@ -444,7 +444,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
         }
         e->addr = aend;
         e->size = xend - aend;
-        lean_changed(l, x);
+        lean_changed(l, x, false);
         return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
     }
     /* Room first, so that nothing changes when there is none. */
@@ -455,7 +455,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
     hash_put(l, bkey(l, start), x);
-    lean_changed(l, x);
+    lean_changed(l, x, false);
     if (aend < xend) {
         uint32_t y = ext_new(l, aend, xend - aend, flags);
         hash_put(l, bkey(l, aend), y);
@@ -528,13 +528,13 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
         hash_del(l, bkey(l, a));
         l->e[lo].size += s;
         hash_put(l, bkey(l, a + s), lo);
-        lean_changed(l, lo);
+        lean_changed(l, lo, true);
     } else if (lo == NIL) {
         hash_del(l, bkey(l, a + s));
         l->e[hi].addr = a;
         l->e[hi].size += s;
         hash_put(l, bkey(l, a), hi);
-        lean_changed(l, hi);
+        lean_changed(l, hi, true);
     } else {
         uint64_t hend = l->e[hi].addr + l->e[hi].size;
         l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
@@ -545,7 +545,7 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
         hash_del(l, bkey(l, a));
         l->e[lo].size = hend - l->e[lo].addr;
         hash_put(l, bkey(l, hend), lo);
-        lean_changed(l, lo);
+        lean_changed(l, lo, true);
     }
     CHECK_EXPENSIVE({
         const char *why;
