@@ -345,6 +345,63 @@ START_TEST(lean_caching_keeps_segments_apart)
 }
 END_TEST
 
+/* Out of host memory at every allocation in turn (runs, the hash of
+ * run ends, segments, frames, far slots): a failed request or free
+ * changes nothing it should not (a request may have trimmed the cache
+ * first, as the device's does), and the device stays whole; freeing
+ * everything afterwards leaves one free run per segment. */
+START_TEST(lean_caching_out_of_memory_loop)
+{
+    enum { SLOTS = 6000 };
+    static uint32_t h[SLOTS];
+    static uint64_t size[SLOTS];
+    char err[256];
+    long fails = 0;
+    for (long n = 1; n <= 16; n++) {
+        lean_t *l;
+        ck_assert_int_eq(lean_create("caching", 512 * MiB, &l, err, sizeof err), 0);
+        memset(h, 0xff, sizeof h);
+        rng_t rng;
+        rng_seed(&rng, 91);
+        long failures = 0;
+        failmalloc_arm(n);
+        for (int op = 0; op < 60000; op++) {
+            unsigned k = (unsigned)rng_below(&rng, SLOTS);
+            if (h[k] != LEAN_NONE) {
+                if (lean_free(l, h[k], size[k]) == 0)
+                    h[k] = LEAN_NONE;
+                else
+                    failures++;
+            } else {
+                size[k] = 1 + rng_below(&rng, rng_below(&rng, 100) ? 3000 : 3 * MiB);
+                int r = lean_alloc(l, size[k], rng_below(&rng, 5) ? 16 : 4096, &h[k]);
+                if (r != POOL_OK)
+                    h[k] = LEAN_NONE;
+                if (r == POOL_EHOST)
+                    failures++;
+            }
+        }
+        bool failed = failmalloc_disarm();
+        ck_assert_msg(failures <= 1 && (!failures || failed),
+                      "n %ld: one failure made %ld failed calls", n, failures);
+        fails += failures;
+        ck_assert_lean_ok(l);
+        for (unsigned k = 0; k < SLOTS; k++)
+            if (h[k] != LEAN_NONE)
+                ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
+        ck_assert_lean_ok(l);
+        device_metrics_t m;
+        lean_metrics(l, &m);
+        ck_assert_uint_eq(m.live_blocks, 0);
+        ck_assert_uint_eq(m.live_requested, 0);
+        ck_assert_uint_eq(m.live_allocated, 0);
+        ck_assert_uint_eq(lean_extents(l), m.segments);
+        lean_destroy(l);
+    }
+    ck_assert_int_ge(fails, 5); /* the loop reached failing calls */
+}
+END_TEST
+
 START_TEST(lean_refuses_what_it_has_no_form_of)
 {
     char err[256];
@@ -401,6 +458,7 @@ Suite *lean_suite(void)
     tcase_add_loop_test(tc, lean_caching_places_as_the_device, 0, 3);
     tcase_add_loop_test(tc, lean_caching_places_as_the_device_full, 0, 3);
     tcase_add_test(tc, lean_caching_keeps_segments_apart);
+    tcase_add_test(tc, lean_caching_out_of_memory_loop);
     tcase_add_test(tc, lean_refuses_what_it_has_no_form_of);
     tcase_add_test(tc, lean_buddy_out_of_memory_loop);
     suite_add_tcase(s, tc);
