@@ -15,121 +15,14 @@
  *   frame of each names it; sum(size) == seg_bytes, sum(nblocks) ==
  *   nblocks == live_blocks + runs; free bytes == seg_bytes -
  *   alloc_bytes.
- */
-#include "sim/lean_caching.h"
+ */#include "sim/lean_caching.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/check.h"
-
-#define MB (1024ull * 1024ull)
-#define U 512ull                 /* the pool's rounding (kMinBlockSize) */
-#define USHIFT 9
-#define SMALL_SIZE (1 * MB)      /* largest small-pool block request */
-#define SMALL_SEGMENT (2 * MB)
-#define LARGE_SEGMENT (20 * MB)
-#define MIN_LARGE_ALLOC (10 * MB)
-#define ROUND_LARGE (2 * MB)     /* segments' alignment and large rounding */
-#define FRAME_SHIFT 21           /* a frame: 2 MiB, ROUND_LARGE */
-#define VIRTUAL_SPAN (1ull << 46)
-#define BINS 512                 /* runs of 1..BINS-1 units: a treap per size */
-#define NIL UINT32_MAX
-#define FAR (1u << 31)           /* handles from here: a slot of far[] */
-
-_Static_assert(U == 1ull << USHIFT && ROUND_LARGE == 1ull << FRAME_SHIFT, "units");
-
-enum { KIND_SMALL, KIND_LARGE, KINDS };
-
-/* A free run of a segment. */
-typedef struct cext_s {
-    uint64_t addr, size;
-    uint32_t l, r, p; /* treap links (NIL: none); a spare slot links through l */
-    uint32_t seg;     /* its segment's slot; NIL: a spare slot */
-    uint32_t bin;     /* its treap: bin_root[bin] of its pool, 0: the pool's main one */
-    uint32_t kind;    /* its pool */
-} cext_t;
-
-/* A segment: [addr, addr + size), tiled by its blocks. */
-typedef struct cseg_s {
-    uint64_t addr, size;
-    uint64_t nblocks; /* blocks tiling it, free or allocated; 0: a spare slot */
-    uint32_t prev, next; /* by address (NIL: none); a spare links through next */
-    uint32_t kind;
-} cseg_t;
-
-/* A slot of the map of run ends: a start's or an end's key, and its run
- * (NIL: an empty slot). */
-typedef struct __attribute__((packed)) cslot_s {
-    uint64_t key;
-    uint32_t x;
-} cslot_t;
-
-/* A block a direct handle cannot name. */
-typedef struct far_s {
-    uint64_t addr, size; /* a spare slot: size is the next spare */
-} far_t;
-
-typedef struct pool_ix_s {
-    uint32_t root;            /* runs of BINS units and more, by (size, address) */
-    uint32_t bin_root[BINS];  /* runs of b units, by address */
-    uint64_t nonempty[BINS / 64];
-} pool_ix_t;
-
-struct lean_caching_s {
-    uint64_t total, base;     /* capacity in reserved bytes; where segments go */
-    cext_t *e;                /* runs, by slot */
-    uint32_t ne, cap, spare;  /* slots made, room, recycled (through l) */
-    uint64_t nexts;           /* runs in use */
-    pool_ix_t pool[KINDS];
-    cslot_t *hash;            /* the map of run ends: start_key and end_key -> run */
-    uint64_t hcap, hcount;    /* slots (a power of two), in use (at most 3/4) */
-    unsigned hshift;          /* 64 - log2(hcap) */
-    uint32_t nspare;          /* runs' slots on the spare list */
-    cseg_t *s;                /* segments, by slot */
-    uint32_t ns, scap, sspare, sfirst; /* made, room, recycled, lowest addressed */
-    uint64_t nsegs;
-    uint32_t *frame;          /* (addr - base) >> FRAME_SHIFT -> segment slot, or NIL */
-    uint64_t nframes;
-    far_t *far;
-    uint32_t nfar, farcap, farspare;
-    uint64_t seg_bytes, alloc_bytes, requested, live_blocks, nblocks;
-    uint64_t peak_footprint, peak_live, internal_at_peak, live_at_peak, free_at_peak;
-    double external_at_peak;
-};
-
-/* ---- keys and handles ------------------------------------------------------------- */
-
-/* A run boundary's keys: a start and an end at one address differ (two
- * segments may touch). */
-static inline uint64_t start_key(const lean_caching_t *c, uint64_t addr)
-{
-    return ((addr - c->base) >> USHIFT) << 1;
-}
-
-static inline uint64_t end_key(const lean_caching_t *c, uint64_t addr)
-{
-    return start_key(c, addr) | 1;
-}
-
-/* The map: open addressing, linear probes from a Fibonacci hash,
- * backward-shift deletion; doubled before it passes 3/4, never shrunk
- * (a run's two keys come and go at every operation). */
-static inline uint64_t home(const lean_caching_t *c, uint64_t key)
-{
-    return (key * 0x9E3779B97F4A7C15ull) >> c->hshift;
-}
-
-static inline uint32_t run_at(const lean_caching_t *c, uint64_t key)
-{
-    uint64_t m = c->hcap - 1;
-    for (uint64_t i = home(c, key);; i = (i + 1) & m) {
-        const cslot_t *t = &c->hash[i];
-        if (t->x == NIL || t->key == key)
-            return t->x;
-    }
-}
+#include "sim/lean_caching_ext.h"
 
 /* key -> x, key absent (room made). */
 static inline void key_put(lean_caching_t *c, uint64_t key, uint32_t x)
@@ -190,305 +83,6 @@ static inline int hash_room(lean_caching_t *c, uint64_t n)
 
 static inline uint64_t round_up(uint64_t size) { return (size + U - 1) & ~(U - 1); }
 
-/* ---- the treaps ------------------------------------------------------------------- */
-
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
-
-static inline uint32_t bin_of(uint64_t size)
-{
-    uint64_t u = size >> USHIFT;
-    return u < BINS ? (uint32_t)u : 0;
-}
-
-static inline bool before(const lean_caching_t *c, uint32_t a, uint32_t b)
-{
-    const cext_t *x = &c->e[a], *y = &c->e[b];
-    return x->size != y->size ? x->size < y->size : x->addr < y->addr;
-}
-
-static inline uint32_t *root_of(lean_caching_t *c, uint32_t x)
-{
-    return &c->pool[c->e[x].kind].root;
-}
-
-static void rotate_up(lean_caching_t *c, uint32_t x)
-{
-    cext_t *e = c->e;
-    uint32_t p = e[x].p, g = e[p].p;
-    if (e[p].l == x) {
-        uint32_t b = e[x].r;
-        e[p].l = b;
-        if (b != NIL)
-            e[b].p = p;
-        e[x].r = p;
-    } else {
-        uint32_t b = e[x].l;
-        e[p].r = b;
-        if (b != NIL)
-            e[b].p = p;
-        e[x].l = p;
-    }
-    e[p].p = x;
-    e[x].p = g;
-    if (g == NIL)
-        *root_of(c, p) = x;
-    else if (e[g].l == p)
-        e[g].l = x;
-    else
-        e[g].r = x;
-}
-
-static void treap_insert(lean_caching_t *c, uint32_t x)
-{
-    cext_t *e = c->e;
-    e[x].l = e[x].r = NIL;
-    uint32_t *root = root_of(c, x);
-    if (*root == NIL) {
-        e[x].p = NIL;
-        *root = x;
-        return;
-    }
-    uint32_t n = *root;
-    for (;;) {
-        uint32_t *ch = before(c, x, n) ? &e[n].l : &e[n].r;
-        if (*ch == NIL) {
-            *ch = x;
-            break;
-        }
-        n = *ch;
-    }
-    e[x].p = n;
-    uint32_t px = prio(x);
-    while (e[x].p != NIL && prio(e[x].p) < px)
-        rotate_up(c, x);
-}
-
-static void treap_remove(lean_caching_t *c, uint32_t x)
-{
-    cext_t *e = c->e;
-    while (e[x].l != NIL && e[x].r != NIL)
-        rotate_up(c, prio(e[x].l) > prio(e[x].r) ? e[x].l : e[x].r);
-    uint32_t ch = e[x].l != NIL ? e[x].l : e[x].r, p = e[x].p;
-    if (ch != NIL)
-        e[ch].p = p;
-    if (p == NIL)
-        *root_of(c, x) = ch;
-    else if (e[p].l == x)
-        e[p].l = ch;
-    else
-        e[p].r = ch;
-}
-
-/* ---- the size bins: pairing heaps by address (l: first child, r: next
- * sibling, p: previous sibling or parent) ---------------------------------------------- */
-
-/* Two heaps (roots, or NIL) as one: the higher root becomes the first
- * child of the lower. */
-static inline uint32_t heap_meld(lean_caching_t *c, uint32_t a, uint32_t b)
-{
-    cext_t *e = c->e;
-    if (a == NIL)
-        return b;
-    if (b == NIL)
-        return a;
-    if (e[b].addr < e[a].addr) {
-        uint32_t t = a;
-        a = b;
-        b = t;
-    }
-    e[b].p = a;
-    e[b].r = e[a].l;
-    if (e[a].l != NIL)
-        e[e[a].l].p = b;
-    e[a].l = b;
-    return a;
-}
-
-/* A list of sibling heaps as one (pairs left to right, then the results
- * right to left). */
-static uint32_t heap_merge_pairs(lean_caching_t *c, uint32_t first)
-{
-    cext_t *e = c->e;
-    if (first == NIL || e[first].r == NIL) {
-        if (first != NIL)
-            e[first].p = NIL;
-        return first;
-    }
-    uint32_t stack = NIL; /* melded pairs, last first, linked by r */
-    while (first != NIL) {
-        uint32_t a = first, b = e[a].r;
-        first = b != NIL ? e[b].r : NIL;
-        e[a].r = e[a].p = NIL;
-        if (b != NIL)
-            e[b].r = e[b].p = NIL;
-        uint32_t m = heap_meld(c, a, b);
-        e[m].r = stack;
-        stack = m;
-    }
-    uint32_t root = NIL;
-    while (stack != NIL) {
-        uint32_t m = stack;
-        stack = e[m].r;
-        e[m].r = NIL;
-        root = heap_meld(c, m, root);
-    }
-    return root;
-}
-
-static void bin_insert(lean_caching_t *c, uint32_t x)
-{
-    cext_t *e = c->e;
-    pool_ix_t *ix = &c->pool[e[x].kind];
-    uint32_t b = e[x].bin;
-    e[x].l = e[x].r = e[x].p = NIL;
-    ix->bin_root[b] = heap_meld(c, ix->bin_root[b], x);
-    ix->nonempty[b / 64] |= 1ull << (b % 64);
-}
-
-static void bin_remove(lean_caching_t *c, uint32_t x)
-{
-    cext_t *e = c->e;
-    pool_ix_t *ix = &c->pool[e[x].kind];
-    uint32_t b = e[x].bin, sub = heap_merge_pairs(c, e[x].l);
-    if (ix->bin_root[b] == x) {
-        ix->bin_root[b] = sub;
-        if (sub == NIL)
-            ix->nonempty[b / 64] &= ~(1ull << (b % 64));
-        return;
-    }
-    uint32_t p = e[x].p;
-    if (e[p].l == x)
-        e[p].l = e[x].r; /* x was p's first child */
-    else
-        e[p].r = e[x].r;
-    if (e[x].r != NIL)
-        e[e[x].r].p = p;
-    ix->bin_root[b] = heap_meld(c, ix->bin_root[b], sub);
-}
-
-/* Run x into its pool's index: the bin of its size, or the treap. */
-static void index_insert(lean_caching_t *c, uint32_t x)
-{
-    c->e[x].bin = bin_of(c->e[x].size);
-    if (c->e[x].bin)
-        bin_insert(c, x);
-    else
-        treap_insert(c, x);
-}
-
-static void index_remove(lean_caching_t *c, uint32_t x)
-{
-    if (c->e[x].bin)
-        bin_remove(c, x);
-    else
-        treap_remove(c, x);
-}
-
-static uint32_t in_order_prev(const lean_caching_t *c, uint32_t x)
-{
-    const cext_t *e = c->e;
-    if (e[x].l != NIL) {
-        for (x = e[x].l; e[x].r != NIL;)
-            x = e[x].r;
-        return x;
-    }
-    while (e[x].p != NIL && e[e[x].p].l == x)
-        x = e[x].p;
-    return e[x].p;
-}
-
-static uint32_t in_order_next(const lean_caching_t *c, uint32_t x)
-{
-    const cext_t *e = c->e;
-    if (e[x].r != NIL) {
-        for (x = e[x].r; e[x].l != NIL;)
-            x = e[x].l;
-        return x;
-    }
-    while (e[x].p != NIL && e[e[x].p].r == x)
-        x = e[x].p;
-    return e[x].p;
-}
-
-/* Run x's size (and maybe address) changed: where it belongs now.  A
- * node of the treap whose key still sorts between its neighbours
- * stays. */
-static void rekey(lean_caching_t *c, uint32_t x)
-{
-    uint32_t a, b;
-    if (!c->e[x].bin && !bin_of(c->e[x].size) &&
-        ((a = in_order_prev(c, x)) == NIL || before(c, a, x)) &&
-        ((b = in_order_next(c, x)) == NIL || before(c, x, b)))
-        return;
-    index_remove(c, x);
-    index_insert(c, x);
-}
-
-/* The lowest bin at or above u with runs, 0 when none. */
-static uint32_t bin_from(const pool_ix_t *ix, uint64_t u)
-{
-    for (uint64_t w = u / 64; w < BINS / 64; w++) {
-        uint64_t m = ix->nonempty[w] & (w == u / 64 ? ~0ull << (u % 64) : ~0ull);
-        if (m)
-            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(m));
-    }
-    return 0;
-}
-
-/* The pool's least (size, address) with size >= need (a multiple of U),
- * or NIL: the device's fit_best_of. */
-static uint32_t smallest_fit(const lean_caching_t *c, int kind, uint64_t need)
-{
-    const pool_ix_t *ix = &c->pool[kind];
-    const cext_t *e = c->e;
-    uint64_t u = need >> USHIFT;
-    if (u < BINS) {
-        uint32_t b = bin_from(ix, u);
-        if (b) /* every binned run is smaller than the treap's; the root: the lowest */
-            return ix->bin_root[b];
-    }
-    uint32_t n = ix->root, best = NIL;
-    while (n != NIL) {
-        if (e[n].size >= need) {
-            best = n;
-            n = e[n].l;
-        } else {
-            n = e[n].r;
-        }
-    }
-    return best;
-}
-
-/* The pool's largest run's size, 0 when none. */
-static uint64_t pool_largest(const lean_caching_t *c, int kind)
-{
-    const pool_ix_t *ix = &c->pool[kind];
-    uint32_t n = ix->root;
-    if (n != NIL) {
-        while (c->e[n].r != NIL)
-            n = c->e[n].r;
-        return c->e[n].size;
-    }
-    for (size_t w = BINS / 64; w-- > 0;)
-        if (ix->nonempty[w])
-            return (uint64_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(ix->nonempty[w])) << USHIFT;
-    return 0;
-}
-
-static uint64_t largest_free(const lean_caching_t *c)
-{
-    uint64_t s = pool_largest(c, KIND_SMALL), l = pool_largest(c, KIND_LARGE);
-    return s > l ? s : l;
-}
-
 /* ---- runs, segments, far slots ------------------------------------------------------ */
 
 __attribute__((noinline))
@@ -525,7 +119,7 @@ static uint32_t ext_new(lean_caching_t *c, uint64_t addr, uint64_t size, uint32_
     c->nexts++;
     key_put(c, start_key(c, addr), x);
     key_put(c, end_key(c, addr + size), x);
-    index_insert(c, x);
+    lean_caching_index_insert(c, x);
     return x;
 }
 
@@ -533,7 +127,7 @@ static uint32_t ext_new(lean_caching_t *c, uint64_t addr, uint64_t size, uint32_
 static void ext_drop(lean_caching_t *c, uint32_t x)
 {
     cext_t *e = &c->e[x];
-    index_remove(c, x);
+    lean_caching_index_remove(c, x);
     key_del(c, start_key(c, e->addr));
     key_del(c, end_key(c, e->addr + e->size));
     e->seg = NIL;
@@ -758,7 +352,7 @@ static void new_peak(lean_caching_t *c, uint64_t res)
     c->live_at_peak = c->requested;
     c->free_at_peak = res - c->alloc_bytes;
     c->external_at_peak =
-        free_bytes ? 1.0 - (double)largest_free(c) / (double)free_bytes : 0.0;
+        free_bytes ? 1.0 - (double)lean_caching_largest_free(c) / (double)free_bytes : 0.0;
 }
 
 /* A new segment for need bytes of kind: its one run, or NIL with *err. */
@@ -794,7 +388,7 @@ int lean_caching_alloc(lean_caching_t *c, uint64_t size, uint64_t align, uint32_
      * slot. */
     if (ext_room(c, 2) || hash_room(c, 4) || far_room(c))
         return POOL_EHOST;
-    uint32_t x = smallest_fit(c, kind, need);
+    uint32_t x = lean_caching_smallest_fit(c, kind, need);
     if (x == NIL && (x = grow(c, need, kind, &err)) == NIL)
         return err;
     /* Carve: the padding to the alignment stays free (x), then the
@@ -811,7 +405,7 @@ int lean_caching_alloc(lean_caching_t *c, uint64_t size, uint64_t align, uint32_
         key_del(c, end_key(c, xend));
         e->size = pad;
         key_put(c, end_key(c, start), x);
-        rekey(c, x);
+        lean_caching_rekey(c, x);
         if (split)
             ext_new(c, start + bytes, rest, seg);
     } else if (split) {
@@ -819,7 +413,7 @@ int lean_caching_alloc(lean_caching_t *c, uint64_t size, uint64_t align, uint32_
         e->addr = start + bytes;
         e->size = rest;
         key_put(c, start_key(c, start + bytes), x);
-        rekey(c, x);
+        lean_caching_rekey(c, x);
     } else {
         ext_drop(c, x);
     }
@@ -884,20 +478,20 @@ int lean_caching_free(lean_caching_t *c, uint32_t h, uint64_t size)
         key_del(c, end_key(c, a));
         c->e[lo].size += s;
         key_put(c, end_key(c, a + s), lo);
-        rekey(c, lo);
+        lean_caching_rekey(c, lo);
     } else if (lo == NIL) {
         key_del(c, start_key(c, a + s));
         c->e[hi].addr = a;
         c->e[hi].size += s;
         key_put(c, start_key(c, a), hi);
-        rekey(c, hi);
+        lean_caching_rekey(c, hi);
     } else {
         uint64_t hend = c->e[hi].addr + c->e[hi].size;
         ext_drop(c, hi);
         key_del(c, end_key(c, a));
         c->e[lo].size = hend - c->e[lo].addr;
         key_put(c, end_key(c, hend), lo);
-        rekey(c, lo);
+        lean_caching_rekey(c, lo);
     }
     checked(c, "a free");
     return 0;
@@ -927,7 +521,7 @@ void lean_caching_metrics(const lean_caching_t *c, device_metrics_t *m)
     m->reserved = c->seg_bytes;
     m->peak_footprint = c->peak_footprint;
     m->peak_live_requested = c->peak_live;
-    m->largest_free = largest_free(c);
+    m->largest_free = lean_caching_largest_free(c);
     m->internal_fragmentation = c->alloc_bytes - c->requested;
     m->free_bytes = c->seg_bytes - c->alloc_bytes;
     m->free_blocks = c->nblocks - c->live_blocks;
@@ -945,138 +539,4 @@ void lean_caching_metrics(const lean_caching_t *c, device_metrics_t *m)
     m->external_at_peak = c->external_at_peak;
     m->live_at_peak = c->live_at_peak;
     m->free_at_peak = c->free_at_peak;
-}
-
-/* ---- checks ------------------------------------------------------------------------------ */
-
-#define FAIL(msg)     \
-    do {              \
-        *why = (msg); \
-        return -1;    \
-    } while (0)
-
-/* Run n's place: in use, in pool kind's index `bin`; counted into
- * *count. */
-static int check_node(const lean_caching_t *c, uint32_t kind, uint32_t bin, uint32_t n,
-                      uint64_t *count, const char **why)
-{
-    const cext_t *e = c->e;
-    if (n >= c->ne || e[n].seg == NIL)
-        FAIL("an index holds a slot not in use");
-    if (e[n].kind != kind || e[n].bin != bin || bin_of(e[n].size) != bin)
-        FAIL("a run is not in the index of its pool and size");
-    if (++*count > c->nexts)
-        FAIL("the index holds more nodes than there are runs (a cycle?)");
-    return 0;
-}
-
-/* Subtree n of pool kind's treap: order within (lo, hi), priorities,
- * parents. */
-static int check_subtree(const lean_caching_t *c, uint32_t kind, uint32_t n, uint32_t parent,
-                         uint32_t lo, uint32_t hi, uint64_t *count, const char **why)
-{
-    if (n == NIL)
-        return 0;
-    const cext_t *e = c->e;
-    if (check_node(c, kind, 0, n, count, why))
-        return -1;
-    if (e[n].p != parent)
-        FAIL("a treap node's parent link is wrong");
-    if (parent != NIL && prio(n) > prio(parent))
-        FAIL("a treap node outranks its parent");
-    if ((lo != NIL && !before(c, lo, n)) || (hi != NIL && !before(c, n, hi)))
-        FAIL("a treap is out of order");
-    return check_subtree(c, kind, e[n].l, n, lo, n, count, why) ||
-           check_subtree(c, kind, e[n].r, n, n, hi, count, why);
-}
-
-/* Heap n of bin `bin` (its siblings after it too): each child above its
- * parent's address, links back. */
-static int check_heap(const lean_caching_t *c, uint32_t kind, uint32_t bin, uint32_t n,
-                      uint32_t parent, uint64_t *count, const char **why)
-{
-    const cext_t *e = c->e;
-    for (uint32_t prev = parent; n != NIL; prev = n, n = e[n].r) {
-        if (check_node(c, kind, bin, n, count, why))
-            return -1;
-        if (e[n].p != prev)
-            FAIL("a heap node's back link is wrong");
-        if (parent != NIL && e[n].addr <= e[parent].addr)
-            FAIL("a heap node is below its parent");
-        if (check_heap(c, kind, bin, e[n].l, n, count, why))
-            return -1;
-    }
-    return 0;
-}
-
-int lean_caching_check(const lean_caching_t *c, const char **why)
-{
-    uint64_t keys = 0;
-    for (uint64_t i = 0; i < c->hcap; i++)
-        keys += c->hash[i].x != NIL;
-    if (keys != c->hcount || c->hcount * 4 > c->hcap * 3)
-        FAIL("the map's count is wrong, or it is more than 3/4 full");
-    uint64_t indexed = 0;
-    for (uint32_t k = 0; k < KINDS; k++) {
-        const pool_ix_t *ix = &c->pool[k];
-        if (check_subtree(c, k, ix->root, NIL, NIL, NIL, &indexed, why))
-            return -1;
-        for (uint32_t b = 1; b < BINS; b++) {
-            uint32_t r = ix->bin_root[b];
-            if ((r != NIL) != !!(ix->nonempty[b / 64] & (1ull << (b % 64))))
-                FAIL("a non-empty mask disagrees with its bin");
-            if (r != NIL && c->e[r].r != NIL)
-                FAIL("a bin's root has a sibling");
-            if (check_heap(c, k, b, r, NIL, &indexed, why))
-                return -1;
-        }
-    }
-    if (indexed != c->nexts || c->hcount != 2 * c->nexts)
-        FAIL("the runs, the treaps and the map disagree");
-    /* Segments, by address. */
-    uint64_t nsegs = 0, seg_bytes = 0, nblocks = 0, prev_end = c->base;
-    uint32_t prev = NIL;
-    for (uint32_t i = c->sfirst; i != NIL; prev = i, i = c->s[i].next) {
-        const cseg_t *s = &c->s[i];
-        if (++nsegs > c->nsegs)
-            FAIL("more segments listed than counted (a cycle?)");
-        if (s->prev != prev || !s->nblocks)
-            FAIL("a segment's links are wrong");
-        if (s->addr < prev_end || (s->addr & (ROUND_LARGE - 1)) || !s->size ||
-            (s->size & (ROUND_LARGE - 1)))
-            FAIL("segments overlap or are not aligned");
-        if (s->kind == KIND_SMALL && s->size != SMALL_SEGMENT)
-            FAIL("small-pool segment is not 2 MiB");
-        for (uint64_t f = (s->addr - c->base) >> FRAME_SHIFT, n = s->size >> FRAME_SHIFT; n--;
-             f++)
-            if (f >= c->nframes || c->frame[f] != i)
-                FAIL("a segment's frame does not name it");
-        prev_end = s->addr + s->size;
-        seg_bytes += s->size;
-        nblocks += s->nblocks;
-    }
-    if (nsegs != c->nsegs || seg_bytes != c->seg_bytes || nblocks != c->nblocks)
-        FAIL("the segments do not sum to the totals");
-    if (c->nblocks != c->live_blocks + c->nexts)
-        FAIL("blocks are not the live ones and the free runs");
-    /* Runs. */
-    uint64_t free_bytes = 0;
-    for (uint32_t x = 0; x < c->ne; x++) {
-        const cext_t *e = &c->e[x];
-        if (e->seg == NIL)
-            continue;
-        const cseg_t *s = &c->s[e->seg];
-        if (!s->nblocks || e->kind != s->kind || e->addr < s->addr || !e->size ||
-            e->addr + e->size > s->addr + s->size || ((e->addr | e->size) & (U - 1)))
-            FAIL("a run lies outside its segment");
-        if (run_at(c, start_key(c, e->addr)) != x || run_at(c, end_key(c, e->addr + e->size)) != x)
-            FAIL("a run is not in the map under its ends");
-        if (e->addr + e->size < s->addr + s->size &&
-            run_at(c, start_key(c, e->addr + e->size)) != NIL)
-            FAIL("two free runs of a segment touch");
-        free_bytes += e->size;
-    }
-    if (free_bytes != c->seg_bytes - c->alloc_bytes || c->alloc_bytes < c->requested)
-        FAIL("the free and allocated bytes do not tile the segments");
-    return 0;
 }
