@@ -35,7 +35,7 @@ static const struct {
 
 bool lean_supports(const char *strategy)
 {
-    if (strcmp(strategy, "buddy") == 0)
+    if (strcmp(strategy, "buddy") == 0 || strcmp(strategy, "caching") == 0)
         return true;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (strcmp(strategy, forms[i].name) == 0)
@@ -191,6 +191,8 @@ static uint64_t indexed_largest(const lean_t *l)
         return 0;
     if (l->by_addr)
         return e[n].max;
+    if (l->pick == PICK_WORST)
+        return e[n].size; /* the heap's root */
     while (e[n].r != NIL)
         n = e[n].r;
     return e[n].size;
@@ -259,10 +261,12 @@ static void unindex(lean_t *l, uint32_t x)
 int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (strcmp(strategy, "buddy") == 0) {
+    bool buddy = strcmp(strategy, "buddy") == 0;
+    if (buddy || strcmp(strategy, "caching") == 0) {
         const char *why = "";
         lean_t *l = calloc(1, sizeof *l);
-        if (!l || !(l->buddy = lean_buddy_create(total, &why))) {
+        if (!l || !(buddy ? (l->buddy = lean_buddy_create(total, &why)) != NULL
+                          : (l->caching = lean_caching_create(total, &why)) != NULL)) {
             snprintf(err, errlen, "%s", l ? why : "out of host memory");
             free(l);
             return -1;
@@ -322,6 +326,7 @@ void lean_destroy(lean_t *l)
     if (!l)
         return;
     lean_buddy_destroy(l->buddy);
+    lean_caching_destroy(l->caching);
     free(l->e);
     free(l->hash);
     free(l->bin_root);
@@ -331,11 +336,15 @@ void lean_destroy(lean_t *l)
 const strategy_ops_t *lean_strategy(const lean_t *l) { return l->ops; }
 uint64_t lean_extents(const lean_t *l)
 {
+    if (l->caching)
+        return lean_caching_free_runs(l->caching);
     return l->buddy ? lean_buddy_free_blocks(l->buddy) : l->nexts;
 }
 
 uint64_t lean_addr(const lean_t *l, uint32_t h)
 {
+    if (l->caching)
+        return lean_caching_addr(l->caching, h);
     return l->buddy ? lean_buddy_addr(l->buddy, h) : l->base + ((uint64_t)h << GSHIFT);
 }
 
@@ -343,6 +352,10 @@ void lean_prefetch_free(const lean_t *l, uint32_t h, uint64_t size)
 {
     if (l->buddy) {
         lean_buddy_prefetch_free(l->buddy, h);
+        return;
+    }
+    if (l->caching) {
+        lean_caching_prefetch_free(l->caching, h, size);
         return;
     }
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
@@ -354,6 +367,8 @@ uint64_t lean_reserved(const lean_t *l)
 {
     if (l->buddy)
         return lean_buddy_reserved(l->buddy);
+    if (l->caching)
+        return lean_caching_reserved(l->caching);
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
     uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
@@ -392,11 +407,9 @@ static inline uint32_t pick(const lean_t *l, uint64_t need)
         if (top_fits && (x == NIL || l->e[t].size < l->e[x].size))
             return t;
         return x;
-    default: { /* PICK_WORST */
-        uint64_t m = indexed_largest(l);
-        x = m >= need && m ? smallest_fit(l, m) : NIL;
+    default: /* PICK_WORST: the heap's root, the largest, lowest address among equals */
+        x = l->root != NIL && l->e[l->root].size >= need ? l->root : NIL;
         break;
-    }
     }
     return x == NIL && top_fits ? t : x;
 }
@@ -431,7 +444,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
         }
         e->addr = aend;
         e->size = xend - aend;
-        lean_changed(l, x);
+        lean_changed(l, x, false);
         return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
     }
     /* Room first, so that nothing changes when there is none. */
@@ -442,7 +455,7 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     hash_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
     hash_put(l, bkey(l, start), x);
-    lean_changed(l, x);
+    lean_changed(l, x, false);
     if (aend < xend) {
         uint32_t y = ext_new(l, aend, xend - aend, flags);
         hash_put(l, bkey(l, aend), y);
@@ -456,6 +469,8 @@ int lean_alloc(lean_t *l, uint64_t size, uint64_t align, uint32_t *h)
 {
     if (l->buddy)
         return lean_buddy_alloc(l->buddy, size, align, h);
+    if (l->caching)
+        return lean_caching_alloc(l->caching, size, align, h);
     if (size - 1 >= l->total || !align || (align & (align - 1)))
         return POOL_EINVAL;
     uint64_t bytes = (size + G - 1) & ~(uint64_t)(G - 1);
@@ -492,6 +507,8 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
 {
     if (l->buddy)
         return lean_buddy_free(l->buddy, h, size);
+    if (l->caching)
+        return lean_caching_free(l->caching, h, size);
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     /* Room for the keys and an extent first: a free that cannot be
      * recorded changes nothing. */
@@ -511,13 +528,13 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
         hash_del(l, bkey(l, a));
         l->e[lo].size += s;
         hash_put(l, bkey(l, a + s), lo);
-        lean_changed(l, lo);
+        lean_changed(l, lo, true);
     } else if (lo == NIL) {
         hash_del(l, bkey(l, a + s));
         l->e[hi].addr = a;
         l->e[hi].size += s;
         hash_put(l, bkey(l, a), hi);
-        lean_changed(l, hi);
+        lean_changed(l, hi, true);
     } else {
         uint64_t hend = l->e[hi].addr + l->e[hi].size;
         l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
@@ -528,7 +545,7 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
         hash_del(l, bkey(l, a));
         l->e[lo].size = hend - l->e[lo].addr;
         hash_put(l, bkey(l, hend), lo);
-        lean_changed(l, lo);
+        lean_changed(l, lo, true);
     }
     CHECK_EXPENSIVE({
         const char *why;
@@ -544,6 +561,10 @@ void lean_metrics(const lean_t *l, device_metrics_t *m)
 {
     if (l->buddy) {
         lean_buddy_metrics(l->buddy, m);
+        return;
+    }
+    if (l->caching) {
+        lean_caching_metrics(l->caching, m);
         return;
     }
     uint64_t seg = l->end - l->base;

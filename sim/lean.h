@@ -36,17 +36,19 @@
  *               extents: a bit scan and a small treap's leftmost node
  *               in place of a descent through all the extents)
  *   worst fit   the largest extent, lowest address among equals, when
- *               it fits: a treap by (size, address); an extent carved
- *               or grown stays in place while its key still sorts
- *               between its neighbours'
+ *               it fits: a pairing heap in that order, as the device's
+ *               (the choice is its root; a carved root goes back in as
+ *               the meld of its children with it alone, an extent a
+ *               free grew is cut out with its subtree and melded with
+ *               the root)
  * The top (the pristine end of the device, which only first touches
  * make smaller) stays out of the treap, as the device keeps it out of
  * its index: first, next and worst fit take it only when no indexed
  * extent fits, best fit when it is strictly the smallest that fits.
  *
  * Treap priorities are a hash of the node's slot, so a lean device is
- * deterministic.  Bounds: every operation O(log e) expected, e the
- * extents; memory 40 bytes an extent and 8 per hash slot: two keys an
+ * deterministic.  Bounds: every operation O(log e) expected (worst
+ * fit's heap: amortized), e the extents; memory 40 bytes an extent and 8 per hash slot: two keys an
  * extent, the hash at most 3/4 full and doubled as it grows (21 to 43
  * bytes an extent; at most half full it held a third more on perl's
  * recording, for no faster a replay).
@@ -58,7 +60,9 @@
  * Buddy has a lean form too, behind the same functions: its free
  * blocks are not maximal runs (only buddies merge), so it keeps them as
  * the device does, without the allocated ones (sim/lean_buddy.h; below
- * 128 GiB).
+ * 128 GiB).  So has the caching pool: its free blocks are the maximal
+ * runs of each segment, kept per segment with the segments' ends as
+ * barriers, in an index per pool as the device's (sim/lean_caching.h).
  */
 #ifndef MEMSIM_SIM_LEAN_H
 #define MEMSIM_SIM_LEAN_H
@@ -74,7 +78,7 @@
 typedef struct lean_s lean_t;
 
 /* Whether a strategy has a lean form ("first-fit", "next-fit",
- * "best-fit", "worst-fit", "buddy"). */
+ * "best-fit", "worst-fit", "buddy", "caching"). */
 bool lean_supports(const char *strategy);
 
 /* A lean device of `total` bytes under strategy, with the default base

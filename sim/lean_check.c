@@ -44,6 +44,31 @@ static int check_subtree(const lean_t *l, uint32_t bin, uint32_t n, uint32_t par
     return 0;
 }
 
+/* Worst fit's heap from n (and n's later siblings): order (no node
+ * before its parent), back links; its nodes counted into *count. */
+static int check_heap(const lean_t *l, uint32_t n, uint32_t parent, uint64_t *count,
+                      const char **why)
+{
+    const ext_t *e = l->e;
+    for (uint32_t prev = parent; n != NIL; prev = n, n = e[n].r) {
+        if (n >= l->ne || !(e[n].flags & EXT_USED))
+            FAIL("the heap holds a slot not in use");
+        if (e[n].p != prev)
+            FAIL("a heap node's back link is wrong");
+        if (parent != NIL && !heap_before(l, parent, n))
+            FAIL("a heap node comes before its parent");
+        if (e[n].flags >> BIN_SHIFT)
+            FAIL("a heap node notes a bin");
+        if (n == l->top)
+            FAIL("the top is in the heap");
+        if (++*count > l->nexts)
+            FAIL("the heap holds more nodes than there are extents");
+        if (check_heap(l, e[n].l, n, count, why))
+            return -1;
+    }
+    return 0;
+}
+
 /* How many slots hold key (one run boundary: at most one extent's). */
 static unsigned keys_in_hash(const lean_t *l, uint32_t key)
 {
@@ -61,11 +86,19 @@ int lean_check(const lean_t *l, const char **why)
         why = &dummy;
     if (l->buddy)
         return lean_buddy_check(l->buddy, why);
+    if (l->caching)
+        return lean_caching_check(l->caching, why);
     uint64_t in_tree = 0, used = 0, free_bytes = 0;
     if (l->root != NIL && l->e[l->root].p != NIL)
         FAIL("the treap's root has a parent");
-    if (check_subtree(l, 0, l->root, NIL, NIL, NIL, &in_tree, why))
+    if (l->pick == PICK_WORST) {
+        if (l->root != NIL && l->e[l->root].r != NIL)
+            FAIL("the heap's root has a sibling");
+        if (check_heap(l, l->root, NIL, &in_tree, why))
+            return -1;
+    } else if (check_subtree(l, 0, l->root, NIL, NIL, NIL, &in_tree, why)) {
         return -1;
+    }
     for (uint32_t b = 1; l->bin_root && b < LEAN_BINS; b++) {
         uint32_t r = l->bin_root[b];
         if (!(l->nonempty[b / 64] >> (b % 64) & 1) != (r == NIL))

@@ -9,6 +9,7 @@
 
 #include "sim/lean.h"
 #include "sim/lean_buddy.h"
+#include "sim/lean_caching.h"
 
 #define NIL LEAN_NONE
 #define G DEVICE_DEFAULT_GRANULE
@@ -48,7 +49,8 @@ typedef struct slot_s {
 
 struct lean_s {
     const strategy_ops_t *ops;
-    lean_buddy_t *buddy;  /* buddy's form (sim/lean_buddy.h), or NULL: a fit's */
+    lean_buddy_t *buddy;  /* buddy's form (sim/lean_buddy.h), or NULL: */
+    lean_caching_t *caching; /* caching's (sim/lean_caching.h), or NULL: a fit's */
     pick_t pick;
     bool by_addr;       /* the treap's order: address (first, next), or (size, address) */
     uint64_t total;     /* the device's capacity */
@@ -123,6 +125,14 @@ static inline bool before(const lean_t *l, uint32_t a, uint32_t b)
     return x->size < y->size;
 }
 
+/* Worst fit's heap order: whether a comes out before b (the larger,
+ * then the lower address). */
+static inline bool heap_before(const lean_t *l, uint32_t a, uint32_t b)
+{
+    const ext_t *x = &l->e[a], *y = &l->e[b];
+    return x->size != y->size ? x->size > y->size : x->addr < y->addr;
+}
+
 static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 {
     uint64_t m = a > b ? a : b;
@@ -136,15 +146,18 @@ static inline bool is_top(const lean_t *l, uint32_t x)
     return e->addr + e->size == l->end && (e->flags & EXT_PRISTINE);
 }
 
-/* Extent x into its treap (by its key; best fit: its size's bin), or
- * out of it. */
+/* Extent x into its treap (by its key; best fit: its size's bin; worst
+ * fit: the heap), or out of it. */
 void lean_treap_insert(lean_t *l, uint32_t x);
 void lean_treap_remove(lean_t *l, uint32_t x);
 /* Extent x's address or size changed (its place among the others by
- * address did not): put it where it belongs now.  By size, a node
+ * address did not): put it where it belongs now; grew: it only grew (a
+ * free merged into it), else it only shrank (carved).  By size, a node
  * whose new key still sorts between its neighbours stays where it is
- * (a priority does not depend on the key): worst fit's largest run,
- * carved a little, usually does. */
-void lean_changed(lean_t *l, uint32_t x);
+ * (a priority does not depend on the key).  In worst fit's heap, a
+ * carved root goes back in as the meld of its children with it alone;
+ * a grown node leaves its parent with its subtree, melded with the
+ * root. */
+void lean_changed(lean_t *l, uint32_t x, bool grew);
 
 #endif

@@ -1,10 +1,110 @@
 /*
- * lean_treap: a lean device's treaps of extents (sim/lean_ext.h): by
- * address with each node's subtree maximum (first and next fit), or by
- * (size, address) (best and worst fit; best fit's small runs in a treap
- * per size).  Priorities are a hash of the slot.
+ * lean_treap: a lean device's index of extents (sim/lean_ext.h): treaps
+ * by address with each node's subtree maximum (first and next fit), or
+ * by (size, address) (best fit; its small runs in a treap per size);
+ * priorities are a hash of the slot.  Worst fit's is a pairing heap,
+ * largest first and lowest address among equals, as its device's: the
+ * choice is the root.
  */
 #include "sim/lean_ext.h"
+
+/* ---- worst fit's pairing heap (l: first child, r: next sibling, p:
+ * previous sibling or parent) ------------------------------------------------------ */
+
+/* Two heaps (roots, or NIL) as one: the later root becomes the first
+ * child of the earlier. */
+static inline uint32_t heap_meld(lean_t *l, uint32_t a, uint32_t b)
+{
+    ext_t *e = l->e;
+    if (a == NIL)
+        return b;
+    if (b == NIL)
+        return a;
+    if (heap_before(l, b, a)) {
+        uint32_t t = a;
+        a = b;
+        b = t;
+    }
+    e[b].p = a;
+    e[b].r = e[a].l;
+    if (e[a].l != NIL)
+        e[e[a].l].p = b;
+    e[a].l = b;
+    return a;
+}
+
+/* A list of sibling heaps as one (pairs left to right, then the
+ * results right to left); its root has no parent nor sibling. */
+static uint32_t heap_merge_pairs(lean_t *l, uint32_t first)
+{
+    ext_t *e = l->e;
+    if (first == NIL || e[first].r == NIL) {
+        if (first != NIL)
+            e[first].p = NIL;
+        return first;
+    }
+    uint32_t stack = NIL; /* melded pairs, last first, linked by r */
+    while (first != NIL) {
+        uint32_t a = first, b = e[a].r;
+        first = b != NIL ? e[b].r : NIL;
+        e[a].r = e[a].p = NIL;
+        if (b != NIL)
+            e[b].r = e[b].p = NIL;
+        uint32_t m = heap_meld(l, a, b);
+        e[m].r = stack;
+        stack = m;
+    }
+    uint32_t root = NIL;
+    while (stack != NIL) {
+        uint32_t m = stack;
+        stack = e[m].r;
+        e[m].r = NIL;
+        root = heap_meld(l, m, root);
+    }
+    return root;
+}
+
+/* Node x (not the root) off its parent or previous sibling, with its
+ * subtree. */
+static inline void heap_cut(lean_t *l, uint32_t x)
+{
+    ext_t *e = l->e;
+    uint32_t p = e[x].p;
+    if (e[p].l == x)
+        e[p].l = e[x].r; /* x was p's first child */
+    else
+        e[p].r = e[x].r;
+    if (e[x].r != NIL)
+        e[e[x].r].p = p;
+    e[x].r = e[x].p = NIL;
+}
+
+static void heap_insert(lean_t *l, uint32_t x)
+{
+    l->e[x].l = l->e[x].r = l->e[x].p = NIL;
+    l->root = heap_meld(l, l->root, x);
+}
+
+static void heap_remove(lean_t *l, uint32_t x)
+{
+    uint32_t sub = heap_merge_pairs(l, l->e[x].l);
+    if (x == l->root) {
+        l->root = sub;
+        return;
+    }
+    heap_cut(l, x);
+    l->root = heap_meld(l, l->root, sub);
+}
+
+/* Root x shrank: the meld of its children with it alone. */
+static void heap_root_shrunk(lean_t *l, uint32_t x)
+{
+    uint32_t sub = heap_merge_pairs(l, l->e[x].l);
+    l->e[x].l = NIL;
+    l->root = heap_meld(l, sub, x);
+}
+
+/* ---- treaps --------------------------------------------------------------------------- */
 
 /* The root of the treap indexed run x is in. */
 static inline uint32_t *root_of(lean_t *l, uint32_t x)
@@ -55,6 +155,10 @@ static void rotate_up(lean_t *l, uint32_t x)
 
 void lean_treap_insert(lean_t *l, uint32_t x)
 {
+    if (l->pick == PICK_WORST) {
+        heap_insert(l, x);
+        return;
+    }
     ext_t *e = l->e;
     e[x].l = e[x].r = NIL;
     e[x].max = e[x].size;
@@ -100,6 +204,10 @@ static void fix_up(lean_t *l, uint32_t x)
 
 void lean_treap_remove(lean_t *l, uint32_t x)
 {
+    if (l->pick == PICK_WORST) {
+        heap_remove(l, x);
+        return;
+    }
     ext_t *e = l->e;
     while (e[x].l != NIL && e[x].r != NIL)
         rotate_up(l, prio(e[x].l) > prio(e[x].r) ? e[x].l : e[x].r);
@@ -148,12 +256,8 @@ static uint32_t in_order_next(const lean_t *l, uint32_t x)
     return e[x].p;
 }
 
-/* Extent x's address or size changed (its place among the others by
- * address did not): put it where it belongs now.  By size, a node
- * whose new key still sorts between its neighbours stays where it is
- * (a priority does not depend on the key): worst fit's largest run,
- * carved a little, usually does. */
-void lean_changed(lean_t *l, uint32_t x)
+/* See lean_ext.h. */
+void lean_changed(lean_t *l, uint32_t x, bool grew)
 {
     bool was = x == l->top, now = is_top(l, x);
     if (was) {
@@ -178,6 +282,17 @@ void lean_changed(lean_t *l, uint32_t x)
          * where lower, and nothing else changes. */
         for (uint32_t n = x; n != NIL && e[n].max < size; n = e[n].p)
             e[n].max = size;
+    } else if (l->pick == PICK_WORST) {
+        if (x == l->root) {
+            if (!grew)
+                heap_root_shrunk(l, x);
+        } else if (grew) {
+            heap_cut(l, x);
+            l->root = heap_meld(l, l->root, x);
+        } else {
+            heap_remove(l, x);
+            heap_insert(l, x);
+        }
     } else {
         uint32_t a = NIL, b = NIL;
         if (bin_of(l, l->e[x].size) == l->e[x].flags >> BIN_SHIFT &&

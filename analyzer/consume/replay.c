@@ -575,13 +575,11 @@ void replay_set_realloc(replay_set_t *s, uint64_t old_addr, uint64_t addr, uint6
 
 /* Whether strategy is replayed in its lean form (sim/lean.h), a 32-bit
  * handle per record where a device keeps a 64-byte block struct and an
- * 8-byte pointer: first, next and best fit, and buddy.  Worst fit has
- * one too, and keeps a device: in the lean form it saved 23 MiB of 99
- * on python3's recording (bench/real/churn.py 480000) for 39% more CPU
- * time. */
+ * 8-byte pointer: every strategy that has one (first, next, best and
+ * worst fit, buddy, caching). */
 static bool replay_lean(const char *strategy)
 {
-    return lean_supports(strategy) && strcmp(strategy, "worst-fit") != 0;
+    return lean_supports(strategy);
 }
 
 replay_set_t *replay_set_create(unsigned threads)

@@ -59,6 +59,8 @@ typedef struct shape_s {
     uint64_t max_size; /* request sizes 1..max_size (a few of 16x) */
     unsigned align_one_in; /* an aligned request one time in this many (0: never) */
     int ops;
+    unsigned large_one_in; /* a request of up to large_max bytes one time in this many */
+    uint64_t large_max;
 } shape_t;
 
 /* The same random sequence through a device and a lean device: every
@@ -90,6 +92,8 @@ static void run_both(const char *name, const shape_t *sh, uint64_t seed)
             uint64_t s = 1 + rng_below(&rng, sh->max_size);
             if (rng_below(&rng, 16) == 0)
                 s *= 16; /* a few large ones */
+            if (sh->large_one_in && rng_below(&rng, sh->large_one_in) == 0)
+                s = 1 + rng_below(&rng, sh->large_max);
             uint64_t align = 16;
             if (sh->align_one_in && rng_below(&rng, sh->align_one_in) == 0)
                 align = 32ull << rng_below(&rng, 8); /* 32 .. 4096 */
@@ -244,14 +248,170 @@ START_TEST(lean_buddy_out_of_memory_loop)
 }
 END_TEST
 
+/* The caching pool: small blocks in 2 MiB segments that touch (their
+ * free runs at a shared boundary must not merge), large ones in 20 MiB
+ * segments or their own, large blocks that keep a remainder of up to
+ * 1 MiB, aligned requests. */
+START_TEST(lean_caching_places_as_the_device)
+{
+    static const shape_t shapes[] = {
+        /* roomy: many small segments side by side, a few large ones */
+        {.device = 1 * GiB, .slots = 3000, .max_size = 3000, .align_one_in = 0, .ops = 40000,
+         .large_one_in = 50, .large_max = 3 * MiB},
+        /* aligned, and sizes across the bins (256 KiB) and the small pool's 1 MiB */
+        {.device = 1 * GiB, .slots = 600, .max_size = 70 * 1024, .align_one_in = 4,
+         .ops = 30000, .large_one_in = 20, .large_max = 2 * MiB},
+        /* huge requests: segments of their own (10 MiB and more, in 2 MiB) */
+        {.device = 4 * GiB, .slots = 200, .max_size = 5000, .align_one_in = 9, .ops = 20000,
+         .large_one_in = 4, .large_max = 40 * MiB},
+    };
+    const shape_t *sh = &shapes[_i];
+    run_both("caching", sh, 555 + (uint64_t)_i);
+}
+END_TEST
+
+/* A device that fills: requests that need a new segment trim the cache
+ * (every wholly free segment given back), the address space has holes
+ * a larger segment cannot use, and requests fail. */
+START_TEST(lean_caching_places_as_the_device_full)
+{
+    static const shape_t shapes[] = {
+        {.device = 24 * MiB, .slots = 400, .max_size = 20000, .align_one_in = 7, .ops = 40000,
+         .large_one_in = 6, .large_max = 12 * MiB},
+        {.device = 45 * MiB, .slots = 60, .max_size = 200000, .align_one_in = 0, .ops = 30000,
+         .large_one_in = 3, .large_max = 24 * MiB},
+        {.device = 6 * MiB + 512, .slots = 900, .max_size = 4000, .align_one_in = 3,
+         .ops = 30000, .large_one_in = 40, .large_max = 3 * MiB},
+    };
+    const shape_t *sh = &shapes[_i];
+    run_both("caching", sh, 808 + (uint64_t)_i);
+}
+END_TEST
+
+/* Adversarial for the merge barriers: fill several small segments with
+ * blocks, free every block of one segment but its first, then free
+ * the last blocks of the one below and the first of the one above: the
+ * runs at each shared boundary stay apart; then everything, in an
+ * order that merges from both sides. */
+START_TEST(lean_caching_keeps_segments_apart)
+{
+    enum { N = 4 * 4096 }; /* 4 segments of 4096 blocks of 512 bytes */
+    char err[256];
+    device_t *d = NULL;
+    device_config_t cfg = {.total = 64 * MiB, .strategy = "caching", .no_timing = true,
+                           .handles_only = true};
+    ck_assert_msg(device_create(&cfg, &d, err, sizeof err) == POOL_OK, "%s", err);
+    lean_t *l;
+    ck_assert_msg(lean_create("caching", 64 * MiB, &l, err, sizeof err) == 0, "%s", err);
+    static void *blk[N];
+    static uint32_t h[N];
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(device_alloc_handle(d, 500, 16, 0, &blk[i]), POOL_OK);
+        ck_assert_int_eq(lean_alloc(l, 500, 16, &h[i]), 0);
+        ck_assert_uint_eq(((block_t *)blk[i])->addr, lean_addr(l, h[i]));
+    }
+    same_metrics(d, l, "filled");
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < N; i++) {
+            int seg = i / 4096, at = i % 4096;
+            bool now = pass == 0   ? seg == 1 && at > 0
+                       : pass == 1 ? (seg == 0 && at > 4000) || (seg == 2 && at < 50)
+                                   : true;
+            if (!blk[i] || !now)
+                continue;
+            ck_assert_int_eq(device_free_handle(d, blk[i]), POOL_OK);
+            ck_assert_int_eq(lean_free(l, h[i], 500), 0);
+            blk[i] = NULL;
+            ck_assert_lean_ok(l);
+        }
+    same_metrics(d, l, "emptied");
+    device_metrics_t m;
+    lean_metrics(l, &m);
+    ck_assert_uint_eq(m.segments, 4);
+    ck_assert_uint_eq(lean_extents(l), 4); /* one free run per segment, none merged across */
+    /* A request that needs more than the device has left: every wholly
+     * free segment given back first. */
+    void *b;
+    uint32_t hb;
+    ck_assert_int_eq(device_alloc_handle(d, 60 * MiB, 16, 0, &b), POOL_OK);
+    ck_assert_int_eq(lean_alloc(l, 60 * MiB, 16, &hb), 0);
+    ck_assert_uint_eq(((block_t *)b)->addr, lean_addr(l, hb));
+    same_metrics(d, l, "trimmed");
+    lean_metrics(l, &m);
+    ck_assert_uint_eq(m.segments, 1);
+    ck_assert_uint_eq(m.reserved, 60 * MiB);
+    lean_destroy(l);
+    device_destroy(d);
+}
+END_TEST
+
+/* Out of host memory at every allocation in turn (runs, the hash of
+ * run ends, segments, frames, far slots): a failed request or free
+ * changes nothing it should not (a request may have trimmed the cache
+ * first, as the device's does), and the device stays whole; freeing
+ * everything afterwards leaves one free run per segment. */
+START_TEST(lean_caching_out_of_memory_loop)
+{
+    enum { SLOTS = 6000 };
+    static uint32_t h[SLOTS];
+    static uint64_t size[SLOTS];
+    char err[256];
+    long fails = 0;
+    for (long n = 1; n <= 16; n++) {
+        lean_t *l;
+        ck_assert_int_eq(lean_create("caching", 512 * MiB, &l, err, sizeof err), 0);
+        memset(h, 0xff, sizeof h);
+        rng_t rng;
+        rng_seed(&rng, 91);
+        long failures = 0;
+        failmalloc_arm(n);
+        for (int op = 0; op < 60000; op++) {
+            unsigned k = (unsigned)rng_below(&rng, SLOTS);
+            if (h[k] != LEAN_NONE) {
+                if (lean_free(l, h[k], size[k]) == 0)
+                    h[k] = LEAN_NONE;
+                else
+                    failures++;
+            } else {
+                size[k] = 1 + rng_below(&rng, rng_below(&rng, 100) ? 3000 : 3 * MiB);
+                int r = lean_alloc(l, size[k], rng_below(&rng, 5) ? 16 : 4096, &h[k]);
+                if (r != POOL_OK)
+                    h[k] = LEAN_NONE;
+                if (r == POOL_EHOST)
+                    failures++;
+            }
+        }
+        bool failed = failmalloc_disarm();
+        ck_assert_msg(failures <= 1 && (!failures || failed),
+                      "n %ld: one failure made %ld failed calls", n, failures);
+        fails += failures;
+        ck_assert_lean_ok(l);
+        for (unsigned k = 0; k < SLOTS; k++)
+            if (h[k] != LEAN_NONE)
+                ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
+        ck_assert_lean_ok(l);
+        device_metrics_t m;
+        lean_metrics(l, &m);
+        ck_assert_uint_eq(m.live_blocks, 0);
+        ck_assert_uint_eq(m.live_requested, 0);
+        ck_assert_uint_eq(m.live_allocated, 0);
+        ck_assert_uint_eq(lean_extents(l), m.segments);
+        lean_destroy(l);
+    }
+    ck_assert_int_ge(fails, 5); /* the loop reached failing calls */
+}
+END_TEST
+
 START_TEST(lean_refuses_what_it_has_no_form_of)
 {
     char err[256];
     lean_t *l = (lean_t *)1;
-    ck_assert_int_eq(lean_create("caching", 1 * GiB, &l, err, sizeof err), -1);
+    ck_assert_int_eq(lean_create("cuda-graphs", 1 * GiB, &l, err, sizeof err), -1);
     ck_assert_ptr_null(l);
-    ck_assert(strstr(err, "caching"));
-    ck_assert(!lean_supports("caching"));
+    ck_assert(strstr(err, "cuda-graphs"));
+    ck_assert(!lean_supports("cuda-graphs"));
+    ck_assert(lean_supports("caching"));
+    ck_assert_int_eq(lean_create("caching", 511, &l, err, sizeof err), -1); /* as the device */
     ck_assert(lean_supports("buddy"));
     /* buddy's handles name 32-byte units: below 128 GiB */
     ck_assert_int_eq(lean_create("buddy", 128 * GiB, &l, err, sizeof err), -1);
@@ -295,6 +455,10 @@ Suite *lean_suite(void)
     tcase_add_loop_test(tc, lean_places_as_the_device_full, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_across_the_bins, 0, n);
     tcase_add_loop_test(tc, lean_places_as_the_device_in_chunks, 0, n);
+    tcase_add_loop_test(tc, lean_caching_places_as_the_device, 0, 3);
+    tcase_add_loop_test(tc, lean_caching_places_as_the_device_full, 0, 3);
+    tcase_add_test(tc, lean_caching_keeps_segments_apart);
+    tcase_add_test(tc, lean_caching_out_of_memory_loop);
     tcase_add_test(tc, lean_refuses_what_it_has_no_form_of);
     tcase_add_test(tc, lean_buddy_out_of_memory_loop);
     suite_add_tcase(s, tc);
