@@ -23,6 +23,9 @@
 #include "analyzer/consume/replay.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -159,16 +162,35 @@ static uint64_t now_ns(void)
 
 static inline bool is_free_op(const op_t *op) { return !op->align && op->rec != NO_REC; }
 
+/* The bytes records were allocated with, where a lean replay looks one
+ * up (lean_keep_prev): the set's array by record, or, replaying the
+ * spool, the batch's records before an allocation at their address. */
+typedef struct sizes_s {
+    const uint64_t *rsize; /* per record, or NULL: */
+    const uint64_t *pairs; /* record, bytes; npairs of them */
+    size_t npairs;
+} sizes_t;
+
+static uint64_t record_size(const sizes_t *sz, uint32_t rec)
+{
+    if (sz->rsize)
+        return sz->rsize[rec];
+    for (size_t i = 0; i < sz->npairs; i++)
+        if (sz->pairs[2 * i] == rec)
+            return sz->pairs[2 * i + 1];
+    return 1; /* (not reached: the spool has every such record's bytes) */
+}
+
 /* The requested bytes of the block record rec names in lean st: its
- * own, rsize[rec], unless it kept the block of the record before it. */
-static inline uint64_t lean_block_size(const strategy_t *st, const uint64_t *rsize, uint32_t rec)
+ * own (own), unless it kept the block of the record before it. */
+static inline uint64_t lean_block_size(const strategy_t *st, uint32_t rec, uint64_t own)
 {
     if (st->held.count) {
         const held_t *x = hashtab_find(&st->held, &held_type, (uint64_t)rec + 1);
         if (x)
             return x->size;
     }
-    return rsize[rec];
+    return own;
 }
 
 /* Forget what held says of rec (its block is now its own, or none). */
@@ -183,13 +205,13 @@ static inline void lean_unhold(strategy_t *st, uint32_t rec)
 
 /* A failed alloc of rec: rec names prev's block, or none. */
 __attribute__((noinline))
-static void lean_keep_prev(strategy_t *st, const uint64_t *rsize, const op_t *op)
+static void lean_keep_prev(strategy_t *st, const sizes_t *sz, const op_t *op)
 {
     uint32_t *h = st->h;
     h[op->rec] = LEAN_NONE;
     if (op->prev == NO_REC || h[op->prev] == LEAN_NONE)
         return;
-    uint64_t size = lean_block_size(st, rsize, op->prev);
+    uint64_t size = lean_block_size(st, op->prev, record_size(sz, op->prev));
     bool found;
     held_t *x = hashtab_put(&st->held, &held_type, (uint64_t)op->rec + 1, &found);
     if (!x)
@@ -199,10 +221,9 @@ static void lean_keep_prev(strategy_t *st, const uint64_t *rsize, const op_t *op
     h[op->rec] = h[op->prev];
 }
 
-/* Batch b through the lean strategy st (replay_batch); rsize: each
- * record's requested bytes (the set's). */
+/* Batch b through the lean strategy st (replay_batch). */
 __attribute__((noinline))
-static void replay_batch_lean(strategy_t *st, const batch_t *b, const uint64_t *rsize)
+static void replay_batch_lean(strategy_t *st, const batch_t *b, const sizes_t *sz)
 {
     uint32_t *h = st->h;
     lean_t *lean = st->lean;
@@ -229,10 +250,10 @@ static void replay_batch_lean(strategy_t *st, const batch_t *b, const uint64_t *
                 allocs++;
             } else {
                 failed++;
-                lean_keep_prev(st, rsize, op);
+                lean_keep_prev(st, sz, op);
             }
         } else if (h[op->rec] != LEAN_NONE) {
-            uint64_t size = st->held.count ? lean_block_size(st, rsize, op->rec) : op->size;
+            uint64_t size = st->held.count ? lean_block_size(st, op->rec, op->size) : op->size;
             if (lean_free(lean, h[op->rec], size) == 0)
                 frees++;
         }
@@ -245,11 +266,11 @@ static void replay_batch_lean(strategy_t *st, const batch_t *b, const uint64_t *
 /* Batch b through strategy st.  The caller has claimed st (busy).  Out
  * of line: profiles then show what the replay costs. */
 __attribute__((noinline))
-static void replay_batch(strategy_t *st, const batch_t *b, const uint64_t *rsize)
+static void replay_batch(strategy_t *st, const batch_t *b, const sizes_t *sz)
 {
     uint64_t t0 = now_ns();
     if (st->lean) {
-        replay_batch_lean(st, b, rsize);
+        replay_batch_lean(st, b, sz);
         st->ns += now_ns() - t0;
         return;
     }
@@ -350,9 +371,9 @@ static strategy_t *claim_locked(replay_set_t *s)
 static void run_locked(replay_set_t *s, strategy_t *st)
 {
     const batch_t *b = &s->ring[st->done % RING];
-    const uint64_t *rsize = s->rsize; /* (moves only while no batch is replaying) */
+    const sizes_t sz = {.rsize = s->rsize}; /* (moves only while no batch is replaying) */
     pthread_mutex_unlock(&s->mu);
-    replay_batch(st, b, rsize);
+    replay_batch(st, b, &sz);
     pthread_mutex_lock(&s->mu);
     st->done++;
     st->busy = false;
@@ -513,6 +534,16 @@ static int strategy_init(const replay_set_t *s, strategy_t *st, const char *stra
     return 0;
 }
 
+/* Give the pages of the memory freed back to the system: glibc keeps a
+ * freed state's pages in its thread's arena, where the next strategy
+ * on that thread, if smaller, leaves them unused but resident. */
+static void give_back(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* Free st's state (a zeroed state too). */
 static void strategy_fini(strategy_t *st)
 {
@@ -555,17 +586,18 @@ static void strategy_result(const replay_set_t *s, const strategy_t *st, replay_
 /* The strategies beyond the set's width replay after the trace, from a
  * spool of the operations as resolved, batch by batch.  Each operation
  * is a varint v = rec << 3 | kind (7 bits a byte, low first), then:
- *   SP_FREE     nothing: its bytes are those its record was allocated with;
+ *   SP_FREE     varint size: the bytes its record was allocated with;
  *   SP_ALLOC16  varint size: alignment 16, no record before at the address;
  *   SP_ALLOC    one byte log2(align), | 0x80 when a record before follows,
- *               varint size, then that record (varint);
+ *               varint size, then that record and the bytes it was
+ *               allocated with (varints);
  *   SP_MARK     nothing (rec 0);
  *   SP_END      the end of a batch (rec 0).
- * The batches keep their bounds: a record a batch ends is reused only in
- * a later one, as when it was fed, so the bytes each record was
- * allocated with (the replay's own rsize) read the same. */
+ * So a replay from the spool needs no array of sizes by record.  The
+ * batches keep their bounds: a record a batch ends is reused only in a
+ * later one, as when it was fed. */
 enum { SP_FREE, SP_ALLOC16, SP_ALLOC, SP_MARK, SP_END };
-#define SP_MAX_OP 24 /* bytes an operation takes at most: 5 + 1 + 10 + 5 */
+#define SP_MAX_OP 32 /* bytes an operation takes at most: 5 + 1 + 10 + 5 + 10 */
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
@@ -609,6 +641,7 @@ static void spool_batch(replay_set_t *s, const batch_t *b)
             *p++ = SP_MARK;
         } else if (!op->align) {
             p = put_varint(p, (uint64_t)op->rec << 3 | SP_FREE);
+            p = put_varint(p, op->size);
         } else if (op->align == 16 && op->prev == NO_REC) {
             p = put_varint(p, (uint64_t)op->rec << 3 | SP_ALLOC16);
             p = put_varint(p, op->size);
@@ -616,8 +649,10 @@ static void spool_batch(replay_set_t *s, const batch_t *b)
             p = put_varint(p, (uint64_t)op->rec << 3 | SP_ALLOC);
             *p++ = (uint8_t)(__builtin_ctzll(op->align) | (op->prev != NO_REC ? 0x80 : 0));
             p = put_varint(p, op->size);
-            if (op->prev != NO_REC)
+            if (op->prev != NO_REC) {
                 p = put_varint(p, op->prev);
+                p = put_varint(p, s->rsize[op->prev]);
+            }
         }
     }
     *p++ = SP_END;
@@ -630,14 +665,15 @@ static void spool_batch(replay_set_t *s, const batch_t *b)
  * s->cap records): the batches fed so far.  0, or -1 with errno. */
 static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
 {
-    uint64_t *rsize = calloc(s->cap ? s->cap : 1, sizeof *rsize);
     batch_t *b = malloc(sizeof *b);
+    uint64_t *pairs = malloc(2 * BATCH * sizeof *pairs);
     uint8_t *buf = malloc(SP_READ);
     int rc = -1;
-    if (!rsize || !b || !buf) {
+    if (!b || !pairs || !buf) {
         errno = ENOMEM;
         goto out;
     }
+    sizes_t sz = {.pairs = pairs};
     b->n = 0;
     uint64_t off = 0;   /* the spool's next byte to read */
     size_t have = 0;    /* bytes in buf */
@@ -663,15 +699,16 @@ static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
         }
         if (p == end)
             break;
-        uint64_t v, size = 0, prev = NO_REC;
+        uint64_t v, size = 0, prev = NO_REC, prev_size;
         if (!get_varint(&p, end, &v))
             goto corrupt;
         uint64_t rec = v >> 3;
         unsigned kind = v & 7;
         if (kind == SP_END) {
-            replay_batch(st, b, rsize);
+            replay_batch(st, b, &sz);
             st->done++;
             b->n = 0;
+            sz.npairs = 0;
             continue;
         }
         if (b->n == BATCH || (kind != SP_MARK && rec >= s->cap))
@@ -679,24 +716,31 @@ static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
         op_t *op = &b->ops[b->n++];
         switch (kind) {
         case SP_FREE:
-            *op = (op_t){.size = rsize[rec], .align = 0, .rec = (uint32_t)rec};
+            if (!get_varint(&p, end, &size))
+                goto corrupt;
+            *op = (op_t){.size = size, .align = 0, .rec = (uint32_t)rec};
             break;
         case SP_ALLOC16:
             if (!get_varint(&p, end, &size))
                 goto corrupt;
             *op = (op_t){.size = size, .align = 16, .rec = (uint32_t)rec, .prev = NO_REC};
-            rsize[rec] = size;
             break;
         case SP_ALLOC: {
             if (p == end)
                 goto corrupt;
             uint8_t a = *p++;
-            if (!get_varint(&p, end, &size) ||
-                ((a & 0x80) && (!get_varint(&p, end, &prev) || prev >= s->cap)))
+            if (!get_varint(&p, end, &size))
                 goto corrupt;
+            if (a & 0x80) {
+                if (!get_varint(&p, end, &prev) || prev >= s->cap ||
+                    !get_varint(&p, end, &prev_size))
+                    goto corrupt;
+                pairs[2 * sz.npairs] = prev;
+                pairs[2 * sz.npairs + 1] = prev_size;
+                sz.npairs++;
+            }
             *op = (op_t){.size = size, .align = 1ull << (a & 63), .rec = (uint32_t)rec,
                          .prev = (uint32_t)prev};
-            rsize[rec] = size;
             break;
         }
         case SP_MARK:
@@ -712,8 +756,8 @@ corrupt:
     errno = EIO;
 out:
     free(buf);
+    free(pairs);
     free(b);
-    free(rsize);
     return rc;
 }
 
@@ -946,15 +990,45 @@ const char *replay_set_note(const replay_set_t *s) { return s->note[0] ? s->note
 
 /* ---- the later rounds --------------------------------------------------------------------- */
 
-/* The later strategies, claimed one at a time by the round's threads. */
+/* The later strategies, claimed one at a time by the round's threads:
+ * in the order added, but a device (several times a lean form's memory)
+ * waits while another runs if a lean one can go instead. */
 typedef struct rounds_s {
     replay_set_t *s;
     uint64_t upto;               /* the spool's bytes to replay */
     replay_result_t *out;        /* per later strategy */
     bool ok[REPLAY_MAX_STRATEGIES];
-    pthread_mutex_t mu;          /* next, s->note */
-    size_t next;
+    pthread_mutex_t mu;          /* the fields below, s->note */
+    bool taken[REPLAY_MAX_STRATEGIES];
+    unsigned devices;            /* devices replaying now */
 } rounds_t;
+
+/* Whether later strategy j replays through a device. */
+static bool later_device(const replay_set_t *s, size_t j)
+{
+    return s->keep_maps || !replay_lean(s->later[j].name);
+}
+
+/* The next strategy to replay, taken; SIZE_MAX when none is left. */
+static size_t claim_later_locked(rounds_t *r)
+{
+    size_t pick = SIZE_MAX;
+    for (size_t j = 0; j < r->s->nlater; j++) {
+        if (r->taken[j])
+            continue;
+        if (pick == SIZE_MAX)
+            pick = j;
+        if (!r->devices || !later_device(r->s, j)) {
+            pick = j;
+            break;
+        }
+    }
+    if (pick != SIZE_MAX) {
+        r->taken[pick] = true;
+        r->devices += later_device(r->s, pick);
+    }
+    return pick;
+}
 
 /* Later strategy j, from its state's making to its result, into
  * r->out[j]; its state is freed before it returns. */
@@ -973,6 +1047,9 @@ static void replay_later(rounds_t *r, size_t j)
     if (rc == 0) {
         strategy_result(s, &st, &r->out[j]);
         r->ok[j] = true;
+        strategy_fini(&st);
+        give_back();
+        return;
     } else {
         pthread_mutex_lock(&r->mu);
         if (!s->note[0])
@@ -987,11 +1064,14 @@ static void *rounds_worker(void *arg)
     rounds_t *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        size_t j = r->next++;
+        size_t j = claim_later_locked(r);
         pthread_mutex_unlock(&r->mu);
-        if (j >= r->s->nlater)
+        if (j == SIZE_MAX)
             return NULL;
         replay_later(r, j);
+        pthread_mutex_lock(&r->mu);
+        r->devices -= later_device(r->s, j);
+        pthread_mutex_unlock(&r->mu);
     }
 }
 
@@ -1053,12 +1133,14 @@ static size_t results(replay_set_t *s, replay_result_t *out, bool last)
     if (!s->nlater)
         return s->n;
     if (last) {
+        spool_flush(&s->spool); /* (else read from its buffer) */
         free(s->rsize);
         free(s->free_recs);
         s->rsize = NULL;
         s->free_recs = NULL;
         s->nfree = s->cap_free = 0;
         hashtab_fini(&s->live, &live_type);
+        give_back();
     }
     return replay_rounds(s, out, s->n);
 }

@@ -40,10 +40,10 @@ int spool_open(spool_t *sp)
     return 0;
 }
 
-/* Write the buffer out: 0, or -1 with sp->err (what was not written
- * stays at the buffer's start). */
-static int spool_flush(spool_t *sp)
+int spool_flush(spool_t *sp)
 {
+    if (sp->fd < 0 || sp->err)
+        return -1;
     size_t done = 0;
     while (done < sp->n) {
         ssize_t k = write(sp->fd, sp->buf + done, sp->n - done);

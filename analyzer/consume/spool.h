@@ -30,10 +30,13 @@ int spool_open(spool_t *sp);
 /* Room for len more bytes at the stream's end (len <= SPOOL_MAX_APPEND),
  * writing the buffer out first if it must; NULL once a write failed
  * (sp->err) or when nothing is open. */
-#define SPOOL_MAX_APPEND (256u << 10)
+#define SPOOL_MAX_APPEND (512u << 10)
 uint8_t *spool_room(spool_t *sp, size_t len);
 /* The first len bytes of the room become the stream's. */
 static inline void spool_commit(spool_t *sp, size_t len) { sp->n += len; }
+/* Write the buffer out: 0, or -1 with sp->err (what was not written
+ * stays in the buffer, and spool_read still reads it). */
+int spool_flush(spool_t *sp);
 /* The stream's length in bytes. */
 static inline uint64_t spool_size(const spool_t *sp) { return sp->written + sp->n; }
 /* Up to len bytes of the stream from off into out: the count read (0 at
