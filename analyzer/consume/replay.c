@@ -662,7 +662,8 @@ static void spool_batch(replay_set_t *s, const batch_t *b)
 #define SP_READ (1u << 20) /* bytes read back at a time */
 
 /* Replay the spool's first `upto` bytes through st (made with room for
- * s->cap records): the batches fed so far.  0, or -1 with errno. */
+ * s->nrec records at least): the batches fed so far.  0, or -1 with
+ * errno. */
 static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
 {
     batch_t *b = malloc(sizeof *b);
@@ -711,7 +712,7 @@ static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
             sz.npairs = 0;
             continue;
         }
-        if (b->n == BATCH || (kind != SP_MARK && rec >= s->cap))
+        if (b->n == BATCH || (kind != SP_MARK && rec >= s->nrec))
             goto corrupt;
         op_t *op = &b->ops[b->n++];
         switch (kind) {
@@ -732,7 +733,7 @@ static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
             if (!get_varint(&p, end, &size))
                 goto corrupt;
             if (a & 0x80) {
-                if (!get_varint(&p, end, &prev) || prev >= s->cap ||
+                if (!get_varint(&p, end, &prev) || prev >= s->nrec ||
                     !get_varint(&p, end, &prev_size))
                     goto corrupt;
                 pairs[2 * sz.npairs] = prev;
@@ -1038,7 +1039,8 @@ static void replay_later(rounds_t *r, size_t j)
     const later_t *l = &s->later[j];
     strategy_t st;
     char err[400];
-    int rc = strategy_init(s, &st, l->name, l->device_size, s->cap, err, sizeof err);
+    /* room for the records made, not for the set's next doubling */
+    int rc = strategy_init(s, &st, l->name, l->device_size, s->nrec, err, sizeof err);
     if (rc == 0 && replay_spooled(s, &st, r->upto)) {
         snprintf(err, sizeof err, "cannot read its spool back in %s: %s", s->spool.dir,
                  strerror(errno));
