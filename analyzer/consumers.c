@@ -3,6 +3,7 @@
  */
 #include "analyzer/consumers.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -186,6 +187,25 @@ static unsigned replay_threads(void)
     return cpus > 1 ? (unsigned)(cpus - 1 < 8 ? cpus - 1 : 8) : 0;
 }
 
+/* Strategies replayed at once: the processors this process may run on
+ * (the others replay after the trace, from a spool: replay_set_width).
+ * MEMSIM_REPLAY_WIDTH, for tests, sets it (0: every strategy at once). */
+static unsigned replay_width(void)
+{
+    const char *w = getenv("MEMSIM_REPLAY_WIDTH");
+    if (w && *w) {
+        char *end;
+        unsigned long v = strtoul(w, &end, 10);
+        if (!*end && v <= REPLAY_MAX_STRATEGIES)
+            return (unsigned)v;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 1 ? (unsigned)n : 1;
+}
+
 static int replay_on_init(process_t *pr)
 {
     pr->replay = NULL;
@@ -208,6 +228,7 @@ static void replay_start(process_t *pr)
     }
     if (o->html) /* the fragmentation maps */
         replay_set_keep_maps(pr->replay);
+    replay_set_width(pr->replay, replay_width());
     for (size_t i = 0; i < o->nstrategies; i++) {
         char err[256];
         if (replay_set_add(pr->replay, o->strategies[i]->name, dev, err, sizeof err))
@@ -268,8 +289,10 @@ static void replay_on_finish(process_t *pr)
 {
     if (!pr->replay)
         return;
-    pr->nresults = replay_set_count(pr->replay);
-    replay_set_results(pr->replay, pr->results);
+    pr->nresults = replay_set_finish(pr->replay, pr->results);
+    if (replay_set_note(pr->replay))
+        escape_line(stderr, "%s: %s: replay: %s", ANALYZE_CMD, pr->path,
+                    replay_set_note(pr->replay));
     replay_set_destroy(pr->replay);
     pr->replay = NULL;
     if (pr->s.peak_heap < ANALYZE_REPLAY_MIN_HEAP && !pr->o->strategies_given) {

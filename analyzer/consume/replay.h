@@ -18,7 +18,10 @@
  * it has to wait for room.  A strategy replays one batch at a time, in
  * order, so its figures do not depend on the threads.  No clock is read
  * per event: time is taken per batch.  Memory is bounded by the live
- * blocks and the batches, not by the trace's length.
+ * blocks and the batches, not by the trace's length.  With a width
+ * (replay_set_width), only that many strategies' states are held at
+ * once: the others replay the same batches afterwards, from a spool on
+ * disk (a few bytes an operation), and give the same figures.
  *
  * A set is fed from one thread (the one that opened it).
  */
@@ -97,9 +100,31 @@ void replay_set_lost(replay_set_t *s);
  * series for plots, one value per mark; the figures do not change). */
 void replay_set_mark(replay_set_t *s);
 
-/* Wait until every event fed so far is replayed; the i-th strategy
- * added into out[i].  More events may follow. */
-void replay_set_results(replay_set_t *s, replay_result_t *out);
+/* At most width strategies replayed at once (0, the default: every
+ * one), before replay_set_add.  The first width strategies added are
+ * fed as events come; the operations, as resolved, go to a spool (an
+ * unlinked temporary file, spool.h) too, and the others replay it when
+ * the results are asked for, width at a time, each strategy's state
+ * made when it starts and freed once its result is taken: memory is
+ * that of width strategies, not of every one.  Where the spool cannot
+ * be made or written, every strategy is fed as events come from there
+ * (the ones behind replay what the spool has first): the same results,
+ * and replay_set_note says why. */
+void replay_set_width(replay_set_t *s, unsigned width);
+/* What to say once of the replay (the spool could not be written ...),
+ * or NULL. */
+const char *replay_set_note(const replay_set_t *s);
+
+/* Wait until every event fed so far is replayed; the strategies' results
+ * into out[0 ...] in the order they were added: their number, which is
+ * replay_set_count's but for a later round's strategy that could not be
+ * replayed (no host memory, the spool unreadable: replay_set_note).
+ * More events may follow. */
+size_t replay_set_results(replay_set_t *s, replay_result_t *out);
+/* The same, with the states freed as soon as they are not needed (the
+ * live ones before the later rounds start): nothing may follow but
+ * replay_set_destroy. */
+size_t replay_set_finish(replay_set_t *s, replay_result_t *out);
 void replay_set_destroy(replay_set_t *s);
 
 /* ---- one strategy ------------------------------------------------------------ */

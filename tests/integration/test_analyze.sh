@@ -246,6 +246,83 @@ sed 's/"pid":42,"ppid":1/"pid":43,"ppid":2/' "$TMP/known.jsonl" >"$TMP/strangers
 expect_status "unrelated traces" 0 "$A" --no-replay "$TMP/strangers"
 expect_grep "are not a tree" "^2 traces of unrelated processes" "$TMP/out"
 
+# The strategies replayed in rounds: MEMSIM_REPLAY_WIDTH of them at once,
+# the others afterwards from a spool of the operations.  A churn of
+# 300,000 records (reallocs, aligned and empty requests, allocations at
+# a live address, frees of none, samples) on a 4 MiB device, where
+# worst fit and buddy run out, gives the same report whatever the width;
+# and where the spool cannot be made (no such TMPDIR) or written (the
+# file size limit, past its first MiB), one line says so and the report
+# is the same again.
+cat >"$TMP/churn.awk" <<'EOT'
+function rnd() { seed = (seed * 1103515245 + 12345) % 2147483648; return int(seed / 65536) }
+BEGIN {
+    seed = 7; t = 0; next_addr = 65536; live_n = 0; recs = 0
+    printf "{\"ev\":\"meta\",\"t\":0,\"tid\":1,\"format\":\"memsim-trace\",\"version\":1,\"pid\":42,\"ppid\":1,\"exe\":\"/bin/churn\",\"argv\":[\"churn\"],\"start_unix_ns\":0,\"page_size\":4096,\"strategy\":\"best-fit\",\"device_size\":%d,\"stack_depth\":64,\"mmap\":true,\"memsim_version\":\"0.1.0\",\"parent_trace\":null}\n", DEV
+    print "{\"ev\":\"stack\",\"t\":1,\"tid\":1,\"id\":1,\"frames\":[4096]}"
+    for (i = 0; i < N; i++) {
+        t++
+        k = rnd() % SLOTS; r = rnd() % 100
+        if (i % 997 == 0) {
+            printf "{\"ev\":\"sample\",\"t\":%d,\"tid\":2,\"rss\":5000000,\"hwm\":6000000,\"vm_size\":1,\"vm_peak\":1,\"tree_rss\":9000000,\"children\":[]}\n", t
+        } else if (i % 1499 == 0) {
+            printf "{\"ev\":\"free\",\"t\":%d,\"tid\":1,\"fn\":\"free\",\"addr\":%d,\"size\":16,\"stack\":1}\n", t, 16 + 32 * i
+        } else if (k in addr) {
+            if (r < 60) {
+                printf "{\"ev\":\"free\",\"t\":%d,\"tid\":1,\"fn\":\"free\",\"addr\":%d,\"size\":%d,\"stack\":1}\n", t, addr[k], size[k]
+                delete addr[k]
+            } else if (r < 99 || rnd() % 20) {
+                s = 1 + rnd() % 6000; a = next_addr; next_addr += 8192
+                printf "{\"ev\":\"realloc\",\"t\":%d,\"tid\":1,\"fn\":\"realloc\",\"old_addr\":%d,\"addr\":%d,\"old_size\":%d,\"size\":%d,\"stack\":1,\"sim\":null}\n", t, addr[k], a, size[k], s
+                addr[k] = a; size[k] = s
+            } else {  # allocated again at a live address, no free between
+                s = 1 + rnd() % 6000
+                printf "{\"ev\":\"alloc\",\"t\":%d,\"tid\":1,\"fn\":\"malloc\",\"addr\":%d,\"size\":%d,\"align\":16,\"stack\":1,\"sim\":null}\n", t, addr[k], s
+                size[k] = s
+            }
+        } else {
+            s = (r < 3) ? 0 : 1 + rnd() % 6000
+            al = (r < 90) ? 16 : (r < 97) ? 64 : 4096
+            a = next_addr; next_addr += 8192
+            printf "{\"ev\":\"alloc\",\"t\":%d,\"tid\":1,\"fn\":\"malloc\",\"addr\":%d,\"size\":%d,\"align\":%d,\"stack\":1,\"sim\":null}\n", t, a, s, al
+            addr[k] = a; size[k] = s
+        }
+    }
+    printf "{\"ev\":\"end\",\"t\":%d,\"tid\":1,\"reason\":\"exit\",\"status\":0,\"signal\":null,\"records\":%d,\"dropped\":0,\"after_end\":0,\"unknown_frees\":0,\"live_allocations\":0,\"live_bytes\":0,\"stacks\":1}\n", t + 1, N + 3
+}
+EOT
+awk -v N=300000 -v SLOTS=1500 -v DEV=4194304 -f "$TMP/churn.awk" >"$TMP/churn.jsonl"
+mask() { sed 's/"events_per_s": *[0-9.e+-]*/"events_per_s": -/g' "$1"; }
+expect_status "churn, every strategy at once" 0 env MEMSIM_REPLAY_WIDTH=0 "$A" --json "$TMP/churn.jsonl"
+mask "$TMP/out" >"$TMP/churn.0"
+expect_eq "churn: worst fit and buddy run out" \
+    "$("$J" strategies.4.failed_requests <"$TMP/out") $("$J" strategies.5.failed_requests <"$TMP/out")" \
+    "922 2383"
+"$A" "$TMP/churn.jsonl" >"$TMP/churn.0.txt" 2>&1
+for w in 1 2 6; do
+    expect_status "churn, $w at once" 0 env MEMSIM_REPLAY_WIDTH=$w "$A" --json "$TMP/churn.jsonl"
+    expect_eq "churn, $w at once: the same JSON" "$(mask "$TMP/out" | cmp - "$TMP/churn.0" && echo same)" same
+    expect_eq "churn, $w at once: nothing said" "$(cat "$TMP/err")" ""
+    MEMSIM_REPLAY_WIDTH=$w "$A" "$TMP/churn.jsonl" >"$TMP/churn.txt" 2>&1
+    expect_eq "churn, $w at once: the same text" "$(cmp "$TMP/churn.txt" "$TMP/churn.0.txt" && echo same)" same
+done
+expect_status "churn, no spool: no such TMPDIR" 0 \
+    env MEMSIM_REPLAY_WIDTH=1 TMPDIR="$TMP/none" "$A" --json "$TMP/churn.jsonl"
+expect_one_line "no spool: one line" "$TMP/err"
+expect_grep "no spool: it names the directory and the error" \
+    "replay: cannot make the spool of the strategies' later rounds in $TMP/none: No such file or directory: all replayed at once$" \
+    "$TMP/err"
+expect_eq "no spool: the same JSON" "$(mask "$TMP/out" | cmp - "$TMP/churn.0" && echo same)" same
+(trap '' XFSZ; ulimit -f 100; MEMSIM_REPLAY_WIDTH=2 exec "$A" --json "$TMP/churn.jsonl") \
+    >"$TMP/out" 2>"$TMP/err"
+expect_eq "spool past the file size limit: exit 0" "$?" 0
+expect_one_line "spool past the file size limit: one line" "$TMP/err"
+expect_grep "spool past the file size limit: it says so" \
+    "replay: cannot write the spool of the strategies' later rounds in .*: File too large: all replayed at once$" \
+    "$TMP/err"
+expect_eq "spool past the file size limit: the same JSON" \
+    "$(mask "$TMP/out" | cmp - "$TMP/churn.0" && echo same)" same
+
 # The fuzzer's seeds, found bugs among them, go through the whole
 # analyzer (under SANITIZE=1 a read of freed memory fails here): each
 # ends with a report or a one-line complaint, never a crash.

@@ -79,17 +79,20 @@ START_TEST(replay_equals_driving_the_device)
 }
 END_TEST
 
-/* Every strategy at once through a set, with 0, 1 and 2 worker threads:
- * each strategy's figures equal driving its own device directly.  The
- * sequence has more events than a batch, reuses addresses (an alloc of
- * a live address, as a trace that lost a free has), frees of unknown
- * addresses, reallocs, and a device small enough for failures. */
+/* Every strategy through a set, with 0, 1 and 2 worker threads, all at
+ * once or 1, 2 or 3 of them at a time (replay_set_width: the others from
+ * the spool): each strategy's figures equal driving its own device
+ * directly, mid-way and at the end.  The sequence has more events than
+ * a batch, reuses addresses (an alloc of a live address, as a trace
+ * that lost a free has), frees of unknown addresses, reallocs, and a
+ * device small enough for failures. */
 START_TEST(set_equals_driving_each_device)
 {
-    unsigned threads = (unsigned)_i;
+    unsigned threads = (unsigned)_i % 3, width = (unsigned)_i / 3 ? (unsigned)_i % 3 + 1 : 0;
     size_t n = strategy_count();
     replay_set_t *set = replay_set_create(threads);
     ck_assert_ptr_nonnull(set);
+    replay_set_width(set, width);
     device_t *d[REPLAY_MAX_STRATEGIES];
     char err[256];
     for (size_t i = 0; i < n; i++) {
@@ -162,7 +165,7 @@ START_TEST(set_equals_driving_each_device)
         }
         if (op == OPS / 2) { /* results mid-way; the replay goes on after */
             replay_result_t mid[REPLAY_MAX_STRATEGIES];
-            replay_set_results(set, mid);
+            ck_assert_uint_eq(replay_set_results(set, mid), n);
             for (size_t i = 0; i < n; i++) {
                 device_metrics_t m;
                 device_metrics(d[i], &m);
@@ -172,7 +175,8 @@ START_TEST(set_equals_driving_each_device)
         }
     }
     replay_result_t out[REPLAY_MAX_STRATEGIES];
-    replay_set_results(set, out);
+    ck_assert_uint_eq(width ? replay_set_finish(set, out) : replay_set_results(set, out), n);
+    ck_assert_ptr_null(replay_set_note(set));
     for (size_t i = 0; i < n; i++) {
         device_metrics_t m;
         device_metrics(d[i], &m);
@@ -209,13 +213,15 @@ END_TEST
 /* The calls by record (the caller keeping each address's record, as the
  * analyzer does in the summary's blocks) replay exactly what the calls
  * by address do: allocations at live addresses, unknown frees, reallocs,
- * failures, through every strategy. */
+ * failures, through every strategy; by record all at once, or two at a
+ * time (the spool written to its file, then read back). */
 START_TEST(records_equal_addresses)
 {
     size_t n = strategy_count();
     replay_set_t *by_addr = replay_set_create(1), *by_rec = replay_set_create(1);
     ck_assert_ptr_nonnull(by_addr);
     ck_assert_ptr_nonnull(by_rec);
+    replay_set_width(by_rec, (unsigned)_i * 2);
     char err[256];
     for (size_t i = 0; i < n; i++) {
         ck_assert_int_eq(replay_set_add(by_addr, strategy_at(i)->name, 16 * MiB, err, sizeof err), 0);
@@ -548,8 +554,8 @@ Suite *replay_suite(void)
     TCase *tc = tcase_create("replay");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, replay_equals_driving_the_device, 0, (int)strategy_count());
-    tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 3);
-    tcase_add_test(tc, records_equal_addresses);
+    tcase_add_loop_test(tc, set_equals_driving_each_device, 0, 6);
+    tcase_add_loop_test(tc, records_equal_addresses, 0, 2);
     tcase_add_test(tc, analyzer_equals_replay_by_address);
     tcase_add_test(tc, peak_splits_into_live_internal_and_free);
     tcase_add_test(tc, unknown_frees_and_failures_are_counted);
