@@ -191,18 +191,6 @@ static int far_room(lean_caching_t *c)
     return 0;
 }
 
-/* Size of the segment a rounded request of `need` bytes reserves (the
- * device's segment_size). */
-static uint64_t segment_size(uint64_t need)
-{
-    if (need <= SMALL_SIZE)
-        return SMALL_SEGMENT;
-    if (need < MIN_LARGE_ALLOC)
-        return LARGE_SEGMENT;
-    uint64_t s = (need + ROUND_LARGE - 1) & ~(ROUND_LARGE - 1);
-    return s < need ? 0 : s;
-}
-
 /* The lowest ROUND_LARGE-aligned range of size bytes in [base, base +
  * VIRTUAL_SPAN) that no segment touches (pool_segment_find_range),
  * and the segment it goes after (NIL: first).  0 or POOL_ENOMEM. */
@@ -359,7 +347,7 @@ static void new_peak(lean_caching_t *c, uint64_t res)
 __attribute__((noinline))
 static uint32_t grow(lean_caching_t *c, uint64_t need, int kind, int *err)
 {
-    uint64_t seg = segment_size(need), addr;
+    uint64_t seg = caching_segment_size(need), addr;
     uint32_t after;
     *err = POOL_ENOMEM;
     if (!seg || seg > c->total)

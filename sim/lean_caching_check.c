@@ -103,7 +103,7 @@ int lean_caching_check(const lean_caching_t *c, const char **why)
         if (s->addr < prev_end || (s->addr & (ROUND_LARGE - 1)) || !s->size ||
             (s->size & (ROUND_LARGE - 1)))
             FAIL("segments overlap or are not aligned");
-        if (s->kind == KIND_SMALL && s->size != SMALL_SEGMENT)
+        if (s->kind == KIND_SMALL && s->size != CACHING_SMALL_SEGMENT)
             FAIL("small-pool segment is not 2 MiB");
         for (uint64_t f = (s->addr - c->base) >> FRAME_SHIFT, n = s->size >> FRAME_SHIFT; n--;
              f++)

@@ -10,18 +10,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/caching_policy.h"
 #include "sim/lean_caching.h"
 
-#define MB (1024ull * 1024ull)
-#define U 512ull                 /* the pool's rounding (kMinBlockSize) */
+#define MB CACHING_MB
+#define U CACHING_ROUND          /* the pool's rounding (kMinBlockSize) */
 #define USHIFT 9
-#define SMALL_SIZE (1 * MB)      /* largest small-pool block request */
-#define SMALL_SEGMENT (2 * MB)
-#define LARGE_SEGMENT (20 * MB)
-#define MIN_LARGE_ALLOC (10 * MB)
-#define ROUND_LARGE (2 * MB)     /* segments' alignment and large rounding */
+#define SMALL_SIZE CACHING_SMALL_SIZE
+#define ROUND_LARGE CACHING_ROUND_LARGE
 #define FRAME_SHIFT 21           /* a frame: 2 MiB, ROUND_LARGE */
-#define VIRTUAL_SPAN (1ull << 46)
+#define VIRTUAL_SPAN CACHING_VIRTUAL_SPAN
 #define BINS 512                 /* runs of 1..BINS-1 units: a heap per size */
 #define NIL UINT32_MAX
 #define FAR (1u << 31)           /* handles from here: a slot of far[] */

@@ -20,18 +20,14 @@
  * with virtual memory would place them.  Alignments above 512 bytes pad
  * the block's front, as the fit strategies do.
  */
+#include "sim/caching_policy.h"
 #include "sim/fit.h"
 
-#define KB 1024ull
-#define MB (1024ull * KB)
-
-#define ROUND 512ull           /* kMinBlockSize */
-#define SMALL_SIZE (1 * MB)    /* kSmallSize: largest small-pool request */
-#define SMALL_SEGMENT (2 * MB) /* kSmallBuffer */
-#define LARGE_SEGMENT (20 * MB)/* kLargeBuffer */
-#define MIN_LARGE_ALLOC (10 * MB) /* kMinLargeAlloc */
-#define ROUND_LARGE (2 * MB)   /* kRoundLarge */
-#define VIRTUAL_SPAN (1ull << 46)
+#define MB CACHING_MB
+#define ROUND CACHING_ROUND
+#define SMALL_SIZE CACHING_SMALL_SIZE
+#define ROUND_LARGE CACHING_ROUND_LARGE
+#define VIRTUAL_SPAN CACHING_VIRTUAL_SPAN
 
 enum { KIND_SMALL = 0, KIND_LARGE = 1 };
 
@@ -54,17 +50,6 @@ static int init(void *vst, pool_t *p, const strategy_env_t *env)
     st->base = (env->base + ROUND_LARGE - 1) & ~(ROUND_LARGE - 1);
     st->total = env->total;
     return POOL_OK;
-}
-
-/* Size of the segment a rounded request of `need` bytes reserves. */
-static uint64_t segment_size(uint64_t need)
-{
-    if (need <= SMALL_SIZE)
-        return SMALL_SEGMENT;
-    if (need < MIN_LARGE_ALLOC)
-        return LARGE_SEGMENT;
-    uint64_t s = (need + ROUND_LARGE - 1) & ~(ROUND_LARGE - 1);
-    return s < need ? 0 : s;
 }
 
 static fit_index_t *pool_for(caching_state_t *st, const segment_t *s)
@@ -116,7 +101,7 @@ static int place(void *vst, pool_t *p, const strategy_request_t *req, block_t **
     fit_index_t *ix = &st->pools[z.kind];
     block_t *b = fit_best_of(ix, req->stream, z.need);
     if (!b) {
-        uint64_t seg = segment_size(z.need);
+        uint64_t seg = caching_segment_size(z.need);
         if (!seg || seg > st->total)
             return POOL_ENOMEM;
         if (p->segment_bytes + seg > st->total)
@@ -144,7 +129,7 @@ static bool can_place(const void *vst, const pool_t *p, const strategy_request_t
         return false;
     if (fit_best_of(&st->pools[z.kind], req->stream, z.need))
         return true;
-    uint64_t seg = segment_size(z.need), cached = 0;
+    uint64_t seg = caching_segment_size(z.need), cached = 0;
     if (!seg)
         return false;
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s))
@@ -191,7 +176,7 @@ static int check(const void *vst, const pool_t *p, const char **why)
         return -1;
     }
     for (const segment_t *s = pool_segment_first(p); s; s = pool_segment_next(s)) {
-        if (s->kind == KIND_SMALL && s->size != SMALL_SEGMENT) {
+        if (s->kind == KIND_SMALL && s->size != CACHING_SMALL_SEGMENT) {
             *why = "small-pool segment is not 2 MiB";
             return -1;
         }
