@@ -140,23 +140,12 @@ static uint32_t leftmost_fit_from(const lean_t *l, uint32_t n, uint64_t from, ui
     return NIL;
 }
 
-/* The lowest bin at or above g with runs, 0 when none. */
-static uint32_t bin_from(const lean_t *l, uint64_t g)
-{
-    for (uint64_t w = g / 64; w < LEAN_BINS / 64; w++) {
-        uint64_t m = l->nonempty[w] & (w == g / 64 ? ~0ull << (g % 64) : ~0ull);
-        if (m)
-            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(m));
-    }
-    return 0;
-}
-
 /* The least (size, address) with size >= need (by size). */
 static uint32_t smallest_fit(const lean_t *l, uint64_t need)
 {
     const ext_t *e = l->e;
     if (l->bin_root && need < ((uint64_t)LEAN_BINS << GSHIFT)) {
-        uint32_t b = bin_from(l, (need + G - 1) >> GSHIFT);
+        uint32_t b = bins_first_from(l->nonempty, LEAN_BINS, (need + G - 1) >> GSHIFT);
         if (b) { /* every binned run is smaller than the main treap's */
             uint32_t n = l->bin_root[b];
             while (e[n].l != NIL)
@@ -181,12 +170,8 @@ static uint64_t indexed_largest(const lean_t *l)
 {
     const ext_t *e = l->e;
     uint32_t n = l->root;
-    if (n == NIL && l->bin_root) {
-        for (size_t w = LEAN_BINS / 64; w-- > 0;)
-            if (l->nonempty[w])
-                return (uint64_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(l->nonempty[w])) << GSHIFT;
-        return 0;
-    }
+    if (n == NIL && l->bin_root)
+        return (uint64_t)bins_last(l->nonempty, LEAN_BINS) << GSHIFT;
     if (n == NIL)
         return 0;
     if (l->by_addr)

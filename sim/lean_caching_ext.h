@@ -12,6 +12,7 @@
 
 #include "sim/caching_policy.h"
 #include "sim/lean_caching.h"
+#include "sim/lean_index.h"
 
 #define MB CACHING_MB
 #define U CACHING_ROUND          /* the pool's rounding (kMinBlockSize) */
@@ -119,18 +120,7 @@ static inline uint32_t run_at(const lean_caching_t *c, uint64_t key)
     }
 }
 
-/* ---- the index (sim/lean_caching_index.c) ----------------------------------------- */
-
-/* A treap node's priority: a hash of its slot (murmur3's finalizer). */
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
+/* ---- the index (sim/lean_caching_index.c; priorities: sim/lean_index.h) ---------- */
 
 /* The bin of a run of size bytes, 0: the treap. */
 static inline uint32_t bin_of(uint64_t size)

@@ -10,6 +10,7 @@
 #include "sim/lean.h"
 #include "sim/lean_buddy.h"
 #include "sim/lean_caching.h"
+#include "sim/lean_index.h"
 
 #define NIL LEAN_NONE
 #define G DEVICE_DEFAULT_GRANULE
@@ -96,18 +97,7 @@ static inline uint32_t bkey(const lean_t *l, uint64_t addr)
     return (uint32_t)((addr - l->base) >> GSHIFT);
 }
 
-/* ---- the treaps (sim/lean_treap.c) ------------------------------------------- */
-
-/* A slot's priority: a hash of its number (murmur3's finalizer). */
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
+/* ---- the treaps (sim/lean_treap.c; priorities: sim/lean_index.h) ------------- */
 
 /* The bin a run of size bytes goes in: 0 (the main treap), or its
  * granules when best fit bins it. */
