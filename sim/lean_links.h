@@ -19,8 +19,8 @@
  *
  * and NIL.  Everything here is static, in that file only, so each layout
  * compiles to code of its own, as if written out (sim/lean_treap.c: the
- * fits' extents, sim/lean_caching_index.c: the caching pool's runs).
- * Included by those files only.
+ * fits' extents, sim/lean_caching_index.c: the caching pool's runs): one
+ * layout to a file.  Included by those files only.
  */
 #ifndef MEMSIM_SIM_LEAN_LINKS_H
 #define MEMSIM_SIM_LEAN_LINKS_H
