@@ -43,68 +43,6 @@ bool lean_supports(const char *strategy)
     return false;
 }
 
-/* ---- the hash of extents' ends ------------------------------------------------ */
-
-static int hash_grow(lean_t *l);
-
-/* key -> ext; key is not in the hash.  0, or -1 without memory. */
-static inline int hash_put(lean_t *l, uint32_t key, uint32_t ext)
-{
-    if ((l->hcount + 1) * 4 > l->hcap * 3 && hash_grow(l))
-        return -1;
-    uint64_t m = l->hcap - 1, i = home(l, key);
-    while (l->hash[i].key != HASH_EMPTY)
-        i = (i + 1) & m;
-    l->hash[i] = (slot_t){key, ext};
-    l->hcount++;
-    return 0;
-}
-
-/* Remove key (present), shifting back the run after it. */
-static inline void hash_del(lean_t *l, uint32_t key)
-{
-    uint64_t m = l->hcap - 1, i = home(l, key);
-    while (l->hash[i].key != key)
-        i = (i + 1) & m;
-    for (uint64_t j = (i + 1) & m;; j = (j + 1) & m) {
-        uint32_t k = l->hash[j].key;
-        if (k == HASH_EMPTY)
-            break;
-        uint64_t h = home(l, k);
-        /* j's slot may move to the hole at i when its home is not in (i, j]. */
-        if (((j - h) & m) >= ((j - i) & m)) {
-            l->hash[i] = l->hash[j];
-            i = j;
-        }
-    }
-    l->hash[i].key = HASH_EMPTY;
-    l->hcount--;
-}
-
-static int hash_grow(lean_t *l)
-{
-    uint64_t cap = l->hcap ? l->hcap * 2 : 64;
-    slot_t *old = l->hash, *nw = malloc(cap * sizeof *nw);
-    if (!nw)
-        return -1;
-    memset(nw, 0xff, cap * sizeof *nw); /* HASH_EMPTY */
-    uint64_t ocap = l->hcap;
-    l->hash = nw;
-    l->hcap = cap;
-    l->hshift = (unsigned)(64 - __builtin_ctzll(cap));
-    l->hcount = 0;
-    for (uint64_t i = 0; i < ocap; i++)
-        if (old[i].key != HASH_EMPTY) {
-            uint64_t m = cap - 1, j = home(l, old[i].key);
-            while (nw[j].key != HASH_EMPTY)
-                j = (j + 1) & m;
-            nw[j] = old[i];
-            l->hcount++;
-        }
-    free(old);
-    return 0;
-}
-
 static uint32_t leftmost_fit(const lean_t *l, uint32_t n, uint64_t need)
 {
     const ext_t *e = l->e;
@@ -140,23 +78,12 @@ static uint32_t leftmost_fit_from(const lean_t *l, uint32_t n, uint64_t from, ui
     return NIL;
 }
 
-/* The lowest bin at or above g with runs, 0 when none. */
-static uint32_t bin_from(const lean_t *l, uint64_t g)
-{
-    for (uint64_t w = g / 64; w < LEAN_BINS / 64; w++) {
-        uint64_t m = l->nonempty[w] & (w == g / 64 ? ~0ull << (g % 64) : ~0ull);
-        if (m)
-            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(m));
-    }
-    return 0;
-}
-
 /* The least (size, address) with size >= need (by size). */
 static uint32_t smallest_fit(const lean_t *l, uint64_t need)
 {
     const ext_t *e = l->e;
     if (l->bin_root && need < ((uint64_t)LEAN_BINS << GSHIFT)) {
-        uint32_t b = bin_from(l, (need + G - 1) >> GSHIFT);
+        uint32_t b = bins_first_from(l->nonempty, LEAN_BINS, (need + G - 1) >> GSHIFT);
         if (b) { /* every binned run is smaller than the main treap's */
             uint32_t n = l->bin_root[b];
             while (e[n].l != NIL)
@@ -181,12 +108,8 @@ static uint64_t indexed_largest(const lean_t *l)
 {
     const ext_t *e = l->e;
     uint32_t n = l->root;
-    if (n == NIL && l->bin_root) {
-        for (size_t w = LEAN_BINS / 64; w-- > 0;)
-            if (l->nonempty[w])
-                return (uint64_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(l->nonempty[w])) << GSHIFT;
-        return 0;
-    }
+    if (n == NIL && l->bin_root)
+        return (uint64_t)bins_last(l->nonempty, LEAN_BINS) << GSHIFT;
     if (n == NIL)
         return 0;
     if (l->by_addr)
@@ -289,7 +212,7 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
         return -1;
     }
     lean_t *l = calloc(1, sizeof *l);
-    if (!l || hash_grow(l)) {
+    if (!l || ends_grow(l, 0)) {
         free(l);
         snprintf(err, errlen, "out of host memory");
         return -1;
@@ -311,11 +234,13 @@ int lean_create(const char *strategy, uint64_t total, lean_t **out, char *err, s
     }
     l->rover = base;
     uint32_t x = ext_new(l, base, size, EXT_PRISTINE);
-    if (x == NIL || hash_put(l, bkey(l, base), x) || hash_put(l, bkey(l, l->end), x)) {
+    if (x == NIL) {
         lean_destroy(l);
         snprintf(err, errlen, "out of host memory");
         return -1;
     }
+    ends_put(l, bkey(l, base), x); /* (64 slots) */
+    ends_put(l, bkey(l, l->end), x);
     index_new(l, x);
     *out = l;
     return 0;
@@ -371,7 +296,7 @@ uint64_t lean_reserved(const lean_t *l)
         return lean_caching_reserved(l->caching);
     if (l->top != NIL)
         return l->e[l->top].addr - l->base;
-    uint32_t x = hash_get(l, bkey(l, l->end)); /* a last run that is not pristine */
+    uint32_t x = ends_get(l, bkey(l, l->end)); /* a last run that is not pristine */
     return x != NIL ? l->e[x].addr - l->base : l->end - l->base;
 }
 
@@ -395,7 +320,7 @@ static inline uint32_t pick(const lean_t *l, uint64_t need)
     case PICK_NEXT:
         /* The run that starts at the rover (the rest of the one the last
          * allocation carved, usually) is the lowest at or above it. */
-        x = hash_get(l, bkey(l, l->rover));
+        x = ends_get(l, bkey(l, l->rover));
         if (x != NIL && x != t && l->e[x].addr == l->rover && l->e[x].size >= need)
             break;
         x = leftmost_fit_from(l, l->root, l->rover, need);
@@ -435,9 +360,9 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
     uint64_t xaddr = e->addr, xend = xaddr + e->size, aend = start + bytes;
     uint32_t flags = e->flags & EXT_PRISTINE;
     if (start == xaddr) {
-        hash_del(l, bkey(l, xaddr));
+        ends_del(l, bkey(l, xaddr));
         if (aend == xend) {
-            hash_del(l, bkey(l, xend));
+            ends_del(l, bkey(l, xend));
             unindex(l, x);
             ext_free(l, x);
             return 0;
@@ -445,21 +370,22 @@ static int carve(lean_t *l, uint32_t x, uint64_t start, uint64_t bytes)
         e->addr = aend;
         e->size = xend - aend;
         lean_changed(l, x, false);
-        return hash_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
+        ends_put(l, bkey(l, aend), x); /* (the hash had room: a key left) */
+        return 0;
     }
     /* Room first, so that nothing changes when there is none. */
     if (aend < xend && (l->ne == l->cap && l->spare == NIL) && ext_grow(l))
         return -1;
-    if ((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l))
+    if (ends_room(l, 2))
         return -1;
-    hash_del(l, bkey(l, xend));
+    ends_del(l, bkey(l, xend));
     l->e[x].size = start - xaddr;
-    hash_put(l, bkey(l, start), x);
+    ends_put(l, bkey(l, start), x);
     lean_changed(l, x, false);
     if (aend < xend) {
         uint32_t y = ext_new(l, aend, xend - aend, flags);
-        hash_put(l, bkey(l, aend), y);
-        hash_put(l, bkey(l, xend), y);
+        ends_put(l, bkey(l, aend), y);
+        ends_put(l, bkey(l, xend), y);
         index_new(l, y);
     }
     return 0;
@@ -512,39 +438,38 @@ int lean_free(lean_t *l, uint32_t h, uint64_t size)
     uint64_t a = lean_addr(l, h), s = (size + G - 1) & ~(uint64_t)(G - 1);
     /* Room for the keys and an extent first: a free that cannot be
      * recorded changes nothing. */
-    if (((l->hcount + 2) * 4 > l->hcap * 3 && hash_grow(l)) ||
-        (l->ne == l->cap && l->spare == NIL && ext_grow(l)))
+    if (ends_room(l, 2) || (l->ne == l->cap && l->spare == NIL && ext_grow(l)))
         return -1;
     l->alloc_bytes -= s;
     l->requested -= size;
     l->live_blocks--;
-    uint32_t lo = hash_get(l, bkey(l, a)), hi = hash_get(l, bkey(l, a + s));
+    uint32_t lo = ends_get(l, bkey(l, a)), hi = ends_get(l, bkey(l, a + s));
     if (lo == NIL && hi == NIL) {
         uint32_t x = ext_new(l, a, s, 0);
-        hash_put(l, bkey(l, a), x);
-        hash_put(l, bkey(l, a + s), x);
+        ends_put(l, bkey(l, a), x);
+        ends_put(l, bkey(l, a + s), x);
         index_new(l, x);
     } else if (hi == NIL) {
-        hash_del(l, bkey(l, a));
+        ends_del(l, bkey(l, a));
         l->e[lo].size += s;
-        hash_put(l, bkey(l, a + s), lo);
+        ends_put(l, bkey(l, a + s), lo);
         lean_changed(l, lo, true);
     } else if (lo == NIL) {
-        hash_del(l, bkey(l, a + s));
+        ends_del(l, bkey(l, a + s));
         l->e[hi].addr = a;
         l->e[hi].size += s;
-        hash_put(l, bkey(l, a), hi);
+        ends_put(l, bkey(l, a), hi);
         lean_changed(l, hi, true);
     } else {
         uint64_t hend = l->e[hi].addr + l->e[hi].size;
         l->e[lo].flags |= l->e[hi].flags & EXT_PRISTINE;
         unindex(l, hi);
-        hash_del(l, bkey(l, a + s));
-        hash_del(l, bkey(l, hend));
+        ends_del(l, bkey(l, a + s));
+        ends_del(l, bkey(l, hend));
         ext_free(l, hi);
-        hash_del(l, bkey(l, a));
+        ends_del(l, bkey(l, a));
         l->e[lo].size = hend - l->e[lo].addr;
-        hash_put(l, bkey(l, hend), lo);
+        ends_put(l, bkey(l, hend), lo);
         lean_changed(l, lo, true);
     }
     CHECK_EXPENSIVE({

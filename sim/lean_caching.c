@@ -15,7 +15,8 @@
  *   frame of each names it; sum(size) == seg_bytes, sum(nblocks) ==
  *   nblocks == live_blocks + runs; free bytes == seg_bytes -
  *   alloc_bytes.
- */#include "sim/lean_caching.h"
+ */
+#include "sim/lean_caching.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,63 +24,6 @@
 
 #include "lib/check.h"
 #include "sim/lean_caching_ext.h"
-
-/* key -> x, key absent (room made). */
-static inline void key_put(lean_caching_t *c, uint64_t key, uint32_t x)
-{
-    uint64_t m = c->hcap - 1, i = home(c, key);
-    while (c->hash[i].x != NIL)
-        i = (i + 1) & m;
-    c->hash[i].key = key;
-    c->hash[i].x = x;
-    c->hcount++;
-}
-
-/* Remove key (present), shifting back the probe run after it. */
-static inline void key_del(lean_caching_t *c, uint64_t key)
-{
-    uint64_t m = c->hcap - 1, i = home(c, key);
-    while (c->hash[i].key != key || c->hash[i].x == NIL)
-        i = (i + 1) & m;
-    for (uint64_t j = (i + 1) & m; c->hash[j].x != NIL; j = (j + 1) & m) {
-        uint64_t h = home(c, c->hash[j].key);
-        if (((j - h) & m) >= ((j - i) & m)) {
-            c->hash[i] = c->hash[j];
-            i = j;
-        }
-    }
-    c->hash[i].x = NIL;
-    c->hcount--;
-}
-
-__attribute__((noinline))
-static int hash_grow(lean_caching_t *c, uint64_t n)
-{
-    uint64_t cap = c->hcap ? c->hcap : 64;
-    while ((c->hcount + n) * 4 > cap * 3)
-        cap *= 2;
-    cslot_t *old = c->hash, *nw = malloc(cap * sizeof *nw);
-    if (!nw)
-        return -1;
-    for (uint64_t i = 0; i < cap; i++)
-        nw[i].x = NIL;
-    uint64_t ocap = c->hcap;
-    c->hash = nw;
-    c->hcap = cap;
-    c->hshift = (unsigned)(64 - __builtin_ctzll(cap));
-    c->hcount = 0;
-    for (uint64_t i = 0; i < ocap; i++)
-        if (old[i].x != NIL)
-            key_put(c, old[i].key, old[i].x);
-    free(old);
-    return 0;
-}
-
-/* Room for n more keys without growing.  0 or -1. */
-static inline int hash_room(lean_caching_t *c, uint64_t n)
-{
-    return (c->hcount + n) * 4 > c->hcap * 3 ? hash_grow(c, n) : 0;
-}
 
 static inline uint64_t round_up(uint64_t size) { return (size + U - 1) & ~(U - 1); }
 
@@ -117,8 +61,8 @@ static uint32_t ext_new(lean_caching_t *c, uint64_t addr, uint64_t size, uint32_
     }
     c->e[x] = (cext_t){.addr = addr, .size = size, .seg = seg, .kind = c->s[seg].kind};
     c->nexts++;
-    key_put(c, start_key(c, addr), x);
-    key_put(c, end_key(c, addr + size), x);
+    ends_put(c, start_key(c, addr), x);
+    ends_put(c, end_key(c, addr + size), x);
     lean_caching_index_insert(c, x);
     return x;
 }
@@ -128,8 +72,8 @@ static void ext_drop(lean_caching_t *c, uint32_t x)
 {
     cext_t *e = &c->e[x];
     lean_caching_index_remove(c, x);
-    key_del(c, start_key(c, e->addr));
-    key_del(c, end_key(c, e->addr + e->size));
+    ends_del(c, start_key(c, e->addr));
+    ends_del(c, end_key(c, e->addr + e->size));
     e->seg = NIL;
     e->l = c->spare;
     c->spare = x;
@@ -252,7 +196,7 @@ static void trim(lean_caching_t *c)
     for (uint32_t i = c->sfirst; i != NIL;) {
         cseg_t *s = &c->s[i];
         uint32_t next = s->next;
-        uint32_t x = s->nblocks == 1 ? run_at(c, start_key(c, s->addr)) : NIL;
+        uint32_t x = s->nblocks == 1 ? ends_get(c, start_key(c, s->addr)) : NIL;
         if (x != NIL && c->e[x].seg == i && c->e[x].size == s->size) {
             ext_drop(c, x);
             c->seg_bytes -= s->size;
@@ -283,7 +227,7 @@ lean_caching_t *lean_caching_create(uint64_t total, const char **err)
         return NULL;
     }
     lean_caching_t *c = calloc(1, sizeof *c);
-    if (!c || hash_grow(c, 0)) {
+    if (!c || ends_grow(c, 0)) {
         free(c);
         *err = "out of host memory";
         return NULL;
@@ -374,7 +318,7 @@ int lean_caching_alloc(lean_caching_t *c, uint64_t size, uint64_t align, uint32_
     int kind = bytes <= SMALL_SIZE ? KIND_SMALL : KIND_LARGE, err;
     /* Room first: a new segment's run, the remainder, their keys, a far
      * slot. */
-    if (ext_room(c, 2) || hash_room(c, 4) || far_room(c))
+    if (ext_room(c, 2) || ends_room(c, 4) || far_room(c))
         return POOL_EHOST;
     uint32_t x = lean_caching_smallest_fit(c, kind, need);
     if (x == NIL && (x = grow(c, need, kind, &err)) == NIL)
@@ -390,17 +334,17 @@ int lean_caching_alloc(lean_caching_t *c, uint64_t size, uint64_t align, uint32_
     uint64_t bsize = split ? bytes : xend - start;
     uint32_t seg = e->seg;
     if (pad) {
-        key_del(c, end_key(c, xend));
+        ends_del(c, end_key(c, xend));
         e->size = pad;
-        key_put(c, end_key(c, start), x);
+        ends_put(c, end_key(c, start), x);
         lean_caching_rekey(c, x);
         if (split)
             ext_new(c, start + bytes, rest, seg);
     } else if (split) {
-        key_del(c, start_key(c, xaddr));
+        ends_del(c, start_key(c, xaddr));
         e->addr = start + bytes;
         e->size = rest;
-        key_put(c, start_key(c, start + bytes), x);
+        ends_put(c, start_key(c, start + bytes), x);
         lean_caching_rekey(c, x);
     } else {
         ext_drop(c, x);
@@ -443,7 +387,7 @@ int lean_caching_free(lean_caching_t *c, uint32_t h, uint64_t size)
     }
     /* Room for a run and its keys: a free that cannot be recorded
      * changes nothing. */
-    if (ext_room(c, 1) || hash_room(c, 2))
+    if (ext_room(c, 1) || ends_room(c, 2))
         return -1;
     if (h >= FAR) {
         c->far[h - FAR].size = c->farspare;
@@ -455,30 +399,30 @@ int lean_caching_free(lean_caching_t *c, uint32_t h, uint64_t size)
     c->requested -= size;
     c->live_blocks--;
     /* Free neighbours in the segment (its ends are barriers). */
-    uint32_t lo = a != sg->addr ? run_at(c, end_key(c, a)) : NIL;
-    uint32_t hi = a + s != sg->addr + sg->size ? run_at(c, start_key(c, a + s)) : NIL;
+    uint32_t lo = a != sg->addr ? ends_get(c, end_key(c, a)) : NIL;
+    uint32_t hi = a + s != sg->addr + sg->size ? ends_get(c, start_key(c, a + s)) : NIL;
     uint64_t merged = (lo != NIL) + (hi != NIL);
     sg->nblocks -= merged;
     c->nblocks -= merged;
     if (lo == NIL && hi == NIL) {
         ext_new(c, a, s, si);
     } else if (hi == NIL) {
-        key_del(c, end_key(c, a));
+        ends_del(c, end_key(c, a));
         c->e[lo].size += s;
-        key_put(c, end_key(c, a + s), lo);
+        ends_put(c, end_key(c, a + s), lo);
         lean_caching_rekey(c, lo);
     } else if (lo == NIL) {
-        key_del(c, start_key(c, a + s));
+        ends_del(c, start_key(c, a + s));
         c->e[hi].addr = a;
         c->e[hi].size += s;
-        key_put(c, start_key(c, a), hi);
+        ends_put(c, start_key(c, a), hi);
         lean_caching_rekey(c, hi);
     } else {
         uint64_t hend = c->e[hi].addr + c->e[hi].size;
         ext_drop(c, hi);
-        key_del(c, end_key(c, a));
+        ends_del(c, end_key(c, a));
         c->e[lo].size = hend - c->e[lo].addr;
-        key_put(c, end_key(c, hend), lo);
+        ends_put(c, end_key(c, hend), lo);
         lean_caching_rekey(c, lo);
     }
     checked(c, "a free");

@@ -127,10 +127,11 @@ int lean_caching_check(const lean_caching_t *c, const char **why)
         if (!s->nblocks || e->kind != s->kind || e->addr < s->addr || !e->size ||
             e->addr + e->size > s->addr + s->size || ((e->addr | e->size) & (U - 1)))
             FAIL("a run lies outside its segment");
-        if (run_at(c, start_key(c, e->addr)) != x || run_at(c, end_key(c, e->addr + e->size)) != x)
+        if (ends_get(c, start_key(c, e->addr)) != x ||
+            ends_get(c, end_key(c, e->addr + e->size)) != x)
             FAIL("a run is not in the map under its ends");
         if (e->addr + e->size < s->addr + s->size &&
-            run_at(c, start_key(c, e->addr + e->size)) != NIL)
+            ends_get(c, start_key(c, e->addr + e->size)) != NIL)
             FAIL("two free runs of a segment touch");
         free_bytes += e->size;
     }

@@ -1,8 +1,9 @@
 /*
  * lean_caching_ext: the insides of the lean caching pool
- * (sim/lean_caching.h), shared by sim/lean_caching.c (the map of run
- * ends, runs, segments, placement), sim/lean_caching_index.c (each
- * pool's index of runs) and sim/lean_caching_check.c (its invariants).
+ * (sim/lean_caching.h), shared by sim/lean_caching.c (runs, segments,
+ * placement, the map of run ends of sim/lean_ends.h),
+ * sim/lean_caching_index.c (each pool's index of runs) and
+ * sim/lean_caching_check.c (its invariants).
  */
 #ifndef MEMSIM_SIM_LEAN_CACHING_EXT_H
 #define MEMSIM_SIM_LEAN_CACHING_EXT_H
@@ -12,6 +13,7 @@
 
 #include "sim/caching_policy.h"
 #include "sim/lean_caching.h"
+#include "sim/lean_index.h"
 
 #define MB CACHING_MB
 #define U CACHING_ROUND          /* the pool's rounding (kMinBlockSize) */
@@ -46,11 +48,10 @@ typedef struct cseg_s {
     uint32_t kind;
 } cseg_t;
 
-/* A slot of the map of run ends: a start's or an end's key, and its run
- * (NIL: an empty slot). */
+/* A slot of the map of run ends: a start's or an end's key, and its run. */
 typedef struct __attribute__((packed)) cslot_s {
     uint64_t key;
-    uint32_t x;
+    uint32_t x; /* the run; NIL: an empty slot */
 } cslot_t;
 
 /* A block a direct handle cannot name. */
@@ -100,37 +101,13 @@ static inline uint64_t end_key(const lean_caching_t *c, uint64_t addr)
     return start_key(c, addr) | 1;
 }
 
-/* The map: open addressing, linear probes from a Fibonacci hash,
- * backward-shift deletion; doubled before it passes 3/4, never shrunk
- * (a run's two keys come and go at every operation). */
-static inline uint64_t home(const lean_caching_t *c, uint64_t key)
-{
-    return (key * 0x9E3779B97F4A7C15ull) >> c->hshift;
-}
+/* The map (sim/lean_ends.h). */
+#define ENDS_CTX lean_caching_t
+#define ENDS_SLOT cslot_t
+#define ENDS_KEY uint64_t
+#include "sim/lean_ends.h"
 
-/* The run with that key, NIL when none. */
-static inline uint32_t run_at(const lean_caching_t *c, uint64_t key)
-{
-    uint64_t m = c->hcap - 1;
-    for (uint64_t i = home(c, key);; i = (i + 1) & m) {
-        const cslot_t *t = &c->hash[i];
-        if (t->x == NIL || t->key == key)
-            return t->x;
-    }
-}
-
-/* ---- the index (sim/lean_caching_index.c) ----------------------------------------- */
-
-/* A treap node's priority: a hash of its slot (murmur3's finalizer). */
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
+/* ---- the index (sim/lean_caching_index.c; priorities: sim/lean_index.h) ---------- */
 
 /* The bin of a run of size bytes, 0: the treap. */
 static inline uint32_t bin_of(uint64_t size)

@@ -74,7 +74,7 @@ static unsigned keys_in_hash(const lean_t *l, uint32_t key)
 {
     uint64_t m = l->hcap - 1;
     unsigned n = 0;
-    for (uint64_t i = home(l, key); l->hash[i].key != HASH_EMPTY; i = (i + 1) & m)
+    for (uint64_t i = home(l, key); l->hash[i].x != NIL; i = (i + 1) & m)
         n += l->hash[i].key == key;
     return n;
 }
@@ -122,7 +122,7 @@ int lean_check(const lean_t *l, const char **why)
         if (keys_in_hash(l, bkey(l, e->addr)) > 1 ||
             keys_in_hash(l, bkey(l, e->addr + e->size)) > 1)
             FAIL("two extents touch: they were not merged");
-        if (hash_get(l, bkey(l, e->addr)) != x || hash_get(l, bkey(l, e->addr + e->size)) != x)
+        if (ends_get(l, bkey(l, e->addr)) != x || ends_get(l, bkey(l, e->addr + e->size)) != x)
             FAIL("the hash does not name an extent by its ends");
         if (is_top(l, x) != (x == l->top))
             FAIL("the pristine end of the device is not the top, or the top is not it");

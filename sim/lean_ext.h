@@ -1,8 +1,8 @@
 /*
  * lean_ext: the insides of a lean device (sim/lean.h), shared by
- * sim/lean.c (the device: the hash of run ends, extents, placement),
- * sim/lean_treap.c (the treaps of extents) and sim/lean_check.c (its
- * invariants).
+ * sim/lean.c (the device: extents, placement, the hash of run ends of
+ * sim/lean_ends.h), sim/lean_treap.c (the treaps of extents) and
+ * sim/lean_check.c (its invariants).
  */
 #ifndef MEMSIM_CORE_LEAN_EXT_H
 #define MEMSIM_CORE_LEAN_EXT_H
@@ -10,6 +10,7 @@
 #include "sim/lean.h"
 #include "sim/lean_buddy.h"
 #include "sim/lean_caching.h"
+#include "sim/lean_index.h"
 
 #define NIL LEAN_NONE
 #define G DEVICE_DEFAULT_GRANULE
@@ -41,11 +42,9 @@ typedef struct ext_s {
  * start or its end.  A start and an end never share a boundary (runs
  * that touch are merged), so one key names one extent. */
 typedef struct slot_s {
-    uint32_t key; /* HASH_EMPTY: an empty slot */
-    uint32_t ext;
+    uint32_t key;
+    uint32_t x; /* the extent; NIL: an empty slot */
 } slot_t;
-
-#define HASH_EMPTY UINT32_MAX
 
 struct lean_s {
     const strategy_ops_t *ops;
@@ -72,23 +71,12 @@ struct lean_s {
     double external_at_peak;
 };
 
-/* ---- the hash of extents' ends (sim/lean.c) ----------------------------------- */
+/* ---- the hash of extents' ends (sim/lean_ends.h) ------------------------------ */
 
-#define FIB 0x9E3779B97F4A7C15ull
-
-static inline uint64_t home(const lean_t *l, uint64_t key) { return (key * FIB) >> l->hshift; }
-
-static inline uint32_t hash_get(const lean_t *l, uint32_t key)
-{
-    uint64_t m = l->hcap - 1;
-    for (uint64_t i = home(l, key);; i = (i + 1) & m) {
-        const slot_t *s = &l->hash[i];
-        if (s->key == key)
-            return s->ext;
-        if (s->key == HASH_EMPTY)
-            return NIL;
-    }
-}
+#define ENDS_CTX lean_t
+#define ENDS_SLOT slot_t
+#define ENDS_KEY uint32_t
+#include "sim/lean_ends.h"
 
 /* The key of a run boundary at addr (base <= addr <= end). */
 static inline uint32_t bkey(const lean_t *l, uint64_t addr)
@@ -96,18 +84,7 @@ static inline uint32_t bkey(const lean_t *l, uint64_t addr)
     return (uint32_t)((addr - l->base) >> GSHIFT);
 }
 
-/* ---- the treaps (sim/lean_treap.c) ------------------------------------------- */
-
-/* A slot's priority: a hash of its number (murmur3's finalizer). */
-static inline uint32_t prio(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x85ebca6bu;
-    x ^= x >> 13;
-    x *= 0xc2b2ae35u;
-    x ^= x >> 16;
-    return x;
-}
+/* ---- the treaps (sim/lean_treap.c; priorities: sim/lean_index.h) ------------- */
 
 /* The bin a run of size bytes goes in: 0 (the main treap), or its
  * granules when best fit bins it. */

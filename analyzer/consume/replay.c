@@ -11,9 +11,8 @@
  *
  * With a width (replay_set_width) below the strategies' number, only
  * the first width strategies are fed so; each submitted batch is also
- * appended to a spool (spool.h, the format below), and the others
- * replay it at the results, each made when its thread takes it and
- * freed once reduced to its result, width of them at once.
+ * appended to a spool, and the others replay it at the results
+ * (replay_rounds.c).  The set's state is in replay_ext.h.
  *
  * Invariants, under the set's lock:
  *   done[i] <= submitted for every strategy i; batch k lives in
@@ -22,7 +21,6 @@
  */
 #include "analyzer/consume/replay.h"
 
-#include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -33,49 +31,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer/consume/spool.h"
+#include "analyzer/consume/replay_ext.h"
+#include "analyzer/consume/replay_rounds.h"
 #include "lib/grow.h"
 #include "lib/hashtab.h"
 #include "sim/lean.h"
-
-#define RING 4             /* batches in flight */
-#define BATCH 8192         /* operations per batch */
-#define NO_REC REPLAY_NO_REC
-#define MAX_THREADS 8
-
-/* One operation, resolved: what every strategy does for it. */
-typedef struct op_s {
-    uint64_t size;  /* alloc, free: the block's requested bytes (>= 1) */
-    uint64_t align; /* alloc: a power of two; 0: a free */
-    uint32_t rec;   /* the record allocated, or freed */
-    uint32_t prev;  /* alloc: the record the address had (NO_REC: none); where this
-                       alloc fails, that record's block stays the address's */
-} op_t;
-
-typedef struct batch_s {
-    op_t ops[BATCH];
-    size_t n;
-    uint32_t *ended; /* records this batch ends, recycled when all have replayed it */
-    size_t nended, cap_ended;
-} batch_t;
-
-typedef struct strategy_s {
-    lean_t *lean;      /* the strategy's lean form (sim/lean.h), or NULL: */
-    device_t *dev;     /* its device */
-    uint32_t *h;       /* lean: per record, its block's handle, or LEAN_NONE */
-    hashtab_t held;    /* lean: the records whose alloc failed and kept the block of
-                          the record before them (op_t.prev): record + 1 -> the
-                          requested bytes of that block, which its free needs */
-    uint64_t *series;  /* its footprint at each mark (replay_set_mark) */
-    size_t nseries, cap_series;
-    layout_t *layout;  /* its address space as cells, and as it was at its peak */
-    uint64_t peak;     /* the peak footprint the layout last marked */
-    uint64_t allocs;   /* successful allocations so far */
-    void **blk;      /* per record: its block on this device, or NULL */
-    uint64_t failed, frees, ns;
-    uint64_t done;   /* batches replayed */
-    bool busy;       /* a thread is replaying a batch of it */
-} strategy_t;
 
 /* strategy_t.held's slots. */
 typedef struct held_s {
@@ -99,39 +59,6 @@ static const hashtab_type_t live_type = {
     .slot_size = sizeof(live_t),
     .key_off = offsetof(live_t, addr),
     .mark_off = offsetof(live_t, rec1),
-};
-
-/* A strategy of a later round: what replay_set_add was given. */
-typedef struct later_s {
-    char name[64];
-    uint64_t device_size;
-} later_t;
-
-struct replay_set_s {
-    strategy_t st[REPLAY_MAX_STRATEGIES];  /* the strategies fed as events come */
-    size_t n;
-    unsigned width;       /* strategies replayed at once; 0: every one */
-    later_t later[REPLAY_MAX_STRATEGIES];  /* replayed from the spool, after st's */
-    size_t nlater;
-    spool_t spool;        /* the resolved operations, while there are later ones */
-    char note[640];       /* what to say once, or "" */
-    bool keep_maps;       /* each strategy keeps its layout */
-    uint64_t requests;
-    hashtab_t live;       /* trace address -> record */
-    uint64_t *rsize;      /* per record, the bytes its allocation requested */
-    uint32_t *free_recs;  /* recycled records */
-    size_t nfree, cap_free;
-    uint32_t nrec, cap;   /* records made; room in each strategy's blk */
-    batch_t *ring;        /* RING batches */
-    uint64_t submitted;   /* batches submitted; the one being filled is this one */
-    bool failed_memory;   /* a record could not be had: the rest is not replayed */
-    uint64_t dropped;     /* requests not replayed for that: failed in every strategy */
-    pthread_mutex_t mu;
-    pthread_cond_t work;  /* a batch was submitted, or closing */
-    pthread_cond_t done;  /* a strategy finished a batch */
-    pthread_t threads[MAX_THREADS];
-    unsigned nthreads;
-    bool closing;
 };
 
 static uint64_t now_ns(void)
@@ -162,15 +89,7 @@ static uint64_t now_ns(void)
 
 static inline bool is_free_op(const op_t *op) { return !op->align && op->rec != NO_REC; }
 
-/* The bytes records were allocated with, where a lean replay looks one
- * up (lean_keep_prev): the set's array by record, or, replaying the
- * spool, the batch's records before an allocation at their address. */
-typedef struct sizes_s {
-    const uint64_t *rsize; /* per record, or NULL: */
-    const uint64_t *pairs; /* record, bytes; npairs of them */
-    size_t npairs;
-} sizes_t;
-
+/* The bytes record rec was allocated with (sizes_t). */
 static uint64_t record_size(const sizes_t *sz, uint32_t rec)
 {
     if (sz->rsize)
@@ -266,7 +185,7 @@ static void replay_batch_lean(strategy_t *st, const batch_t *b, const sizes_t *s
 /* Batch b through strategy st.  The caller has claimed st (busy).  Out
  * of line: profiles then show what the replay costs. */
 __attribute__((noinline))
-static void replay_batch(strategy_t *st, const batch_t *b, const sizes_t *sz)
+void replay_batch(strategy_t *st, const batch_t *b, const sizes_t *sz)
 {
     uint64_t t0 = now_ns();
     if (st->lean) {
@@ -399,7 +318,7 @@ static void *worker(void *arg)
 }
 
 /* Until min(done) >= upto: help, or wait for the workers. */
-static void wait_done_locked(replay_set_t *s, uint64_t upto)
+void replay_wait_done_locked(replay_set_t *s, uint64_t upto)
 {
     while (min_done_locked(s) < upto) {
         strategy_t *st = claim_locked(s);
@@ -425,7 +344,7 @@ static void recycle(replay_set_t *s, batch_t *b)
 static int grow_records(replay_set_t *s)
 {
     pthread_mutex_lock(&s->mu);
-    wait_done_locked(s, s->submitted);
+    replay_wait_done_locked(s, s->submitted);
     pthread_mutex_unlock(&s->mu);
     uint32_t cap = s->cap ? s->cap * 2 : 4096;
     if (cap <= s->cap)
@@ -490,14 +409,14 @@ static int end_record(batch_t *b, uint32_t rec)
  * handle per record where a device keeps a 64-byte block struct and an
  * 8-byte pointer: every strategy that has one (first, next, best and
  * worst fit, buddy, caching). */
-static bool replay_lean(const char *strategy)
+bool replay_lean(const char *strategy)
 {
     return lean_supports(strategy);
 }
 
 /* Make st a fresh state of strategy with room for cap records.  0, or
  * -1 with a message in err. */
-static int strategy_init(const replay_set_t *s, strategy_t *st, const char *strategy,
+int replay_strategy_init(const replay_set_t *s, strategy_t *st, const char *strategy,
                          uint64_t device_size, uint32_t cap, char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
@@ -535,7 +454,7 @@ static int strategy_init(const replay_set_t *s, strategy_t *st, const char *stra
 /* Give the pages of the memory freed back to the system: glibc keeps a
  * freed state's pages in its thread's arena, where the next strategy
  * on that thread, if smaller, leaves them unused but resident. */
-static void give_back(void)
+void replay_give_back(void)
 {
 #ifdef __GLIBC__
     malloc_trim(0);
@@ -543,7 +462,7 @@ static void give_back(void)
 }
 
 /* Free st's state (a zeroed state too). */
-static void strategy_fini(strategy_t *st)
+void replay_strategy_fini(strategy_t *st)
 {
     device_destroy(st->dev);
     lean_destroy(st->lean);
@@ -556,7 +475,7 @@ static void strategy_fini(strategy_t *st)
 }
 
 /* What the report needs of st, into r. */
-static void strategy_result(const replay_set_t *s, const strategy_t *st, replay_result_t *r)
+void replay_strategy_result(const replay_set_t *s, const strategy_t *st, replay_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->name = st->lean ? lean_strategy(st->lean)->name : device_strategy(st->dev)->name;
@@ -579,219 +498,6 @@ static void strategy_result(const replay_set_t *s, const strategy_t *st, replay_
     r->events_per_s = st->ns ? (double)events * 1e9 / (double)st->ns : 0.0;
 }
 
-/* ---- the spool --------------------------------------------------------------------------- */
-
-/* The strategies beyond the set's width replay after the trace, from a
- * spool of the operations as resolved, batch by batch.  Each operation
- * is a varint v = rec << 3 | kind (7 bits a byte, low first), then:
- *   SP_FREE     varint size: the bytes its record was allocated with;
- *   SP_ALLOC16  varint size: alignment 16, no record before at the address;
- *   SP_ALLOC    one byte log2(align), | 0x80 when a record before follows,
- *               varint size, then that record and the bytes it was
- *               allocated with (varints);
- *   SP_MARK     nothing (rec 0);
- *   SP_END      the end of a batch (rec 0).
- * So a replay from the spool needs no array of sizes by record.  The
- * batches keep their bounds: a record a batch ends is reused only in a
- * later one, as when it was fed. */
-enum { SP_FREE, SP_ALLOC16, SP_ALLOC, SP_MARK, SP_END };
-#define SP_MAX_OP 32 /* bytes an operation takes at most: 5 + 1 + 10 + 5 + 10 */
-
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-/* A varint at *p, or false past end (a spool cut short). */
-static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-        uint8_t c = *(*p)++;
-        x |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = x;
-            return true;
-        }
-    }
-    return false;
-}
-
-static void catch_up(replay_set_t *s);
-
-/* Append batch b to the spool; when it cannot be written, replay the
- * later strategies from what it has and feed them live from here on. */
-static void spool_batch(replay_set_t *s, const batch_t *b)
-{
-    uint8_t *p = spool_room(&s->spool, b->n * SP_MAX_OP + 1), *p0 = p;
-    if (!p) {
-        catch_up(s);
-        return;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        const op_t *op = &b->ops[i];
-        if (op->rec == NO_REC) {
-            *p++ = SP_MARK;
-        } else if (!op->align) {
-            p = put_varint(p, (uint64_t)op->rec << 3 | SP_FREE);
-            p = put_varint(p, op->size);
-        } else if (op->align == 16 && op->prev == NO_REC) {
-            p = put_varint(p, (uint64_t)op->rec << 3 | SP_ALLOC16);
-            p = put_varint(p, op->size);
-        } else {
-            p = put_varint(p, (uint64_t)op->rec << 3 | SP_ALLOC);
-            *p++ = (uint8_t)(__builtin_ctzll(op->align) | (op->prev != NO_REC ? 0x80 : 0));
-            p = put_varint(p, op->size);
-            if (op->prev != NO_REC) {
-                p = put_varint(p, op->prev);
-                p = put_varint(p, s->rsize[op->prev]);
-            }
-        }
-    }
-    *p++ = SP_END;
-    spool_commit(&s->spool, (size_t)(p - p0));
-}
-
-#define SP_READ (1u << 20) /* bytes read back at a time */
-
-/* Replay the spool's first `upto` bytes through st (made with room for
- * s->nrec records at least): the batches fed so far.  0, or -1 with
- * errno. */
-static int replay_spooled(const replay_set_t *s, strategy_t *st, uint64_t upto)
-{
-    batch_t *b = malloc(sizeof *b);
-    uint64_t *pairs = malloc(2 * BATCH * sizeof *pairs);
-    uint8_t *buf = malloc(SP_READ);
-    int rc = -1;
-    if (!b || !pairs || !buf) {
-        errno = ENOMEM;
-        goto out;
-    }
-    sizes_t sz = {.pairs = pairs};
-    b->n = 0;
-    uint64_t off = 0;   /* the spool's next byte to read */
-    size_t have = 0;    /* bytes in buf */
-    const uint8_t *p = buf;
-    for (;;) {
-        const uint8_t *end = buf + have;
-        if ((size_t)(end - p) < SP_MAX_OP && off < upto) { /* read on */
-            size_t left = (size_t)(end - p);
-            memmove(buf, p, left);
-            size_t want = SP_READ - left;
-            if (want > upto - off)
-                want = (size_t)(upto - off);
-            long k = spool_read(&s->spool, off, buf + left, want);
-            if (k <= 0) {
-                if (k == 0)
-                    errno = EIO; /* shorter than written */
-                goto out;
-            }
-            off += (uint64_t)k;
-            have = left + (size_t)k;
-            p = buf;
-            end = buf + have;
-        }
-        if (p == end)
-            break;
-        uint64_t v, size = 0, prev = NO_REC, prev_size;
-        if (!get_varint(&p, end, &v))
-            goto corrupt;
-        uint64_t rec = v >> 3;
-        unsigned kind = v & 7;
-        if (kind == SP_END) {
-            replay_batch(st, b, &sz);
-            st->done++;
-            b->n = 0;
-            sz.npairs = 0;
-            continue;
-        }
-        if (b->n == BATCH || (kind != SP_MARK && rec >= s->nrec))
-            goto corrupt;
-        op_t *op = &b->ops[b->n++];
-        switch (kind) {
-        case SP_FREE:
-            if (!get_varint(&p, end, &size))
-                goto corrupt;
-            *op = (op_t){.size = size, .align = 0, .rec = (uint32_t)rec};
-            break;
-        case SP_ALLOC16:
-            if (!get_varint(&p, end, &size))
-                goto corrupt;
-            *op = (op_t){.size = size, .align = 16, .rec = (uint32_t)rec, .prev = NO_REC};
-            break;
-        case SP_ALLOC: {
-            if (p == end)
-                goto corrupt;
-            uint8_t a = *p++;
-            if (!get_varint(&p, end, &size))
-                goto corrupt;
-            if (a & 0x80) {
-                if (!get_varint(&p, end, &prev) || prev >= s->nrec ||
-                    !get_varint(&p, end, &prev_size))
-                    goto corrupt;
-                pairs[2 * sz.npairs] = prev;
-                pairs[2 * sz.npairs + 1] = prev_size;
-                sz.npairs++;
-            }
-            *op = (op_t){.size = size, .align = 1ull << (a & 63), .rec = (uint32_t)rec,
-                         .prev = (uint32_t)prev};
-            break;
-        }
-        case SP_MARK:
-            *op = (op_t){.rec = NO_REC};
-            break;
-        default:
-            goto corrupt;
-        }
-    }
-    rc = b->n ? (errno = EIO, -1) : 0; /* (every batch ends with SP_END) */
-    goto out;
-corrupt:
-    errno = EIO;
-out:
-    free(buf);
-    free(pairs);
-    free(b);
-    return rc;
-}
-
-/* The spool cannot be written: replay the later strategies from what it
- * has (every batch submitted so far), then feed them live with the rest
- * from the next batch on: the same figures, every strategy at once.  The
- * feeding thread, at a batch's submission. */
-static void catch_up(replay_set_t *s)
-{
-    snprintf(s->note, sizeof s->note,
-             "cannot write the spool of the strategies' later rounds in %s: %s: "
-             "all replayed at once", s->spool.dir, strerror(s->spool.err));
-    pthread_mutex_lock(&s->mu);
-    wait_done_locked(s, s->submitted); /* every live strategy idle */
-    pthread_mutex_unlock(&s->mu);
-    for (size_t j = 0; j < s->nlater; j++) {
-        strategy_t st;
-        char err[256];
-        if (strategy_init(s, &st, s->later[j].name, s->later[j].device_size, s->cap, err,
-                          sizeof err) == 0 &&
-            replay_spooled(s, &st, spool_size(&s->spool)) == 0) {
-            st.done = s->submitted;
-            pthread_mutex_lock(&s->mu);
-            s->st[s->n++] = st;
-            pthread_mutex_unlock(&s->mu);
-            continue;
-        }
-        strategy_fini(&st);
-        s->failed_memory = true; /* no memory to go on with: the replay stops here */
-    }
-    s->nlater = 0;
-    s->width = 0;
-    spool_close(&s->spool);
-}
-
 /* ---- feeding ---------------------------------------------------------------------- */
 
 static batch_t *filling(replay_set_t *s) { return &s->ring[s->submitted % RING]; }
@@ -801,12 +507,12 @@ static batch_t *filling(replay_set_t *s) { return &s->ring[s->submitted % RING];
 static void submit(replay_set_t *s)
 {
     if (s->nlater)
-        spool_batch(s, filling(s));
+        replay_rounds_spool(s, filling(s));
     pthread_mutex_lock(&s->mu);
     s->submitted++;
     pthread_cond_broadcast(&s->work);
     if (s->submitted >= RING)
-        wait_done_locked(s, s->submitted - RING + 1);
+        replay_wait_done_locked(s, s->submitted - RING + 1);
     pthread_mutex_unlock(&s->mu);
     batch_t *next = filling(s);
     recycle(s, next);
@@ -958,21 +664,12 @@ int replay_set_add(replay_set_t *s, const char *strategy, uint64_t device_size, 
         return -1;
     }
     strategy_t st;
-    if (strategy_init(s, &st, strategy, device_size, s->cap, err, errlen))
+    if (replay_strategy_init(s, &st, strategy, device_size, s->cap, err, errlen))
         return -1;
-    if (s->width && s->n >= s->width && strlen(strategy) < sizeof s->later[0].name &&
-        (s->nlater || (!s->spool.err && spool_open(&s->spool) == 0))) {
-        /* a later round's: made again when its round starts */
-        strategy_fini(&st);
-        later_t *l = &s->later[s->nlater++];
-        snprintf(l->name, sizeof l->name, "%s", strategy);
-        l->device_size = device_size;
+    if (replay_rounds_defer(s, strategy, device_size)) {
+        replay_strategy_fini(&st); /* made again when its round starts */
         return 0;
     }
-    if (s->width && s->spool.err && !s->note[0])
-        snprintf(s->note, sizeof s->note,
-                 "cannot make the spool of the strategies' later rounds in %s: %s: "
-                 "all replayed at once", s->spool.dir, strerror(s->spool.err));
     pthread_mutex_lock(&s->mu); /* workers read n */
     s->st[s->n++] = st;
     pthread_mutex_unlock(&s->mu);
@@ -986,118 +683,6 @@ size_t replay_set_count(const replay_set_t *s) { return s->n + s->nlater; }
 bool replay_set_out_of_memory(const replay_set_t *s) { return s->failed_memory; }
 
 const char *replay_set_note(const replay_set_t *s) { return s->note[0] ? s->note : NULL; }
-
-/* ---- the later rounds --------------------------------------------------------------------- */
-
-/* The later strategies, claimed one at a time by the round's threads:
- * in the order added, but a device (several times a lean form's memory)
- * waits while another runs if a lean one can go instead. */
-typedef struct rounds_s {
-    replay_set_t *s;
-    uint64_t upto;               /* the spool's bytes to replay */
-    replay_result_t *out;        /* per later strategy */
-    bool ok[REPLAY_MAX_STRATEGIES];
-    pthread_mutex_t mu;          /* the fields below, s->note */
-    bool taken[REPLAY_MAX_STRATEGIES];
-    unsigned devices;            /* devices replaying now */
-} rounds_t;
-
-/* Whether later strategy j replays through a device. */
-static bool later_device(const replay_set_t *s, size_t j)
-{
-    return s->keep_maps || !replay_lean(s->later[j].name);
-}
-
-/* The next strategy to replay, taken; SIZE_MAX when none is left. */
-static size_t claim_later_locked(rounds_t *r)
-{
-    size_t pick = SIZE_MAX;
-    for (size_t j = 0; j < r->s->nlater; j++) {
-        if (r->taken[j])
-            continue;
-        if (pick == SIZE_MAX)
-            pick = j;
-        if (!r->devices || !later_device(r->s, j)) {
-            pick = j;
-            break;
-        }
-    }
-    if (pick != SIZE_MAX) {
-        r->taken[pick] = true;
-        r->devices += later_device(r->s, pick);
-    }
-    return pick;
-}
-
-/* Later strategy j, from its state's making to its result, into
- * r->out[j]; its state is freed before it returns. */
-static void replay_later(rounds_t *r, size_t j)
-{
-    replay_set_t *s = r->s;
-    const later_t *l = &s->later[j];
-    strategy_t st;
-    char err[400];
-    /* room for the records made, not for the set's next doubling */
-    int rc = strategy_init(s, &st, l->name, l->device_size, s->nrec, err, sizeof err);
-    if (rc == 0 && replay_spooled(s, &st, r->upto)) {
-        snprintf(err, sizeof err, "cannot read its spool back in %s: %s", s->spool.dir,
-                 strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0) {
-        strategy_result(s, &st, &r->out[j]);
-        r->ok[j] = true;
-        strategy_fini(&st);
-        give_back();
-        return;
-    } else {
-        pthread_mutex_lock(&r->mu);
-        if (!s->note[0])
-            snprintf(s->note, sizeof s->note, "%s left out: %s", l->name, err);
-        pthread_mutex_unlock(&r->mu);
-    }
-    strategy_fini(&st);
-}
-
-static void *rounds_worker(void *arg)
-{
-    rounds_t *r = arg;
-    for (;;) {
-        pthread_mutex_lock(&r->mu);
-        size_t j = claim_later_locked(r);
-        pthread_mutex_unlock(&r->mu);
-        if (j == SIZE_MAX)
-            return NULL;
-        replay_later(r, j);
-        pthread_mutex_lock(&r->mu);
-        r->devices -= later_device(r->s, j);
-        pthread_mutex_unlock(&r->mu);
-    }
-}
-
-/* Replay the later strategies from the spool, at most s->width at once
- * (the caller's thread and width - 1 of their own); their results after
- * the n given, in the order they were added.  The number of results. */
-static size_t replay_rounds(replay_set_t *s, replay_result_t *out, size_t n)
-{
-    rounds_t r = {.s = s, .upto = spool_size(&s->spool)};
-    replay_result_t later[REPLAY_MAX_STRATEGIES];
-    r.out = later;
-    pthread_mutex_init(&r.mu, NULL);
-    pthread_t th[REPLAY_MAX_STRATEGIES];
-    unsigned nth = 0;
-    for (unsigned i = 1; i < s->width && i < s->nlater; i++)
-        if (pthread_create(&th[nth], NULL, rounds_worker, &r) == 0)
-            nth++;
-    rounds_worker(&r);
-    for (unsigned i = 0; i < nth; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&r.mu);
-    for (size_t j = 0; j < s->nlater; j++)
-        if (r.ok[j])
-            out[n++] = later[j];
-    return n;
-}
 
 /* ---- results ------------------------------------------------------------------------ */
 
@@ -1121,14 +706,14 @@ static size_t results(replay_set_t *s, replay_result_t *out, bool last)
     if (filling(s)->n)
         submit(s);
     pthread_mutex_lock(&s->mu);
-    wait_done_locked(s, s->submitted);
+    replay_wait_done_locked(s, s->submitted);
     pthread_mutex_unlock(&s->mu);
     if (last)
         stop_workers(s);
     for (size_t i = 0; i < s->n; i++) {
-        strategy_result(s, &s->st[i], &out[i]);
+        replay_strategy_result(s, &s->st[i], &out[i]);
         if (last && s->nlater)
-            strategy_fini(&s->st[i]); /* the later rounds' room */
+            replay_strategy_fini(&s->st[i]); /* the later rounds' room */
     }
     if (!s->nlater)
         return s->n;
@@ -1140,9 +725,9 @@ static size_t results(replay_set_t *s, replay_result_t *out, bool last)
         s->free_recs = NULL;
         s->nfree = s->cap_free = 0;
         hashtab_fini(&s->live, &live_type);
-        give_back();
+        replay_give_back();
     }
-    return replay_rounds(s, out, s->n);
+    return replay_rounds_run(s, out, s->n);
 }
 
 size_t replay_set_results(replay_set_t *s, replay_result_t *out) { return results(s, out, false); }
@@ -1158,7 +743,7 @@ void replay_set_destroy(replay_set_t *s)
         return;
     stop_workers(s);
     for (size_t i = 0; i < s->n; i++)
-        strategy_fini(&s->st[i]);
+        replay_strategy_fini(&s->st[i]);
     for (size_t i = 0; i < RING; i++)
         free(s->ring[i].ended);
     free(s->ring);

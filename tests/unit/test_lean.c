@@ -192,50 +192,92 @@ START_TEST(lean_places_as_the_device_in_chunks)
 }
 END_TEST
 
+/* An out-of-memory loop's stream: ops random allocations and frees over
+ * slots, sizes 1..small_max but one time in large_one_in 1..large_max,
+ * aligned to 4096 one time in aligned_one_in (0: always 16). */
+typedef struct oom_stream_s {
+    const char *strategy;
+    uint64_t device; /* bytes */
+    unsigned slots;  /* live blocks at most */
+    uint64_t seed;
+    int ops;
+    uint64_t small_max, large_max;
+    unsigned large_one_in;
+    unsigned aligned_one_in;
+    bool full_fails; /* a request the device has no room for counts as a failed
+                        call too (else only one without host memory) */
+} oom_stream_t;
+
+/* The stream through a fresh lean form, host allocation n failing
+ * (failmalloc): one allocation failed makes one call fail, or none (a
+ * map that could not shrink stays as large); the form is whole after
+ * the stream and once every block is freed.  The form, every block
+ * freed, for the caller to check and destroy; the calls that failed
+ * added to *fails. */
+static lean_t *oom_stream_run(const oom_stream_t *st, long n, long *fails)
+{
+    char err[256];
+    lean_t *l;
+    ck_assert_int_eq(lean_create(st->strategy, st->device, &l, err, sizeof err), 0);
+    uint32_t *h = malloc(st->slots * sizeof *h);
+    uint64_t *size = malloc(st->slots * sizeof *size);
+    ck_assert(h && size);
+    memset(h, 0xff, st->slots * sizeof *h);
+    rng_t rng;
+    rng_seed(&rng, st->seed);
+    long failures = 0;
+    failmalloc_arm(n);
+    for (int op = 0; op < st->ops; op++) {
+        unsigned k = (unsigned)rng_below(&rng, st->slots);
+        if (h[k] != LEAN_NONE) {
+            if (lean_free(l, h[k], size[k]) == 0)
+                h[k] = LEAN_NONE;
+            else
+                failures++;
+            continue;
+        }
+        size[k] =
+            1 + rng_below(&rng, rng_below(&rng, st->large_one_in) ? st->small_max : st->large_max);
+        uint64_t align = 16;
+        if (st->aligned_one_in && !rng_below(&rng, st->aligned_one_in))
+            align = 4096;
+        int r = lean_alloc(l, size[k], align, &h[k]);
+        if (r != POOL_OK)
+            h[k] = LEAN_NONE;
+        if (r == POOL_EHOST || (r != POOL_OK && st->full_fails))
+            failures++;
+    }
+    bool failed = failmalloc_disarm();
+    ck_assert_msg(failures <= 1 && (!failures || failed),
+                  "%s, n %ld: one failure made %ld failed calls", st->strategy, n, failures);
+    *fails += failures;
+    ck_assert_lean_ok(l);
+    for (unsigned k = 0; k < st->slots; k++)
+        if (h[k] != LEAN_NONE)
+            ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
+    ck_assert_lean_ok(l);
+    free(h);
+    free(size);
+    return l;
+}
+
 /* Out of host memory at every allocation in turn (the node array, the
  * map): a failed request or free changes nothing, and the device stays
  * whole; freeing everything afterwards gives back one free block. */
 START_TEST(lean_buddy_out_of_memory_loop)
 {
-    enum { SLOTS = 20000 };
-    static uint32_t h[SLOTS];
-    static uint64_t size[SLOTS];
-    char err[256];
+    const oom_stream_t st = {.strategy = "buddy",
+                             .device = 16 * MiB,
+                             .slots = 20000,
+                             .seed = 77,
+                             .ops = 80000,
+                             .small_max = 200,
+                             .large_max = 5000,
+                             .large_one_in = 8,
+                             .full_fails = true};
     long fails = 0;
     for (long n = 1; n <= 12; n++) {
-        lean_t *l;
-        ck_assert_int_eq(lean_create("buddy", 16 * MiB, &l, err, sizeof err), 0);
-        memset(h, 0xff, sizeof h);
-        rng_t rng;
-        rng_seed(&rng, 77);
-        long failures = 0;
-        failmalloc_arm(n);
-        for (int op = 0; op < 80000; op++) {
-            unsigned k = (unsigned)rng_below(&rng, SLOTS);
-            if (h[k] != LEAN_NONE) {
-                if (lean_free(l, h[k], size[k]) == 0)
-                    h[k] = LEAN_NONE;
-                else
-                    failures++;
-            } else {
-                size[k] = 1 + rng_below(&rng, rng_below(&rng, 8) ? 200 : 5000);
-                if (lean_alloc(l, size[k], 16, &h[k]) != POOL_OK) {
-                    h[k] = LEAN_NONE;
-                    failures++;
-                }
-            }
-        }
-        bool failed = failmalloc_disarm();
-        /* One allocation failed: one call failed, or none (a map that
-         * could not shrink stays as large). */
-        ck_assert_msg(failures <= 1 && (!failures || failed),
-                      "n %ld: one failure made %ld failed calls", n, failures);
-        fails += failures;
-        ck_assert_lean_ok(l);
-        for (unsigned k = 0; k < SLOTS; k++)
-            if (h[k] != LEAN_NONE)
-                ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
-        ck_assert_lean_ok(l);
+        lean_t *l = oom_stream_run(&st, n, &fails);
         device_metrics_t m;
         lean_metrics(l, &m);
         ck_assert_uint_eq(m.live_blocks, 0);
@@ -352,44 +394,18 @@ END_TEST
  * everything afterwards leaves one free run per segment. */
 START_TEST(lean_caching_out_of_memory_loop)
 {
-    enum { SLOTS = 6000 };
-    static uint32_t h[SLOTS];
-    static uint64_t size[SLOTS];
-    char err[256];
+    const oom_stream_t st = {.strategy = "caching",
+                             .device = 512 * MiB,
+                             .slots = 6000,
+                             .seed = 91,
+                             .ops = 60000,
+                             .small_max = 3000,
+                             .large_max = 3 * MiB,
+                             .large_one_in = 100,
+                             .aligned_one_in = 5};
     long fails = 0;
     for (long n = 1; n <= 16; n++) {
-        lean_t *l;
-        ck_assert_int_eq(lean_create("caching", 512 * MiB, &l, err, sizeof err), 0);
-        memset(h, 0xff, sizeof h);
-        rng_t rng;
-        rng_seed(&rng, 91);
-        long failures = 0;
-        failmalloc_arm(n);
-        for (int op = 0; op < 60000; op++) {
-            unsigned k = (unsigned)rng_below(&rng, SLOTS);
-            if (h[k] != LEAN_NONE) {
-                if (lean_free(l, h[k], size[k]) == 0)
-                    h[k] = LEAN_NONE;
-                else
-                    failures++;
-            } else {
-                size[k] = 1 + rng_below(&rng, rng_below(&rng, 100) ? 3000 : 3 * MiB);
-                int r = lean_alloc(l, size[k], rng_below(&rng, 5) ? 16 : 4096, &h[k]);
-                if (r != POOL_OK)
-                    h[k] = LEAN_NONE;
-                if (r == POOL_EHOST)
-                    failures++;
-            }
-        }
-        bool failed = failmalloc_disarm();
-        ck_assert_msg(failures <= 1 && (!failures || failed),
-                      "n %ld: one failure made %ld failed calls", n, failures);
-        fails += failures;
-        ck_assert_lean_ok(l);
-        for (unsigned k = 0; k < SLOTS; k++)
-            if (h[k] != LEAN_NONE)
-                ck_assert_int_eq(lean_free(l, h[k], size[k]), 0);
-        ck_assert_lean_ok(l);
+        lean_t *l = oom_stream_run(&st, n, &fails);
         device_metrics_t m;
         lean_metrics(l, &m);
         ck_assert_uint_eq(m.live_blocks, 0);
