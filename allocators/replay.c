@@ -77,7 +77,7 @@
 #define MAX_MALLOPT 16
 #define TIME_SAMPLES 4096  /* the sampling thread's table; thinned by half when full */
 #define COUNT_SAMPLES 2048 /* samples by operation count, at most */
-#define SPIN 256           /* polls of the window before sleeping on the futex */
+#define SPIN 16            /* polls of the window before sleeping (allocators-2026-12-05f.txt) */
 
 /* ---- the file ---------------------------------------------------------------------- */
 

@@ -48,9 +48,12 @@
 # --allocators NAME, ALLOC_SPEED_RUNS times, 3, interleaved with the
 # floor), against the allocator's own time on the same operations:
 # build/bench-floor --write (bench/tools/floor.c) with the allocator
-# preloaded, one thread, each block written as the replay writes it.
-# Printed: the medians of the replay's wall and CPU time per operation,
-# the floor's, and wall ÷ floor, which must be at most 2.0.
+# preloaded, one thread, the replay's calls (a realloc a realloc), each
+# block written as the replay writes it.  Printed: the medians of the
+# replay's wall and CPU time per operation, the floor's, wall ÷ floor,
+# which must be at most 2.0, and CPU ÷ the floor's CPU (what load on
+# the machine leaves alone: a replay's threads wait for a core where
+# the floor's one thread does not).
 #
 # Environment: ALLOC_WORKLOADS="…" a subset (python-malloc perl lua sqlite
 # gcc threads); ALLOC_QUICK=1 the shortened sizes of make test;
@@ -95,7 +98,7 @@ q() { "$JSONQ" "$2" <"$1" 2>/dev/null || true; }
 
 ROWS=$OUT/rows     # workload allocator predicted measured lo hi error note...
 ORDERS=$OUT/orders # workload|line
-SPEED=$OUT/speed   # workload allocator floor_ns replay_wall_ns replay_cpu_ns
+SPEED=$OUT/speed   # workload allocator floor_ns replay_wall_ns replay_cpu_ns floor_cpu_ns
 : >"$ROWS"
 : >"$ORDERS"
 : >"$SPEED"
@@ -260,19 +263,21 @@ for w in $WORKLOADS; do
             for name in $names; do
                 lib=$(alloc_lib "$name")
                 [ "$name" = glibc ] || [ -n "$lib" ] || continue
-                f=$(env ${lib:+LD_PRELOAD="$lib"} "$FLOOR" --write "$trace" 1 2>/dev/null |
-                    sed -n 's/.*: glibc \([0-9.]*\) ns an operation.*/\1/p')
+                fl=$(env ${lib:+LD_PRELOAD="$lib"} "$FLOOR" --write "$trace" 1 2>/dev/null)
+                f=$(echo "$fl" | sed -n 's/.*: glibc \([0-9.]*\) ns an operation.*/\1/p')
+                fc=$(echo "$fl" | sed -n 's/.*; CPU \([0-9.]*\)).*/\1/p')
                 "$ANALYZE" --json --sites 0 --no-replay --allocators "$name" "$trace" \
                     >"$OUT/$w.speed.json" 2>/dev/null || continue
-                echo "$w $name ${f:-0} $(q "$OUT/$w.speed.json" allocators.rows.0.wall_ns_per_op) $(q "$OUT/$w.speed.json" allocators.rows.0.cpu_ns_per_op)" >>"$SPEED.raw"
+                echo "$w $name ${f:-0} $(q "$OUT/$w.speed.json" allocators.rows.0.wall_ns_per_op) $(q "$OUT/$w.speed.json" allocators.rows.0.cpu_ns_per_op) ${fc:-0}" >>"$SPEED.raw"
             done
         done
         for name in $names; do
             fl=$(awk -v w="$w" -v n="$name" '$1 == w && $2 == n { print $3 }' "$SPEED.raw" | med)
             wa=$(awk -v w="$w" -v n="$name" '$1 == w && $2 == n { print $4 }' "$SPEED.raw" | med)
             cp=$(awk -v w="$w" -v n="$name" '$1 == w && $2 == n { print $5 }' "$SPEED.raw" | med)
+            fc=$(awk -v w="$w" -v n="$name" '$1 == w && $2 == n { print $6 }' "$SPEED.raw" | med)
             [ -n "$fl" ] && [ -n "$wa" ] || continue
-            echo "$w $name $fl $wa $cp" >>"$SPEED"
+            echo "$w $name $fl $wa $cp ${fc:-0}" >>"$SPEED"
         done
     fi
 done
@@ -281,10 +286,11 @@ echo "target: every prediction within 5% of the measured peak heap RSS (of the r
 if [ -s "$SPEED" ]; then
     echo
     echo "speed: each replay alone (median of $SPEED_RUNS, interleaved with the floor) against the allocator's own time on the"
-    echo "same operations (bench-floor --write with it preloaded: one thread, blocks written as the replay writes them)"
-    printf '%-14s %-10s %10s %10s %10s %8s\n' workload allocator "own ns/op" "wall/op" "CPU/op" "wall÷own"
-    awk '{ r = ($3 > 0) ? $4 / $3 : 0
-        printf "%-14s %-10s %10.0f %10.0f %10.0f %8.2f%s\n", $1, $2, $3, $4, $5, r, (r > 2.0) ? "  OVER 2.0" : "" }' "$SPEED"
+    echo "same operations (bench-floor --write with it preloaded: one thread, the replay's calls, blocks written as the"
+    echo "replay writes them); CPU÷own: the replay's CPU against the floor's"
+    printf '%-14s %-10s %10s %10s %10s %10s %8s %8s\n' workload allocator "own ns/op" "own CPU" "wall/op" "CPU/op" "wall÷own" "CPU÷own"
+    awk '{ r = ($3 > 0) ? $4 / $3 : 0; c = ($6 > 0) ? $5 / $6 : 0
+        printf "%-14s %-10s %10.0f %10.0f %10.0f %10.0f %8.2f %8.2f%s\n", $1, $2, $3, $6, $4, $5, r, c, (r > 2.0) ? "  OVER 2.0" : "" }' "$SPEED"
     slow=$(awk '$3 > 0 && $4 / $3 > 2.0 { n++ } END { print n + 0 }' "$SPEED")
     echo "target: every replay at most 2.0 x the allocator's own time ($slow over; load at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 fi
