@@ -3,7 +3,6 @@
  */
 #include "preload/process_begin.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +25,15 @@ config_t process_cfg;
 char process_exe[PATH_MAX];
 
 /* Whether the allocator the hooks reach is glibc's (mallinfo2 then
- * describes it).  Asked once an image: dladdr searches the object's
- * symbols, and a fork's child, which publishes at every fork, inherits
- * the answer. */
+ * describes it).  Asked once an image; a fork's child, which publishes
+ * at every fork, inherits the answer. */
 static bool glibc_malloc(void)
 {
     static _Atomic int known; /* 0: not asked yet, 1: glibc's, 2: another's */
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (!k) {
-        Dl_info info;
-        k = dladdr((void *)REAL(malloc), &info) && info.dli_fname &&
-                    strstr(info.dli_fname, "/libc.so")
-                ? 1
-                : 2;
+        void *m = (void *)REAL(malloc);
+        k = m && real_in_libc(m) ? 1 : 2;
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
     return k == 1;
