@@ -44,10 +44,10 @@
 #include "ipc/config.h"
 #include "ipc/ring.h"
 
-/* "memsnra5": the last byte is the layout's version (the Makefile builds
+/* "memsnra6": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
 #ifndef ARENA_MAGIC
-#define ARENA_MAGIC 0x3561726e6d73656dull
+#define ARENA_MAGIC 0x3661726e6d73656dull
 #endif
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u
@@ -146,6 +146,8 @@ typedef struct arena_s {
     _Atomic uint32_t joins;                    /* futex: bumped (and woken) at every region
                                                   published */
     _Atomic uint32_t tickets;                  /* joins so far (region_t.ticket) */
+    uint32_t tsc; /* 1: the TSC is a usable clock (clock_tsc_usable, asked once a tree: its
+                     cpuid takes tens of us in a VM) */
 } arena_t;
 
 _Static_assert(sizeof(arena_t) <= ARENA_HEADER, "arena_t outgrew ARENA_HEADER");

@@ -631,7 +631,7 @@ beside_recorder "a recorder that cannot load" "$TMP/unloadable-recorder" "what i
 # the program's one line; the program runs as it would.
 if [ -x "$BUILD/tests/memsim-recorder-v2" ]; then
     beside_recorder "a recorder of another build" "$BUILD/tests/memsim-recorder-v2" "says which" \
-        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 5, this recorder's 2): install both from one build; tracing is off$"
+        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 6, this recorder's 2): install both from one build; tracing is off$"
 else
     echo "# skip - a recorder of another build: $BUILD/tests/memsim-recorder-v2 is not built"
 fi
