@@ -201,7 +201,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
     uint64_t now = clock_ns();
     rc->next_sample = now;
     sample_tick(rc, now);
-    rc->last_flush = now; /* written within REC_FLUSH_NS, or with the end */
+    rc->last_flush = now; /* written within REC_FLUSH_MAX_NS, or with the end */
     return 0;
 }
 
@@ -599,7 +599,9 @@ rec_turn_t rec_turn(rec_t *rc, uint64_t now)
     if (rc->done)
         return t;
     sample_tick(rc, now);
-    if (now - rc->last_flush >= REC_FLUSH_NS) {
+    uint64_t since = now - rc->last_flush;
+    if (since >= REC_FLUSH_MAX_NS ||
+        (since >= REC_FLUSH_NS && (!rc->out.zc || rc->out.len >= REC_FRAME_MIN))) {
         out_flush(&rc->out);
         rc->last_flush = now;
     }
