@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/clock.h"
 #include "ipc/config.h"
 #include "ipc/ring.h"
 
@@ -102,13 +103,14 @@ typedef struct region_s {
     _Atomic uint32_t rec_futex;   /* bumped (and woken) at every rec_state change and ack */
     _Atomic int32_t rec_pid;
     _Atomic uint32_t rec_exec;    /* 1 once memsim-recorder's main runs (its libraries loaded) */
-    _Atomic uint64_t heartbeat;   /* CLOCK_MONOTONIC ns of the recorder's last look */
+    clock_feed_t beat;            /* the recorder's time at its last look (ns: its heartbeat);
+                                     the clock of a thread that may not read one */
     _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
     _Atomic uint32_t ack_waiters; /* threads in ring_wait_acked: an ack wakes them */
     _Atomic uint64_t rec_dropped; /* records the recorder could not write */
     _Atomic uint64_t records;     /* records in the trace so far */
     /* A cache line of its own: every heap event reads it, and the
-     * recorder writes the fields before it (heartbeat, acked) all the
+     * recorder writes the fields before it (beat, acked) all the
      * time; in one line with them, each of the program's events would
      * wait for the line to come back from the recorder's core. */
     _Atomic uint32_t want_mallinfo __attribute__((aligned(64))); /* set each sample: the next

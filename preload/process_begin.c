@@ -17,6 +17,7 @@
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/real.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 
 #define START_WAIT_NS 10000000000ull /* a recorder that has not started after 10 s */
@@ -39,8 +40,12 @@ static bool glibc_malloc(void)
     return k == 1;
 }
 
+/* The wall clock, or 0 where no clock may be read (ipc/clock.h's feed):
+ * the recorder then takes its own at the trace's start. */
 static uint64_t unix_ns(void)
 {
+    if (clock_fed_ || clock_fed_all_)
+        return 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -96,6 +101,7 @@ static void go_live(region_t *r, void *arena)
     p->region = r;
     p->arena = arena;
     memsim_traced_pid = p->pid;
+    sandbox_tsc_at_start(r);
     atomic_store(&p->active, true);
     events_start();
     modules_changed();
