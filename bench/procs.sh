@@ -7,6 +7,13 @@
 # heaptrack's for reference, on N/10 processes (it starts an interpreter
 # per traced process).  The aim: at most 2.0.
 #
+# The traces go to a directory under TMPDIR (/tmp), kept until the end: on
+# an ext4 without a journal the kernel skips every inode deleted in the
+# last minute when it allocates one (ext4's recently_deleted), so deleting
+# a round's thousands of traces before the next made each trace's creation
+# cost the recorder about 0.25 ms more.  The filesystem is named in the
+# output; TMPDIR=/dev/shm or a journaled ext4 measures without it.
+#
 #   sh bench/procs.sh [BUILD] [N] [ROUNDS]
 set -eu
 BUILD=${1:-build}
@@ -28,11 +35,10 @@ have_heaptrack=yes
 command -v heaptrack >/dev/null 2>&1 || have_heaptrack=no
 for r in $(seq "$ROUNDS"); do
     bash -c "$LOOP" bash "$N" >"$OUT/t" && spans "$OUT/t" >>"$OUT/native"
-    mkdir "$OUT/traces"
-    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT/traces" bash -c "$LOOP" bash "$N" >"$OUT/t" &&
+    mkdir "$OUT/traces.$r"
+    env LD_PRELOAD="$LIB" MEMSIM_OUTPUT="$OUT/traces.$r" bash -c "$LOOP" bash "$N" >"$OUT/t" &&
         spans "$OUT/t" >>"$OUT/memsim"
-    traces=$(find "$OUT/traces" -name 'memsim.*' | wc -l)
-    rm -rf "$OUT/traces"
+    traces=$(find "$OUT/traces.$r" -name 'memsim.*' | wc -l)
     if [ "$have_heaptrack" = yes ]; then
         mkdir "$OUT/ht"
         heaptrack -o "$OUT/ht/ht" bash -c "$LOOP" bash "$((N / 10))" >"$OUT/t" 2>/dev/null &&
@@ -42,7 +48,10 @@ for r in $(seq "$ROUNDS"); do
 done
 nat=$(median <"$OUT/native")
 mem=$(median <"$OUT/memsim")
-echo "bench-procs: bash runs /bin/true $N times, $ROUNDS rounds interleaved; median ms a process"
+fs=$(df -T "$OUT" | awk 'NR == 2 {print $2 " (" $1 ")"}')
+dev=$(df "$OUT" | awk 'NR == 2 {sub("/dev/", "", $1); print $1}')
+[ "$(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null)" = "<none>" ] && fs="$fs, no journal"
+echo "bench-procs: bash runs /bin/true $N times, $ROUNDS rounds interleaved; median ms a process; traces on $fs"
 printf '%-10s %10s %10s %8s\n' tool median p90 ratio
 for tool in native memsim heaptrack; do
     [ -s "$OUT/$tool" ] || continue

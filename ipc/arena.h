@@ -41,13 +41,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/clock.h"
 #include "ipc/config.h"
 #include "ipc/ring.h"
 
-/* "memsnra5": the last byte is the layout's version (the Makefile builds
+/* "memsnra6": the last byte is the layout's version (the Makefile builds
  * a recorder of version 2 for a test). */
 #ifndef ARENA_MAGIC
-#define ARENA_MAGIC 0x3561726e6d73656dull
+#define ARENA_MAGIC 0x3661726e6d73656dull
 #endif
 #define ARENA_REGIONS 64u                 /* traced processes one arena serves at once */
 #define ARENA_HEADER 4096u
@@ -102,13 +103,14 @@ typedef struct region_s {
     _Atomic uint32_t rec_futex;   /* bumped (and woken) at every rec_state change and ack */
     _Atomic int32_t rec_pid;
     _Atomic uint32_t rec_exec;    /* 1 once memsim-recorder's main runs (its libraries loaded) */
-    _Atomic uint64_t heartbeat;   /* CLOCK_MONOTONIC ns of the recorder's last look */
+    clock_feed_t beat;            /* the recorder's time at its last look (ns: its heartbeat);
+                                     the clock of a thread that may not read one */
     _Atomic uint64_t acked;       /* ring sequence after the last sync message done */
     _Atomic uint32_t ack_waiters; /* threads in ring_wait_acked: an ack wakes them */
     _Atomic uint64_t rec_dropped; /* records the recorder could not write */
     _Atomic uint64_t records;     /* records in the trace so far */
     /* A cache line of its own: every heap event reads it, and the
-     * recorder writes the fields before it (heartbeat, acked) all the
+     * recorder writes the fields before it (beat, acked) all the
      * time; in one line with them, each of the program's events would
      * wait for the line to come back from the recorder's core. */
     _Atomic uint32_t want_mallinfo __attribute__((aligned(64))); /* set each sample: the next
@@ -146,6 +148,8 @@ typedef struct arena_s {
     _Atomic uint32_t joins;                    /* futex: bumped (and woken) at every region
                                                   published */
     _Atomic uint32_t tickets;                  /* joins so far (region_t.ticket) */
+    uint32_t tsc; /* 1: the TSC is a usable clock (clock_tsc_usable, asked once a tree: its
+                     cpuid takes tens of us in a VM) */
 } arena_t;
 
 _Static_assert(sizeof(arena_t) <= ARENA_HEADER, "arena_t outgrew ARENA_HEADER");

@@ -20,10 +20,40 @@
 #ifndef MEMSIM_IPC_CLOCK_H
 #define MEMSIM_IPC_CLOCK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 extern bool clock_tsc_; /* set by clock_init */
+
+/* The time as the recorder last looked (ns, and ticks of the traced
+ * process's kind), for a thread that may not read a clock: seccomp's
+ * strict mode and prctl(PR_SET_TSC, PR_TSC_SIGSEGV) make the TSC fault,
+ * and the vDSO's clock_gettime with it. */
+typedef struct clock_feed_s {
+    _Atomic uint64_t ns, ticks;
+} clock_feed_t;
+
+/* The calling thread's feed (seccomp's strict mode binds one thread),
+ * or NULL: the process's (PR_SET_TSC binds the thread and those it
+ * creates, and stays across exec), or NULL: it reads the clock. */
+extern __thread const clock_feed_t *clock_fed_ __attribute__((tls_model("initial-exec")));
+extern const clock_feed_t *clock_fed_all_;
+
+/* From here the calling thread (clock_feed), or every thread
+ * (clock_feed_all), takes its time from f (NULL: from the clock again),
+ * each reading past the one before: ticks by one at least, ns by 100 (a
+ * wait that times out still does when the recorder stops looking).
+ * read: the clock may still be read, to continue from (the calling
+ * thread's readings; in a thread that may not, the feed's own). */
+void clock_feed(const clock_feed_t *f, bool read);
+void clock_feed_all(const clock_feed_t *f, bool read);
+uint64_t clock_fed_ticks(void);
+
+/* A feed nobody writes: time moves only by the steps above (a process
+ * before its recorder looks). */
+extern clock_feed_t clock_still;
 
 /* CLOCK_MONOTONIC, ns. */
 uint64_t clock_ns(void);
@@ -60,6 +90,8 @@ bool clock_tsc_usable_for(const char *clocksource, bool invariant_tsc);
 /* Now, in ticks. */
 static inline uint64_t clock_ticks(void)
 {
+    if (__builtin_expect(clock_fed_ != NULL || clock_fed_all_ != NULL, 0))
+        return clock_fed_ticks();
 #if defined(__x86_64__)
     if (clock_tsc_)
         return __builtin_ia32_rdtsc();

@@ -78,7 +78,7 @@ static bool recorder_gone(region_t *r, uint64_t now, uint64_t waited_since)
         return true;
     if (st == REC_STARTING)
         return now - waited_since > STARTING_MAX_NS;
-    uint64_t beat = atomic_load(&r->heartbeat);
+    uint64_t beat = atomic_load(&r->beat.ns);
     if (now < beat || now - beat < RING_DEAD_NS)
         return false;
     /* Silent, perhaps only blocked in a slow write: is it there at all?

@@ -335,6 +335,8 @@ EXPORT int prctl(int option, ...)
     for (int i = 0; i < 4; i++)
         w.a[i] = va_arg(ap, unsigned long);
     va_end(ap);
+    if (option == PR_SET_TSC && REAL(prctl))
+        return (int)sandbox_set_tsc(w.a[0], call_prctl, &w);
     if (option != PR_SET_SECCOMP || !REAL(prctl))
         return (int)call_prctl(&w);
     return (int)sandbox_enter(seccomp_op(w.a[0]), 0, (const void *)w.a[1], call_prctl, &w);
@@ -357,6 +359,8 @@ EXPORT long syscall(long nr, ...)
     va_end(ap);
     if (nr == SYS_seccomp)
         return sandbox_enter((unsigned)w.a[0], w.a[1], (const void *)w.a[2], call_syscall, &w);
+    if (nr == SYS_prctl && w.a[0] == PR_SET_TSC)
+        return sandbox_set_tsc(w.a[1], call_syscall, &w);
     if (nr == SYS_prctl && w.a[0] == PR_SET_SECCOMP) {
         words_t p = {.nr = nr, .a = {w.a[0], w.a[1], w.a[2], w.a[3], w.a[4], w.a[5]}};
         return sandbox_enter(seccomp_op(w.a[1]), 0, (const void *)w.a[2], call_syscall, &p);

@@ -100,8 +100,7 @@ static bool tight_nofile(struct rlimit *rl)
  * cannot start costs it no more than the loader's time. */
 static void wait_exec(region_t *r0, long pid, int err)
 {
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = clock_ns(); /* ipc/clock.h's: a process without the TSC has no vDSO clock */
     for (;;) {
         uint32_t w = atomic_load(&r0->rec_futex);
         if (atomic_load(&r0->rec_exec) || atomic_load(&r0->rec_state) != REC_STARTING)
@@ -134,10 +133,7 @@ static void wait_exec(region_t *r0, long pid, int err)
             atomic_store(&r0->rec_state, REC_FAILED);
             return;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t ns = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000ull +
-                      (uint64_t)now.tv_nsec - (uint64_t)t0.tv_nsec;
-        if (ns > EXEC_WAIT_NS)
+        if (clock_ns() - t0 > EXEC_WAIT_NS)
             return; /* the program's own wait says so */
         region_wait(&r0->rec_futex, w, 5000000ull);
     }
@@ -223,8 +219,9 @@ static bool join_arena(launch_t *l)
 
 /* Join l's recorder from the calling thread, with every signal blocked:
  * true when joined.  No helper: joining starts nothing and holds no
- * descriptor past its return (the clocksource, the unwinder's file and
- * the recorder's memfd are each opened and closed here), and a helper's
+ * descriptor past its return (the unwinder's file, the recorder's memfd
+ * and, if it is not joined, the clocksource are each opened and closed
+ * here), and a helper's
  * clone and wait cost a short process more than the rest of its join
  * (two scheduler round trips on a busy machine).  It runs in a
  * constructor or a fork's or clone's child, before the program gets
@@ -236,10 +233,11 @@ static bool join_here(launch_t *l)
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
-    l->tsc = clock_tsc_usable();
     if (l->load_unwinder)
         l->unwind_rc = unwind_init(l->stack_depth, l->unwind_mode, &l->unwind_why);
     bool joined = join_arena(l);
+    /* The tree's first process asked: the same machine's answer. */
+    l->tsc = joined ? ((arena_t *)l->arena)->tsc != 0 : clock_tsc_usable();
     sigprocmask(SIG_SETMASK, &old, NULL);
     l->load_unwinder = false; /* loaded: not again in the helper */
     return joined;
@@ -333,6 +331,7 @@ static int helper(void *arg)
         return 0;
     }
     arena_format((void *)m, n, slots, arena_id());
+    ((arena_t *)m)->tsc = l->tsc;
     l->arena = (void *)m;
     region_t *r0 = arena_region((void *)m, 0);
     int err[2] = {-1, -1};

@@ -3,7 +3,6 @@
  */
 #include "preload/process_begin.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/real.h"
+#include "preload/sandboxed.h"
 #include "preload/say.h"
 
 #define START_WAIT_NS 10000000000ull /* a recorder that has not started after 10 s */
@@ -26,26 +26,26 @@ config_t process_cfg;
 char process_exe[PATH_MAX];
 
 /* Whether the allocator the hooks reach is glibc's (mallinfo2 then
- * describes it).  Asked once an image: dladdr searches the object's
- * symbols, and a fork's child, which publishes at every fork, inherits
- * the answer. */
+ * describes it).  Asked once an image; a fork's child, which publishes
+ * at every fork, inherits the answer. */
 static bool glibc_malloc(void)
 {
     static _Atomic int known; /* 0: not asked yet, 1: glibc's, 2: another's */
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (!k) {
-        Dl_info info;
-        k = dladdr((void *)REAL(malloc), &info) && info.dli_fname &&
-                    strstr(info.dli_fname, "/libc.so")
-                ? 1
-                : 2;
+        void *m = (void *)REAL(malloc);
+        k = m && real_in_libc(m) ? 1 : 2;
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
     return k == 1;
 }
 
+/* The wall clock, or 0 where no clock may be read (ipc/clock.h's feed):
+ * the recorder then takes its own at the trace's start. */
 static uint64_t unix_ns(void)
 {
+    if (clock_fed_ || clock_fed_all_)
+        return 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -101,6 +101,7 @@ static void go_live(region_t *r, void *arena)
     p->region = r;
     p->arena = arena;
     memsim_traced_pid = p->pid;
+    sandbox_tsc_at_start(r);
     atomic_store(&p->active, true);
     events_start();
     modules_changed();

@@ -133,6 +133,7 @@ static void atfork_child(void)
          * its state: it waits for our pid. */
         process_publish(forking.arena, fork_region, forking.pid, REGION_INHERITED, NULL);
         p->region = fork_region;
+        sandbox_tsc_at_start(fork_region); /* a parent without the TSC: nor the child */
         memsim_traced_pid = pid;
         atomic_store(&p->active, true);
         return;

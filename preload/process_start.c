@@ -125,6 +125,7 @@ __attribute__((constructor(101))) static void memsim_start(int argc, char **argv
     unwind_may_load = may_load_unwinder;
     say_init();
     real_resolve();
+    sandbox_tsc_at_start(NULL); /* before the first reading of a clock */
     check_interposed();
     if (getauxval(AT_SECURE)) /* setuid and friends: stay passive */
         return;

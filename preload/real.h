@@ -41,8 +41,12 @@ bool real_resolving(void);
 
 #define REAL(name) (__builtin_expect(real.name != NULL, 1) ? real.name : (real_resolve(), real.name))
 
+/* Whether fn is defined in libc.so (NULL counts as libc's: a function
+ * this libc lacks). */
+bool real_in_libc(const void *fn);
+
 /* Whether every heap function of the table (malloc to pvalloc) that this
- * libc has is glibc's own: defined in libc.so (dladdr).  glibc's
+ * libc has is glibc's own: defined in libc.so.  glibc's
  * allocator calls nothing through the program's symbols. */
 bool real_heap_is_glibc(void);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/clock.h"
 #include "lib/rng.h"
 
 __thread uint64_t memsim_sample_left __attribute__((tls_model("initial-exec")));
@@ -45,9 +46,8 @@ static void seed_thread(void)
     uint64_t k = atomic_fetch_add_explicit(&threads, 1, memory_order_relaxed);
     uint64_t s = seed_base;
     if (!seed_given) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32 ^ (uintptr_t)&rng;
+        uint64_t ns = clock_ns(); /* ipc/clock.h's: the recorder's time without the TSC */
+        s = ns ^ ns << 32 ^ (uintptr_t)&rng;
     }
     rng_seed(&rng, mix(s ^ mix(k + 1)) ^ mix(generation));
     rng_ready = true;

@@ -12,11 +12,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "ipc/arena.h"
 #include "ipc/clock.h"
 #include "preload/guard.h"
 #include "ipc/msg.h"
@@ -64,7 +66,8 @@ static unsigned without_now(void)
         w |= SECCOMP_NO_RUSAGE;
     if (!ok(SYS_gettid, 0, 0, 0, 0))
         w |= SECCOMP_NO_TID;
-    if (!clock_tsc_ && !ok(SYS_clock_gettime, CLOCK_MONOTONIC, P, 0, 0))
+    if (!clock_fed_ && !clock_fed_all_ && !clock_tsc_ &&
+        !ok(SYS_clock_gettime, CLOCK_MONOTONIC, P, 0, 0))
         w |= SECCOMP_NO_CLOCK;
     if (!sandbox_may_lock())
         w |= SECCOMP_NO_LOCKS;
@@ -85,6 +88,26 @@ bool sandbox_may_lock(void)
     if (!seccomp_active() || proc_one_thread())
         return true;
     return ok(SYS_futex, P, FUTEX_WAIT_PRIVATE, 0, 0) && ok(SYS_futex, P, FUTEX_WAKE_PRIVATE, 1, 0);
+}
+
+/* ---- the TSC turned off ---------------------------------------------------------------- */
+
+long sandbox_set_tsc(unsigned long how, sandbox_real_fn call, void *ctx)
+{
+    bool off = how == PR_TSC_SIGSEGV && proc_tracing();
+    const clock_feed_t *was = clock_fed_all_;
+    if (off)
+        clock_feed_all(&memsim_proc->region->beat, true);
+    int saved = errno;
+    errno = 0;
+    long rc = call(ctx);
+    int e = errno;
+    if (rc != 0 && off)
+        clock_feed_all(was, false);
+    else if (rc == 0 && how == PR_TSC_ENABLE)
+        clock_feed_all(NULL, false);
+    errno = e ? e : saved;
+    return rc;
 }
 
 /* ---- entering a sandbox ----------------------------------------------------------------- */
@@ -123,9 +146,12 @@ long sandbox_enter(unsigned op, unsigned long flags, const void *prog, sandbox_r
     bool was_opaque = seccomp_opaque();
     bool later = !strict && !seccomp_allows(SYS_process_vm_readv, self, P, 1, P, 1, 0);
     int h = -1;
-    if (strict)
+    if (strict) {
         seccomp_set_strict(true);
-    else if (later)
+        /* Strict mode makes the TSC fault in this thread, and the vDSO's
+         * clock_gettime with it: its time is the recorder's from here. */
+        clock_feed(&memsim_proc->region->beat, true);
+    } else if (later)
         seccomp_set_opaque(true);
     else
         h = seccomp_hold(self, prog, false);
@@ -141,8 +167,10 @@ long sandbox_enter(unsigned op, unsigned long flags, const void *prog, sandbox_r
     bool done = rc == 0 || (!strict && (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) && rc > 0);
     if (!done) {
         /* Nothing changed in the kernel: nor here. */
-        if (strict)
+        if (strict) {
             seccomp_set_strict(false);
+            clock_feed(NULL, false);
+        }
         seccomp_void(h);
         seccomp_set_opaque(was_opaque);
         atomic_store(&seccomp_without_, without_now());

@@ -46,6 +46,13 @@ typedef long (*sandbox_real_fn)(void *ctx);
 long sandbox_enter(unsigned op, unsigned long flags, const void *prog, sandbox_real_fn call,
                    void *ctx);
 
+/* prctl(PR_SET_TSC, how): with PR_TSC_SIGSEGV the TSC, and the vDSO's
+ * clock_gettime with it, fault in the calling thread, in the threads it
+ * creates and across exec: every thread of the process takes its time
+ * from the recorder from before the real call (call(ctx)) on, and again
+ * from the clock after PR_TSC_ENABLE.  Its result is returned. */
+long sandbox_set_tsc(unsigned long how, sandbox_real_fn call, void *ctx);
+
 /* What memsim goes without under the filters held (and strict mode on
  * the calling thread): SECCOMP_NO_* bits, 0 outside any sandbox. */
 unsigned sandbox_without(void);

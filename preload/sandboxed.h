@@ -18,4 +18,12 @@ pid_t sandbox_getpid(void);
 /* About ns nanoseconds: nanosleep where allowed, a spin otherwise. */
 void sandbox_nap(uint64_t ns);
 
+struct region_s;
+/* An image exec'd with the TSC faulting (PR_SET_TSC before the exec),
+ * or a fork's child of a process that turned it off: every thread takes
+ * its time from the recorder (ipc/clock.h: clock_feed_all), region r's
+ * once it is live; with r NULL, at the start, before the first reading
+ * of a clock, from none yet (prctl(PR_GET_TSC) tells). */
+void sandbox_tsc_at_start(struct region_s *r);
+
 #endif

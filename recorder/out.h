@@ -2,7 +2,8 @@
  * out: the trace file of one traced process, written by its recorder.
  *
  * Records are appended to a buffer and written with write(2) when it
- * fills, at each flush interval (50 ms) and at the end.  Only whole
+ * fills, when the recorder flushes (recorder.h: REC_FLUSH_NS,
+ * REC_FRAME_MIN) and at the end.  Only whole
  * records reach the file.  Compressed (the default), each write is one
  * complete zstd frame: a recorder killed in the middle of one leaves a
  * file whose frames before it all decode.  Room for the end record is always kept: the

@@ -131,6 +131,14 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     return rec_open(rc, arena, r, memfd);
 }
 
+/* The wall clock now, ns. */
+static uint64_t unix_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
 {
     static int clock_tsc = -1; /* the clock's mode, once set: one machine, one calibration */
@@ -157,7 +165,8 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
     }
     records_reset();
     atomic_store(&r->rec_pid, getpid());
-    atomic_store(&r->heartbeat, clock_ns());
+    atomic_store(&r->beat.ns, clock_ns());
+    atomic_store(&r->beat.ticks, clock_ticks());
     if (rc->watch && sampler_init(&rc->smp, rc->pid)) {
         fail(r, "memsim: the traced process is gone");
         return -1;
@@ -179,7 +188,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
                            .exe = r->exe,
                            .argv = rc->bytes ? rc->bytes : "",
                            .argv_len = argv_len,
-                           .start_unix_ns = r->start_unix_ns,
+                           .start_unix_ns = r->start_unix_ns ? r->start_unix_ns : unix_now(),
                            .strategy = state_has_device() ? r->cfg.strategy : "none",
                            .device_size = r->cfg.device_size,
                            .stack_depth = r->cfg.stack_depth,
@@ -201,7 +210,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
     uint64_t now = clock_ns();
     rc->next_sample = now;
     sample_tick(rc, now);
-    rc->last_flush = now; /* written within REC_FLUSH_NS, or with the end */
+    rc->last_flush = now; /* written within REC_FLUSH_MAX_NS, or with the end */
     return 0;
 }
 
@@ -595,11 +604,14 @@ rec_turn_t rec_turn(rec_t *rc, uint64_t now)
     rec_turn_t t = {0};
     region_t *r = rc->r;
     t.taken = rec_step(rc, REC_STEP_MAX);
-    atomic_store(&r->heartbeat, now);
+    atomic_store(&r->beat.ticks, clock_ticks()); /* before ns: a reader of both is never ahead */
+    atomic_store(&r->beat.ns, now);
     if (rc->done)
         return t;
     sample_tick(rc, now);
-    if (now - rc->last_flush >= REC_FLUSH_NS) {
+    uint64_t since = now - rc->last_flush;
+    if (since >= REC_FLUSH_MAX_NS ||
+        (since >= REC_FLUSH_NS && (!rc->out.zc || rc->out.len >= REC_FRAME_MIN))) {
         out_flush(&rc->out);
         rc->last_flush = now;
     }

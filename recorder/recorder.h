@@ -8,8 +8,9 @@
  * recorder/intake.h), keeps the live map and the shadow device
  * (recorder/state.h) and writes each record (recorder/records.h).  Every
  * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
- * (recorder/sampler.h); every 50 ms it flushes the file.  At a fork of
- * the process the child's trace is made from a copy of its state then
+ * (recorder/sampler.h); every 50 ms it flushes the file (up to a second
+ * while a compressed trace's records come slowly: REC_FRAME_MIN).  At a
+ * fork of the process the child's trace is made from a copy of its state then
  * (rec_fork); at an exec it writes the exec record and watches for the
  * exec's outcome (the region's robust exec lock); at the end it writes
  * the end record and acknowledges it.  When the process vanishes
@@ -38,6 +39,13 @@
 #include "recorder/state.h"
 
 #define REC_FLUSH_NS 50000000ull /* the flush interval */
+/* A compressed trace whose records come slowly (a sampled trace, a quiet
+ * program) is written in frames of REC_FRAME_MIN bytes of records, or
+ * after REC_FLUSH_MAX_NS: each zstd frame starts without a history, so a
+ * small one compresses poorly (a sampled sqlite3 trace: 66 KB in frames
+ * of 50 ms, 43 KB in frames of a second). */
+#define REC_FRAME_MIN (64u << 10)
+#define REC_FLUSH_MAX_NS 1000000000ull
 
 typedef struct rec_module_s {
     uint64_t base, size;

@@ -168,6 +168,16 @@ expect_grep "ulimit -f: memsim-analyze says what was dropped" "records could not
 
 # ---- damaged files ---------------------------------------------------------------------------
 
+# A trace whose records come slowly is written in few frames (each frame
+# starts its compression afresh): sleep's 1.5 s, a sample every 100 ms,
+# was some 30 frames of 50 ms; now a frame a second at most, or at 64 KiB.
+trace "$TMP/slow" sleep 1.5
+slow=$(find "$TMP/slow" -name '*.zst')
+frames=$(zstd -lv "$slow" 2>/dev/null | sed -n 's/^# Zstandard Frames: *//p')
+expect_eq "a slow trace: a few frames (got ${frames:-none})" \
+    "$([ -n "$frames" ] && [ "$frames" -le 5 ] && echo yes)" yes
+expect_eq "a slow trace: whole, its samples in" "$("$TRACECHECK" "$slow" >/dev/null 2>&1 && echo ok)/$(zstd -dcq "$slow" | grep -c '"ev":"sample"' | awk '{print ($1 >= 10)}')" ok/1
+
 # Cut in the middle of a frame.
 size=$(wc -c <"$z")
 head -c $((size - 100)) "$z" >"$TMP/cut.jsonl.zst"

@@ -182,6 +182,20 @@ if [ -e "$JEMALLOC" ]; then
     check_trace "memsim ahead of jemalloc" "$f" --tag "$TAG"
     expect_eq "memsim ahead of jemalloc: every tagged allocation" "$(tc tagged "$f")" \
         "$(sed -n 's/^calls=\([0-9]*\) .*/\1/p' "$TMP/p.out")"
+    # The heap it reaches is jemalloc's: no glibc figures (mallinfo2) in
+    # any sample; glibc's own heap has them.
+    fresh_out
+    TRACE_ENV=MEMSIM_SAMPLE_MS=1
+    timeout -k 2 "$LIMIT" env LD_PRELOAD="$LIB:$JEMALLOC" MEMSIM_OUTPUT="$OUT" $TRACE_ENV \
+        "$PROG/heap_mix" >/dev/null 2>&1
+    expect_eq "memsim ahead of jemalloc: malloc_reserved null in every sample" \
+        "$(trace_text "$(only_trace)" | grep '"ev":"sample"' | grep -vc '"malloc_reserved":null')" 0
+    fresh_out
+    traced "$PROG/heap_mix" >/dev/null 2>&1
+    TRACE_ENV=
+    expect_eq "glibc's heap: malloc_reserved in a sample" \
+        "$(trace_text "$(only_trace)" | grep '"ev":"sample"' | grep -c '"malloc_reserved":[0-9]' |
+            awk '{print ($1 > 0)}')" 1
 else
     echo "# skip - jemalloc preloaded: $JEMALLOC is not installed"
 fi
@@ -617,7 +631,7 @@ beside_recorder "a recorder that cannot load" "$TMP/unloadable-recorder" "what i
 # the program's one line; the program runs as it would.
 if [ -x "$BUILD/tests/memsim-recorder-v2" ]; then
     beside_recorder "a recorder of another build" "$BUILD/tests/memsim-recorder-v2" "says which" \
-        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 5, this recorder's 2): install both from one build; tracing is off$"
+        "^memsim: memsim-recorder could not start: memsim-recorder: this libmemsim.so is of another memsim version (arena layout 6, this recorder's 2): install both from one build; tracing is off$"
 else
     echo "# skip - a recorder of another build: $BUILD/tests/memsim-recorder-v2 is not built"
 fi

@@ -42,7 +42,7 @@ static region_t *fresh_region(void)
     arena_format(mem, 1, RING_SLOTS, 0);
     region_t *r = arena_region(mem, 0);
     atomic_store(&r->rec_state, REC_RUNNING);
-    atomic_store(&r->heartbeat, UINT64_MAX / 2); /* a recorder that is always "alive" */
+    atomic_store(&r->beat.ns, UINT64_MAX / 2); /* a recorder that is always "alive" */
     clock_init(false);
     intake_init(&in, r);
     ring_forget_thread();
