@@ -10,7 +10,9 @@
 #           more default run, each strategy's replay time per heap event
 #           by the analyzer's own clock (where the default's time goes),
 #           and the floor under it: glibc's malloc through the trace's
-#           heap operations six times (build/bench-floor, bench/tools/floor.c)
+#           heap operations six times (build/bench-floor, bench/tools/floor.c),
+#           and each real allocator's replay time per operation
+#           (memsim-analyze --allocators: wall and CPU)
 #   memory  peak RSS of memsim-analyze --no-replay and of the default
 #           analysis on that trace and on one of about 10 million records
 #           (alloc_heavy 1 RSS_OPS): streaming, it must not grow with the
@@ -127,12 +129,33 @@ per_strategy() {
     done
     echo "  replay, ns per heap event:${all%,}"
 }
+# per_allocator TRACE: each real allocator's replay (memsim-analyze
+# --allocators, issue 36), wall and CPU ns per operation, one run; the
+# replays run at once, one process each: on 2 cores wall includes waiting.
+per_allocator() {
+    "$ANALYZE" --json --no-replay --allocators glibc,jemalloc,mimalloc,tcmalloc "$1" \
+        >"$OUT/allocators.json" 2>/dev/null || return 0
+    i=0 all=""
+    while name=$("$JSONQ" "allocators.rows.$i.name" <"$OUT/allocators.json" 2>/dev/null); do
+        st=$("$JSONQ" "allocators.rows.$i.status" <"$OUT/allocators.json")
+        if [ "$st" = ok ]; then
+            w=$("$JSONQ" "allocators.rows.$i.wall_ns_per_op" <"$OUT/allocators.json")
+            c=$("$JSONQ" "allocators.rows.$i.cpu_ns_per_op" <"$OUT/allocators.json")
+            all="$all$(echo "$name $w $c" | awk '{printf " %s %.0f (%.0f),", $1, $2, $3}')"
+        else
+            all="$all $name $st,"
+        fi
+        i=$((i + 1))
+    done
+    echo "  real allocators' replay, wall (CPU) ns per operation:${all%,}"
+}
 line "memsim-analyze --no-replay" "$(best "$ANALYZE" --no-replay "$T")"
 line "memsim-analyze -s best-fit" "$(best "$ANALYZE" -s best-fit "$T")"
 all5=$(best "$ANALYZE" "$T")
 line "memsim-analyze (6 strategies)" "$all5"
 per_strategy "$T"
 "$FLOOR" "$T" | sed 's/^/  /'
+per_allocator "$T"
 if [ "$hw" != - ]; then
     echo "$h" | awk -v n="$records" '{
         printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024
@@ -162,6 +185,7 @@ if [ -n "$LUA" ] && [ "$hw" != - ]; then
     line "memsim-analyze (6 strategies)" "$(best "$ANALYZE" "$LT")"
     per_strategy "$LT"
     "$FLOOR" "$LT" | sed 's/^/  /'
+    per_allocator "$LT"
     echo "$h" | awk '{ printf "%-28s %8.3f %8.3f %12s %12s %6.1f MiB\n", "heaptrack_print", $1, $2, "-", "1.00x", $3 / 1024 }'
     rm -rf "$OUT/lua" "$OUT"/htl*
 else
