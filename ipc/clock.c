@@ -92,6 +92,15 @@ uint64_t clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t clock_unix_ns(void)
+{
+    if (clock_fed_ || clock_fed_all_)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The TSC and the clock read as closely together as possible: the TSC on
  * both sides of the clock, the tightest of a few tries (an interrupt in
  * between would skew every time converted against the pair). */

@@ -58,6 +58,10 @@ extern clock_feed_t clock_still;
 /* CLOCK_MONOTONIC, ns. */
 uint64_t clock_ns(void);
 
+/* CLOCK_REALTIME, ns; 0 in a thread that takes its time from a feed
+ * (below): the feed has no wall clock. */
+uint64_t clock_unix_ns(void);
+
 /* Choose the source: the TSC when tsc is set (the kernel keeps time
  * with it: its clocksource is "tsc", which preload/launch.c reads where
  * its descriptor is none of the program's), and take the first pair.

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "ipc/clock.h"
 #include "lib/strcopy.h"
@@ -40,17 +39,6 @@ static bool glibc_malloc(void)
     return k == 1;
 }
 
-/* The wall clock, or 0 where no clock may be read (ipc/clock.h's feed):
- * the recorder then takes its own at the trace's start. */
-static uint64_t unix_ns(void)
-{
-    if (clock_fed_ || clock_fed_all_)
-        return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void process_publish(void *arena, region_t *r, pid_t parent, uint32_t flags, const char *why)
 {
     arena_t *a = arena;
@@ -59,7 +47,7 @@ void process_publish(void *arena, region_t *r, pid_t parent, uint32_t flags, con
     r->parent_pid = parent;
     r->flags = flags | (clock_tsc_ ? REGION_TSC : 0) | (glibc_malloc() ? REGION_GLIBC_MALLOC : 0);
     r->t0 = clock_ns();
-    r->start_unix_ns = unix_ns();
+    r->start_unix_ns = clock_unix_ns(); /* 0: the recorder takes its own */
     r->cfg = process_cfg;
     /* The strings up to their ends only: a fork's child publishes at
      * every fork, and each page of the region it writes is a fault. */

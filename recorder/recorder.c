@@ -131,14 +131,6 @@ int rec_attach(rec_t *rc, void *arena, region_t *r, int memfd)
     return rec_open(rc, arena, r, memfd);
 }
 
-/* The wall clock now, ns. */
-static uint64_t unix_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
 {
     static int clock_tsc = -1; /* the clock's mode, once set: one machine, one calibration */
@@ -188,7 +180,7 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
                            .exe = r->exe,
                            .argv = rc->bytes ? rc->bytes : "",
                            .argv_len = argv_len,
-                           .start_unix_ns = r->start_unix_ns ? r->start_unix_ns : unix_now(),
+                           .start_unix_ns = r->start_unix_ns ? r->start_unix_ns : clock_unix_ns(),
                            .strategy = state_has_device() ? r->cfg.strategy : "none",
                            .device_size = r->cfg.device_size,
                            .stack_depth = r->cfg.stack_depth,
