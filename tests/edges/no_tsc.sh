@@ -12,8 +12,14 @@ if need_program no_tsc; then
     # Every trace of the tree: the process (main and thread), the fork's
     # child.
     pairs=0
+    now=$(date +%s)
     for f in "$OUT"/memsim.no_tsc.*.jsonl.zst; do
         check_trace "no_tsc $(basename "$f")" "$f"
+        # A wall clock at start even where the process could not read one
+        # (the fork's child: the recorder's): within the last 10 minutes.
+        start=$(trace_text "$f" | head -n 1 | "$JSONQ" start_unix_ns)
+        expect_eq "no_tsc $(basename "$f"): start_unix_ns is now's" \
+            "$(echo "${start:-0} $now" | awk '{d = $2 - $1 / 1e9; print (d >= -5 && d < 600)}')" 1
         pairs=$((pairs + $(trace_text "$f" | grep -c '^\["f"')))
     done
     expect_eq "no_tsc: the traces hold the frees of every pair (3 x $n, and more)" \
