@@ -270,6 +270,13 @@ $(BUILD)/edges/%: tests/edges/%.c Makefile | $(DEPS_OK)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lpthread
 
+# realloc_crowd's allocator behind memsim (tests/edges/plugins/crowd.c).
+$(BUILD)/edges/realloc_crowd: $(BUILD)/edges/libcrowd.so
+$(BUILD)/edges/libcrowd.so: tests/edges/plugins/crowd.c Makefile | $(DEPS_OK)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -o $@ $<
+
 # dlswap's two plugins: one source, two names (tests/programs/plugins).
 $(BUILD)/programs/dlswap: PROGRAM_LIBS = -ldl
 $(BUILD)/programs/dlswap: $(BUILD)/programs/libplug_a.so $(BUILD)/programs/libplug_b.so

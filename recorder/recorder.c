@@ -298,6 +298,7 @@ void rec_release(rec_t *rc)
     state_init(NULL, 0, 0); /* its state freed */
     records_reset();
     stackids_reset();
+    reorder_free(&rc->ro);
     current = NULL;
     if (rc->smp.pid > 0)
         sampler_fini(&rc->smp);

@@ -4,15 +4,27 @@
  */
 #include "recorder/reorder.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ipc/msg.h"
 
 void reorder_init(reorder_t *ro, void (*take)(void *, const ring_slot_t *), void *ctx)
 {
+    ring_slot_t *wait = ro->wait;
+    unsigned cap = ro->cap;
     memset(ro, 0, sizeof *ro);
+    ro->wait = wait;
+    ro->cap = cap;
     ro->take = take;
     ro->ctx = ctx;
+}
+
+void reorder_free(reorder_t *ro)
+{
+    free(ro->wait);
+    ro->wait = NULL;
+    ro->n = ro->cap = 0;
 }
 
 static bool moved(const ring_slot_t *m)
@@ -35,6 +47,26 @@ static void take_at(reorder_t *ro, unsigned i)
             break;
         }
     ro->take(ro->ctx, &m);
+}
+
+/* Room for one more waiting: grown, or the oldest taken early. */
+static void make_room(reorder_t *ro)
+{
+    if (ro->n < ro->cap)
+        return;
+    unsigned cap = ro->cap ? ro->cap * 2 : REORDER_WAITING_MIN;
+    /* A slot is a cache line, and aligned as one: no realloc. */
+    ring_slot_t *w = cap <= REORDER_WAITING_MAX ? aligned_alloc(_Alignof(ring_slot_t), cap * sizeof *w) : NULL;
+    if (w) {
+        if (ro->n)
+            memcpy(w, ro->wait, ro->n * sizeof *w);
+        free(ro->wait);
+        ro->wait = w;
+        ro->cap = cap;
+        return;
+    }
+    ro->early++;
+    take_at(ro, 0);
 }
 
 /* The messages that may pass a waiting realloc: heap and mapping events
@@ -87,10 +119,7 @@ void reorder_input(reorder_t *ro, const ring_slot_t *m)
         }
     }
     if (moved(m)) {
-        if (ro->n == REORDER_WAITING) {
-            ro->early++;
-            take_at(ro, 0);
-        }
+        make_room(ro);
         ro->wait[ro->n++] = *m;
         return;
     }

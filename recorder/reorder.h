@@ -20,7 +20,10 @@
  * gets the new block before it frees the old one, so taking it there is
  * in order too), when a message that is not a heap
  * or mapping event comes (a module, a phase, an exec, a fork, the end),
- * when REORDER_WAITING reallocs wait already, and at reorder_flush.  A
+ * and at reorder_flush.  Each thread
+ * inside realloc has at most one waiting, so the wait grows with the
+ * threads (to REORDER_WAITING_MAX; past that, or when memory runs out,
+ * the oldest is taken early and counted).  A
  * realloc moving onto its old address is no such sign (its slot too
  * was claimed before its call): when that one is taken, the one it
  * waits for goes first.
@@ -33,21 +36,25 @@
 
 #include "ipc/ring.h"
 
-#define REORDER_WAITING 256 /* reallocs waiting, at most (one per thread inside realloc) */
+#define REORDER_WAITING_MIN 64        /* room for as many at first */
+#define REORDER_WAITING_MAX (1u << 20) /* reallocs waiting, at most (one per thread inside realloc) */
 
 typedef struct reorder_s {
     void (*take)(void *ctx, const ring_slot_t *m); /* the recorder's handling of one message */
     void *ctx;
-    ring_slot_t wait[REORDER_WAITING]; /* wait[0, n): reallocs that moved, in ring order */
-    unsigned n;
+    ring_slot_t *wait;    /* wait[0, n): reallocs that moved, in ring order */
+    unsigned n, cap;      /* cap: room in wait */
     uint64_t early;       /* taken before their MSG_REALLOC_DONE */
 } reorder_t;
 
+/* ro is zeroed, or was set up before (its room is kept for reuse). */
 void reorder_init(reorder_t *ro, void (*take)(void *, const ring_slot_t *), void *ctx);
 /* The next message of the ring, in the ring's order (m may be consumed
  * from the ring as soon as this returns). */
 void reorder_input(reorder_t *ro, const ring_slot_t *m);
 /* Take every realloc that waits, in ring order. */
 void reorder_flush(reorder_t *ro);
+/* Give back the room (after reorder_flush). */
+void reorder_free(reorder_t *ro);
 
 #endif

@@ -142,14 +142,42 @@ START_TEST(a_message_of_its_thread_takes_it_first)
 }
 END_TEST
 
-START_TEST(no_more_wait_than_there_is_room_for)
+/* Where each message was taken: a free's position by its address, a
+ * realloc's by its new one (crowd_take). */
+#define CROWD 600
+static unsigned crowd_n, freed_at[CROWD], moved_at[CROWD];
+
+static void crowd_take(void *ctx, const ring_slot_t *m)
 {
-    for (unsigned i = 0; i < REORDER_WAITING + 1; i++)
-        in(MSG_REALLOC, (int)i, 0x1000 + i * 16, 0x100000 + i * 16);
-    ck_assert_uint_eq(ro.n, REORDER_WAITING);
-    ck_assert_str_eq(log_buf, "r0:1000:100000");
-    reorder_flush(&ro);
+    (void)ctx;
+    unsigned k = (unsigned)((m->kind == MSG_FREE ? m->a : m->b) - 0x100000) / 16;
+    ck_assert_uint_lt(k, CROWD);
+    (m->kind == MSG_FREE ? freed_at : moved_at)[k] = ++crowd_n;
+}
+
+/* More threads inside realloc at once than any fixed room: 600 reallocs
+ * wait, each for its done, while another thread frees the block each
+ * will get.  Every free goes before the realloc that gets its block
+ * (hundreds_of_threads once found "realloc to X, which is still live"
+ * when the 257th waiting one pushed out the oldest). */
+START_TEST(as_many_wait_as_there_are_threads_inside_realloc)
+{
+    reorder_init(&ro, crowd_take, NULL);
+    crowd_n = 0;
+    for (unsigned i = 0; i < CROWD; i++)
+        in(MSG_REALLOC, (int)i + 1, 0x1000 + i * 16, 0x100000 + i * 16);
+    for (unsigned i = 0; i < CROWD; i++)
+        in(MSG_FREE, 9999, 0x100000 + i * 16, 0);
+    ck_assert_uint_eq(ro.n, CROWD);
+    for (unsigned i = 0; i < CROWD; i++)
+        in(MSG_REALLOC_DONE, (int)i + 1, 0x1000 + i * 16, 0x100000 + i * 16);
     ck_assert_uint_eq(ro.n, 0);
+    ck_assert_uint_eq(ro.early, 0);
+    for (unsigned i = 0; i < CROWD; i++) {
+        ck_assert_uint_ne(moved_at[i], 0);
+        ck_assert_uint_lt(freed_at[i], moved_at[i]);
+    }
+    reorder_free(&ro);
 }
 END_TEST
 
@@ -166,7 +194,7 @@ Suite *reorder_suite(void)
     tcase_add_test(tc, a_realloc_onto_its_old_address_does_not_take_it_early);
     tcase_add_test(tc, a_turn_of_the_process_takes_every_waiting_one_first);
     tcase_add_test(tc, a_message_of_its_thread_takes_it_first);
-    tcase_add_test(tc, no_more_wait_than_there_is_room_for);
+    tcase_add_test(tc, as_many_wait_as_there_are_threads_inside_realloc);
     suite_add_tcase(s, tc);
     return s;
 }
