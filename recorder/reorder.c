@@ -34,19 +34,29 @@ static bool moved(const ring_slot_t *m)
 
 /* Take wait[i] and close the gap.  A waiting realloc that gives back
  * the address wait[i] moves to goes first (that address was given back
- * inside its call, before wait[i]'s returned it). */
+ * inside its call, before wait[i]'s returned it), and so on down the
+ * chain: the chain is kept in the room it frees, wait[n, top), the last
+ * found lowest and taken first.  No recursion: a chain may be as long as
+ * there are threads. */
 static void take_at(reorder_t *ro, unsigned i)
 {
-    ring_slot_t m = ro->wait[i];
-    memmove(&ro->wait[i], &ro->wait[i + 1], (ro->n - i - 1) * sizeof ro->wait[0]);
-    ro->n--;
-    for (unsigned j = 0; j < ro->n; j++)
-        if (ro->wait[j].a == m.b) {
-            ro->early++;
-            take_at(ro, j);
+    unsigned top = ro->n;
+    for (;;) {
+        ring_slot_t m = ro->wait[i];
+        memmove(&ro->wait[i], &ro->wait[i + 1], (ro->n - i - 1) * sizeof ro->wait[0]);
+        ro->wait[--ro->n] = m;
+        unsigned j = 0;
+        while (j < ro->n && ro->wait[j].a != m.b)
+            j++;
+        if (j == ro->n)
             break;
-        }
-    ro->take(ro->ctx, &m);
+        ro->early++;
+        i = j;
+    }
+    for (unsigned k = ro->n; k < top; k++) {
+        ring_slot_t m = ro->wait[k];
+        ro->take(ro->ctx, &m);
+    }
 }
 
 /* Room for one more waiting: grown, or the oldest taken early. */

@@ -144,7 +144,7 @@ END_TEST
 
 /* Where each message was taken: a free's position by its address, a
  * realloc's by its new one (crowd_take). */
-#define CROWD 600
+#define CROWD 3000
 static unsigned crowd_n, freed_at[CROWD], moved_at[CROWD];
 
 static void crowd_take(void *ctx, const ring_slot_t *m)
@@ -181,6 +181,28 @@ START_TEST(as_many_wait_as_there_are_threads_inside_realloc)
 }
 END_TEST
 
+/* A chain: each waiting realloc moves onto the old address of the one
+ * before it, which therefore goes first.  The last one's done takes the
+ * first first, then each in turn (once by recursion, as deep as the
+ * chain). */
+START_TEST(a_chain_of_waiting_reallocs_goes_in_its_order)
+{
+    enum { CHAIN = 3000 };
+    reorder_init(&ro, crowd_take, NULL);
+    crowd_n = 0;
+    /* realloc k: from 0x100000 + (k + 1) * 16 to 0x100000 + k * 16 */
+    for (unsigned k = 0; k < CHAIN; k++)
+        in(MSG_REALLOC, (int)k + 1, 0x100000 + (k + 1) * 16, 0x100000 + k * 16);
+    ck_assert_uint_eq(crowd_n, 0);
+    in(MSG_REALLOC_DONE, CHAIN, 0x100000 + CHAIN * 16, 0x100000 + (CHAIN - 1) * 16);
+    ck_assert_uint_eq(ro.n, 0);
+    ck_assert_uint_eq(ro.early, CHAIN - 1);
+    for (unsigned k = 0; k < CHAIN; k++)
+        ck_assert_uint_eq(moved_at[k], k + 1);
+    reorder_free(&ro);
+}
+END_TEST
+
 Suite *reorder_suite(void)
 {
     Suite *s = suite_create("reorder");
@@ -195,6 +217,7 @@ Suite *reorder_suite(void)
     tcase_add_test(tc, a_turn_of_the_process_takes_every_waiting_one_first);
     tcase_add_test(tc, a_message_of_its_thread_takes_it_first);
     tcase_add_test(tc, as_many_wait_as_there_are_threads_inside_realloc);
+    tcase_add_test(tc, a_chain_of_waiting_reallocs_goes_in_its_order);
     suite_add_tcase(s, tc);
     return s;
 }
