@@ -18,15 +18,15 @@
  * address as a block it had (an allocation, a free, a realloc from it:
  * the old block was given back inside the call, and glibc's realloc
  * gets the new block before it frees the old one, so taking it there is
- * in order too), when a message that is not a heap
- * or mapping event comes (a module, a phase, an exec, a fork, the end),
- * and at reorder_flush.  Each thread
- * inside realloc has at most one waiting, so the wait grows with the
- * threads (to REORDER_WAITING_MAX; past that, or when memory runs out,
- * the oldest is taken early and counted).  A
- * realloc moving onto its old address is no such sign (its slot too
- * was claimed before its call): when that one is taken, the one it
- * waits for goes first.
+ * in order too), when a message that is not a heap or mapping event
+ * comes (a module, a phase, an exec, a fork, the end), and at
+ * reorder_flush.  A realloc moving onto its old address is no such sign
+ * (its slot too was claimed before its call): when that one is taken,
+ * the one it waits for goes first.
+ *
+ * Each thread inside realloc has at most one waiting, so the wait grows
+ * with the threads, to REORDER_WAITING_MAX; past that, or when memory
+ * runs out, the oldest is taken early (counted in early).
  */
 #ifndef MEMSIM_RECORDER_REORDER_H
 #define MEMSIM_RECORDER_REORDER_H
