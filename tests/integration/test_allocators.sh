@@ -279,4 +279,23 @@ expect_eq "no other run made" "$(ls "$TMP/tree3")" glibc
 expect_status "--exe without --compare-allocators: exit 2" 2 "$MEMSIM" run -o "$TMP/tree4" --exe cc1 true
 expect_one_line "--exe without --compare-allocators: one line" "$TMP/err"
 
+# The command's exit status, whatever it is.  A program that exits 1 or
+# 2, as memsim run does on a failure, ran all the same: it is compared
+# (it used to be left out, "the run with glibc failed (status 1)"), and
+# the status is the command's, as without the comparison (it was 0).
+expect_status "--compare-allocators: the command's exit status 1" 1 "$MEMSIM" run -o "$TMP/st1" \
+    --compare-allocators=glibc sh -c "$PROG/det_heap; exit 1"
+expect_grep "a program's status 1: compared all the same" "the comparison is in $TMP/st1/allocators.json" "$TMP/err"
+expect_eq "a program's status 1: its run counted" "$("$J" allocators.# <"$TMP/st1/allocators.json")" 1
+# A crash: its status (128 + 11), and no measured figure (the meter
+# writes at exit): "not measured" and null, not 0 with an error of 0%.
+ulimit -c 0 2>/dev/null
+expect_status "--compare-allocators: a crash's status" 139 "$MEMSIM" run -o "$TMP/segv" \
+    --compare-allocators=glibc "$PROG/crash" segv
+expect_eq "a crash: the program's output" "$(cat "$TMP/out")" "crash: segv"
+expect_grep "a crash: not measured, and no error" "^  glibc  *[0-9.]* MiB  *not measured$" "$TMP/err"
+expect_eq "a crash: measured null" "$("$J" allocators.0.measured_peak_heap_rss_bytes <"$TMP/segv/allocators.json")" null
+expect_eq "a crash: error null" "$("$J" allocators.0.error <"$TMP/segv/allocators.json")" null
+expect_eq "a crash: no pair counted" "$("$J" pairs <"$TMP/segv/allocators.json")" 0
+
 summary
