@@ -147,6 +147,16 @@ expect_eq "with its install line" "$("$J" allocators.rows.1.install <"$TMP/out")
 MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator in the text" 0 \
     "$A" --sites 0 --allocators glibc,tcmalloc "$TMP/known.jsonl"
 expect_grep "text: not installed" "tcmalloc  *not installed: apt-get install libtcmalloc-minimal4" "$TMP/out"
+# A directory of several traces: the line once, not once per trace.
+mkdir "$TMP/two"
+cp "$TMP/known.jsonl" "$TMP/two/memsim.known.42.0.jsonl"
+sed 's/"pid":42,"ppid":1/"pid":43,"ppid":42/' "$TMP/known.jsonl" >"$TMP/two/memsim.known.43.0.jsonl"
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator, two traces" 0 \
+    "$A" --json --sites 0 --allocators glibc,jemalloc "$TMP/two"
+expect_one_line "a missing allocator, two traces: one line" "$TMP/err"
+expect_eq "a missing allocator, two traces: a row in each" \
+    "$("$J" processes.0.allocators.rows.1.status <"$TMP/out")/$("$J" processes.1.allocators.rows.1.status <"$TMP/out")" \
+    missing/missing
 
 # Bad specs: one line, exit 2.
 for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' ''; do
