@@ -605,6 +605,28 @@ static bool say_once(size_t k)
     return said[k] = true;
 }
 
+/* The same, for what the allocator of the i-th spec said on stderr as
+ * its replay ran (jemalloc: "<jemalloc>: Invalid conf value: ..."). */
+static bool say_once_spec(size_t i)
+{
+    static bool said[CATALOG_MAX_SPECS];
+    if (i >= CATALOG_MAX_SPECS || said[i])
+        return false;
+    return said[i] = true;
+}
+
+/* The first lines (at most 3) of what a replay that succeeded wrote on
+ * stderr: the allocator's own words, about its settings as a rule. */
+static void say_stderr(const char *label, const char *text)
+{
+    for (int k = 0; k < 3 && *text; k++) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        escape_line(stderr, "%s: the allocator of %s said: %.*s", ANALYZE_CMD, label, n, text);
+        text += n + (nl != NULL);
+    }
+}
+
 static size_t catalog_index(const catalog_allocator_t *a)
 {
     size_t i = 0;
@@ -660,6 +682,8 @@ static void run_all(process_t *pr, allocators_t *a, int opfd)
         if (c[i].row->status == ALLOC_FAILED)
             escape_line(stderr, "%s: %s: replay through %s: %s", ANALYZE_CMD, pr->path,
                         c[i].row->spec->label, c[i].row->message);
+        else if (c[i].netext && say_once_spec((size_t)(c[i].row - a->rows)))
+            say_stderr(c[i].row->spec->label, c[i].etext);
         free(c[i].text);
         free(c[i].etext);
     }

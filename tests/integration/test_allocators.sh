@@ -159,10 +159,25 @@ expect_eq "a missing allocator, two traces: a row in each" \
     missing/missing
 
 # Bad specs: one line, exit 2.
-for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' ''; do
+# A setting the allocator would ignore, silently: glibc's unknown tunable
+# or a value that is no number (a row the same as glibc's under another
+# name, before); the others' are checked against their libraries
+# (tests/unit/test_catalog.c).
+for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' '' 'glibc:M_ARENA_MAX=abc' \
+    'glibc:glibc.malloc.nope=1'; do
     expect_status "bad --allocators '$bad': exit 2" 2 "$A" --allocators "$bad" "$TMP/known.jsonl"
     expect_one_line "bad --allocators '$bad': one line" "$TMP/err"
 done
+# jemalloc checks its values itself as it starts, on stderr: the line
+# reaches the user (the replay's stderr was dropped), once.
+case ",$ALL," in
+*,jemalloc,*)
+    expect_status "jemalloc's bad value: replayed" 0 "$A" --sites 0 \
+        --allocators 'jemalloc:dirty_decay_ms=abc' "$TMP/two"
+    expect_one_line "jemalloc's bad value: one line" "$TMP/err"
+    expect_grep "jemalloc's own words" "the allocator of jemalloc:dirty_decay_ms=abc said: <jemalloc>: Invalid conf value: dirty_decay_ms:abc" "$TMP/err"
+    ;;
+esac
 
 # A real program: mt_alloc's four threads, every allocation function
 # (traced: not under SANITIZE=1, which builds no libmemsim.so).
@@ -232,6 +247,9 @@ expect_one_line "--allocator of one not installed: one line" "$TMP/err"
 expect_grep "the line that installs it" "jemalloc is not installed (its library libjemalloc.so.2): apt-get install libjemalloc2" "$TMP/err"
 expect_status "--allocator hoard: exit 2" 2 "$MEMSIM" run -o "$TMP/none" --allocator hoard true
 expect_one_line "--allocator hoard: one line" "$TMP/err"
+expect_status "--allocator glibc:M_ARENA_MAX=x: exit 2" 2 "$MEMSIM" run -o "$TMP/none" \
+    --allocator glibc:M_ARENA_MAX=x true
+expect_one_line "--allocator glibc:M_ARENA_MAX=x: one line" "$TMP/err"
 
 # The prediction against reality on one program: frag_heap run once per
 # allocator; the glibc run's trace replayed through each.  Every
