@@ -157,6 +157,14 @@ expect_one_line "a missing allocator, two traces: one line" "$TMP/err"
 expect_eq "a missing allocator, two traces: a row in each" \
     "$("$J" processes.0.allocators.rows.1.status <"$TMP/out")/$("$J" processes.1.allocators.rows.1.status <"$TMP/out")" \
     missing/missing
+# A program that ran with jemalloc (its trace loaded the library), not
+# installed here: the switching line says why there is nothing to switch
+# from (it said "not replayed without settings", as if not asked for).
+sed '2i {"ev":"module","t":1,"tid":1,"op":"load","path":"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2","base":4096,"size":4096}' \
+    "$TMP/known.jsonl" >"$TMP/je.jsonl"
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "ran with jemalloc, not installed" 0 \
+    "$A" --sites 0 --allocators glibc,jemalloc "$TMP/je.jsonl"
+expect_grep "switching: the reason" "^  switching: *the program ran with jemalloc, which is not installed here$" "$TMP/out"
 
 # Bad specs: one line, exit 2.
 # A setting the allocator would ignore, silently: glibc's unknown tunable
@@ -287,6 +295,13 @@ expect_status "--compare-allocators=glibc on a tree" 0 "$MEMSIM" run -o "$TMP/tr
 expect_eq "by default: the process with the most heap operations" \
     "$(basename "$("$J" exe <"$TMP/tree/allocators.json")")" det_heap
 expect_grep "the table names it and why" "peak heap RSS of .*/det_heap (the process with the most heap operations)" "$TMP/err"
+# The tree's processes beside the one run (sh): each shown briefly with
+# its allocators in a line, and the --pid that shows their table (only
+# sh's replay was shown: 10 heap operations).
+expect_status "--allocators on a tree's directory" 0 "$A" --sites 0 --allocators glibc,glibc:M_ARENA_MAX=1 \
+    "$TMP/tree/glibc"
+expect_eq "a line for each process shown briefly (touch_mb, det_heap)" \
+    "$(grep -c '^  allocators:     glibc.* [0-9.]* [KM]iB.*(peak RSS, best first; --pid [0-9]* shows the table)$' "$TMP/out")" 2
 expect_status "--exe touch_mb" 0 "$MEMSIM" run -o "$TMP/tree2" --compare-allocators=glibc \
     --exe touch_mb sh -c "$TREE"
 expect_eq "--exe: that process" "$(basename "$("$J" exe <"$TMP/tree2/allocators.json")")" touch_mb
