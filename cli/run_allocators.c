@@ -151,8 +151,8 @@ json_t *run_alloc_collect(const char *cmd, const run_alloc_t *a, const char *dir
                 (double)num(t, "end_heap_rss_bytes") / MIB, json_array_size(procs),
                 json_array_size(procs) == 1 ? "" : "es");
     else
-        fprintf(stderr, "%s: allocator %s: no process was measured (none ended by exit: the "
-                        "meter writes at exit)\n", cmd, a->spec.label);
+        fprintf(stderr, "%s: allocator %s: no process was measured (none ended by exit or "
+                        "_exit, when the meter writes: a crash is not measured)\n", cmd, a->spec.label);
     return json_pack("{s:s, s:s, s:s, s:o, s:I, s:o}", "name", a->spec.label, "allocator",
                      a->spec.a->name, "library", a->lib, "settings", settings,
                      "peak_heap_rss_bytes", (json_int_t)(t ? num(t, "peak_heap_rss_bytes") : 0),

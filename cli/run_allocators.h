@@ -23,7 +23,7 @@
  *       that executable, the largest, on both sides), their difference,
  *       and whether the two orders agree; DIR/allocators.json holds the
  *       same ("not measured", null, where no process of it ended by
- *       exit: the meter writes at exit).  An --exe of which the first
+ *       exit or _exit: the meter writes then; a crash is not measured).  An --exe of which the first
  *       run measured no process stops the comparison there, with one
  *       line naming those it measured.  A run counts when the command
  *       ran (its resources.json), whatever its exit status; memsim run

@@ -330,8 +330,14 @@ expect_status "--compare-allocators: the command's exit status 1" 1 "$MEMSIM" ru
     --compare-allocators=glibc sh -c "$PROG/det_heap; exit 1"
 expect_grep "a program's status 1: compared all the same" "the comparison is in $TMP/st1/allocators.json" "$TMP/err"
 expect_eq "a program's status 1: its run counted" "$("$J" allocators.# <"$TMP/st1/allocators.json")" 1
+# _exit runs no destructor: the meter's _exit measures (it did not).
+expect_status "--allocator glibc: a program that ends by _exit" 7 "$MEMSIM" run -o "$TMP/ex7" \
+    --allocator glibc "$PROG/crash" exit7
+expect_grep "_exit: measured" "allocator glibc: peak heap RSS .* MiB in .*crash (pid [0-9]*), .*; 1 process measured" "$TMP/err"
+expect_grep "_exit: the trace still ends by _exit" '"reason":"_exit"' "$(ls "$TMP"/ex7/memsim.crash.*.jsonl)"
 # A crash: its status (128 + 11), and no measured figure (the meter
-# writes at exit): "not measured" and null, not 0 with an error of 0%.
+# writes at exit or _exit): "not measured" and null, not 0 with an error
+# of 0%.
 ulimit -c 0 2>/dev/null
 expect_status "--compare-allocators: a crash's status" 139 "$MEMSIM" run -o "$TMP/segv" \
     --compare-allocators=glibc "$PROG/crash" segv
