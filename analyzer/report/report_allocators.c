@@ -128,6 +128,18 @@ void report_allocators_text_brief(FILE *f, const process_t *pr)
                     100.0 * (double)(from->peak_rss - to->peak_rss) / (double)from->peak_rss);
 }
 
+/* The rows not replayed, each with why. */
+static void rows_not_replayed(FILE *f, const allocators_t *a)
+{
+    for (size_t i = 0; i < a->nrows; i++) {
+        const alloc_row_t *r = &a->rows[i];
+        if (r->status == ALLOC_MISSING)
+            escape_line(f, "    %-28s not installed: %s", r->spec->label, r->message);
+        else if (r->status == ALLOC_FAILED)
+            escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
+    }
+}
+
 void report_allocators_text(FILE *f, const process_t *pr)
 {
     const allocators_t *a = of(pr);
@@ -136,6 +148,12 @@ void report_allocators_text(FILE *f, const process_t *pr)
     char b1[32], b2[32], b3[32];
     if (a->problem[0]) {
         escape_line(f, "  allocators:     not replayed: %s", a->problem);
+        return;
+    }
+    if (!a->nordered) { /* no figures: no table, ranking or switching */
+        fprintf(f, "  allocators (the trace's %" PRIu64 " heap operations on %u %s): none "
+                "replayed\n", a->ops, a->threads, a->threads == 1 ? "thread" : "threads");
+        rows_not_replayed(f, a);
         return;
     }
     fprintf(f, "  allocators (the trace's %" PRIu64 " heap operations on %u %s, replayed through each "
@@ -161,13 +179,7 @@ void report_allocators_text(FILE *f, const process_t *pr)
                 fprintf(f, "      (%s is not %s's: those calls went through its posix_memalign)\n",
                        kind_names[k], r->spec->a->name);
     }
-    for (size_t i = 0; i < a->nrows; i++) {
-        const alloc_row_t *r = &a->rows[i];
-        if (r->status == ALLOC_MISSING)
-            escape_line(f, "    %-28s not installed: %s", r->spec->label, r->message);
-        else if (r->status == ALLOC_FAILED)
-            escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
-    }
+    rows_not_replayed(f, a);
     fprintf(f, "    peak RSS: the most memory the replay held resident over what it held at its start\n"
            "    (the allocator's own and its blocks' pages, each block written once%s); overhead:\n"
            "    peak RSS / peak live - 1 (Johnstone-Wilson; peak live %s); RSS at end: still\n"

@@ -147,6 +147,13 @@ expect_eq "with its install line" "$("$J" allocators.rows.1.install <"$TMP/out")
 MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator in the text" 0 \
     "$A" --sites 0 --allocators glibc,tcmalloc "$TMP/known.jsonl"
 expect_grep "text: not installed" "tcmalloc  *not installed: apt-get install libtcmalloc-minimal4" "$TMP/out"
+# None replayed: no table, no ranking of the strategies alone under the
+# allocators' name, no switching line (it said "0.00 s in parallel").
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "no allocator installed" 0 \
+    "$A" --sites 0 --allocators jemalloc,tcmalloc "$TMP/known.jsonl"
+expect_grep "none replayed" "^  allocators (the trace's 8 heap operations on 2 threads): none replayed$" "$TMP/out"
+expect_grep "each row says why" "^    jemalloc  *not installed: apt-get install libjemalloc2$" "$TMP/out"
+expect_eq "no ranking, no switching" "$(grep -c '^  ranking\|^  switching' "$TMP/out")" 0
 # A directory of several traces: the line once, not once per trace.
 mkdir "$TMP/two"
 cp "$TMP/known.jsonl" "$TMP/two/memsim.known.42.0.jsonl"
