@@ -429,7 +429,7 @@ fuzz: | $(DEPS_OK)
 		echo "fuzz: failed (exit $$rc; the input is $(BUILD)/fuzz-crash-*, the log $(BUILD)/fuzz.log)"; exit 1; fi; \
 	tail -n 3 $(BUILD)/fuzz.log
 
-demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(BUILD)/examples/demo_workload
+demo: $(MEMSIM) $(ANALYZE) $(LIBMEMSIM) $(RECORDER) $(REPLAY) $(METER) $(BUILD)/examples/demo_workload
 	$(Q)sh scripts/demo.sh $(BUILD)
 
 # make install PREFIX=P: the programs in P/bin, the preload library and

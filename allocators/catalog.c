@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define LIB_MAX_BYTES (64u << 20) /* a library read to check settings, at most */
 
 static const char *const jemalloc_libs[] = {"libjemalloc.so.2", NULL};
 static const char *const mimalloc_libs[] = {"libmimalloc.so.2", "libmimalloc.so.2.0", NULL};
@@ -34,6 +38,13 @@ static const struct {
     {"M_MXFAST", "glibc.malloc.mxfast"},
     {"M_PERTURB", "glibc.malloc.perturb"},
 };
+
+/* glibc.malloc.* tunables (glibc 2.36 and 2.37): glibc ignores a name it
+ * does not know, silently. */
+static const char *const glibc_tunables[] = {
+    "arena_max", "arena_test", "check", "hugetlb", "mmap_max", "mmap_threshold", "mxfast",
+    "perturb", "tcache_count", "tcache_max", "tcache_unsorted_limit", "top_pad",
+    "trim_threshold"};
 
 /* Where Debian puts libraries, after the directory of the libc this
  * process runs with. */
@@ -68,6 +79,38 @@ static bool word_char(char c, bool dot)
            c == '_' || (dot && (c == '.' || c == '-'));
 }
 
+/* glibc's KEY=VALUE: a mallopt name or a glibc.malloc.* tunable it
+ * has, and a number (decimal, or hexadecimal after 0x), as each of them
+ * takes.  glibc says nothing of a name or a value it ignores, which would
+ * make a row the same as plain glibc's under another name.  0, or -1 with
+ * one line in err. */
+static int glibc_setting(const char *k, size_t klen, const char *v, size_t vlen, char *err,
+                         size_t errlen)
+{
+    bool known = false;
+    for (size_t i = 0; i < sizeof glibc_names / sizeof glibc_names[0] && !known; i++)
+        known = strlen(glibc_names[i].mallopt) == klen && !strncmp(k, glibc_names[i].mallopt, klen);
+    for (size_t i = 0; i < sizeof glibc_tunables / sizeof glibc_tunables[0] && !known; i++)
+        known = klen == 13 + strlen(glibc_tunables[i]) && !strncmp(k, "glibc.malloc.", 13) &&
+                !strncmp(k + 13, glibc_tunables[i], klen - 13);
+    if (!known) {
+        snprintf(err, errlen, "glibc takes mallopt's names (M_ARENA_MAX, M_MMAP_THRESHOLD, "
+                 "M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX, M_ARENA_TEST, M_MXFAST, M_PERTURB) "
+                 "or glibc.malloc.* tunables (tcache_count, hugetlb, ...), not \"%.*s\"",
+                 (int)klen, k);
+        return -1;
+    }
+    bool hex = vlen > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+    for (size_t i = hex ? 2 : 0; i < vlen; i++)
+        if (!(v[i] >= '0' && v[i] <= '9') &&
+            !(hex && ((v[i] >= 'a' && v[i] <= 'f') || (v[i] >= 'A' && v[i] <= 'F')))) {
+            snprintf(err, errlen, "%.*s=%.*s: glibc's settings take a number (decimal, or "
+                     "hexadecimal after 0x)", (int)klen, k, (int)vlen, v);
+            return -1;
+        }
+    return 0;
+}
+
 /* One KEY=VALUE of spec's allocator into out. */
 static int parse_setting(const char *s, size_t n, catalog_spec_t *out, char *err, size_t errlen)
 {
@@ -97,17 +140,8 @@ static int parse_setting(const char *s, size_t n, catalog_spec_t *out, char *err
         snprintf(err, errlen, "more than %d settings for %s", CATALOG_MAX_SETTINGS, out->a->name);
         return -1;
     }
-    if (!strcmp(out->a->name, "glibc")) {
-        bool known = klen > 13 && !strncmp(s, "glibc.malloc.", 13);
-        for (size_t i = 0; i < sizeof glibc_names / sizeof glibc_names[0] && !known; i++)
-            known = strlen(glibc_names[i].mallopt) == klen && !strncmp(s, glibc_names[i].mallopt, klen);
-        if (!known) {
-            snprintf(err, errlen, "glibc takes mallopt's names (M_ARENA_MAX, M_MMAP_THRESHOLD, "
-                     "M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX, M_ARENA_TEST, M_MXFAST, M_PERTURB) "
-                     "or glibc.malloc.* tunables, not \"%.*s\"", (int)klen, s);
-            return -1;
-        }
-    }
+    if (!strcmp(out->a->name, "glibc") && glibc_setting(s, klen, eq + 1, vlen, err, errlen))
+        return -1;
     memcpy(out->keys[out->nsettings], s, klen);
     out->keys[out->nsettings][klen] = '\0';
     memcpy(out->values[out->nsettings], eq + 1, vlen);
@@ -146,7 +180,57 @@ int catalog_parse_spec(const char *spec, catalog_spec_t *out, char *err, size_t 
             return -1;
         s = next;
     }
-    return 0;
+    return catalog_check_spec(out, err, errlen);
+}
+
+/* The name under which allocator a reads setting key: jemalloc's as
+ * given, mimalloc's in lower case without MIMALLOC_ (its table of
+ * options), tcmalloc's as its environment variable, TCMALLOC_NAME. */
+static void setting_name(const catalog_allocator_t *a, const char *key, char *out, size_t len)
+{
+    bool mi = !strcmp(a->name, "mimalloc"), tc = !strcmp(a->name, "tcmalloc");
+    if (mi && !strncasecmp(key, "mimalloc_", 9))
+        key += 9;
+    size_t at = 0;
+    if (tc && strncasecmp(key, "tcmalloc_", 9))
+        at = (size_t)snprintf(out, len, "TCMALLOC_");
+    for (; *key && at + 1 < len; key++) {
+        char c = *key;
+        if (mi || tc)
+            c = c == '.' || c == '-' ? '_' : c;
+        if (mi && c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (tc && c >= 'a' && c <= 'z')
+            c = (char)(c - 'a' + 'A');
+        out[at++] = c;
+    }
+    out[at] = '\0';
+}
+
+int catalog_check_spec(const catalog_spec_t *spec, char *err, size_t errlen)
+{
+    char lib[4096];
+    if (!spec->nsettings || !spec->a->sonames || !catalog_library(spec->a, lib, sizeof lib))
+        return 0;
+    FILE *f = fopen(lib, "rb");
+    struct stat st;
+    size_t size = f && !fstat(fileno(f), &st) && st.st_size > 0 ? (size_t)st.st_size : 0;
+    char *buf = size && size <= LIB_MAX_BYTES ? malloc(size) : NULL;
+    size_t n = buf ? fread(buf, 1, size, f) : 0;
+    if (f)
+        fclose(f);
+    int rc = 0;
+    for (size_t i = 0; buf && i < spec->nsettings && !rc; i++) {
+        char name[80];
+        setting_name(spec->a, spec->keys[i], name, sizeof name);
+        if (!memmem(buf, n, name, strlen(name) + 1)) { /* with its NUL */
+            snprintf(err, errlen, "%s has no setting \"%s\" (its library %s names none: it "
+                     "would be ignored)", spec->a->name, name, lib);
+            rc = -1;
+        }
+    }
+    free(buf);
+    return rc;
 }
 
 int catalog_parse_list(const char *list, catalog_spec_t *out, size_t max, size_t *n, char *err,

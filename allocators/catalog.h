@@ -12,7 +12,7 @@
  *   glibc     M_ARENA_MAX, M_MMAP_THRESHOLD, ... (mallopt's names) or
  *             glibc.malloc.* tunables: GLIBC_TUNABLES
  *   jemalloc  its options (dirty_decay_ms, narenas, ...): MALLOC_CONF
- *   mimalloc  its options (purge_delay, arena_eager_commit, ...):
+ *   mimalloc  its options (reset_delay, eager_commit, ...: 2.0's names):
  *             MIMALLOC_<NAME>, upper case
  *   tcmalloc  its environment (release_rate, ...): TCMALLOC_<NAME>,
  *             upper case
@@ -50,9 +50,22 @@ const catalog_allocator_t *catalog_find(const char *name);
 /* "glibc, jemalloc, mimalloc, tcmalloc" into buf. */
 const char *catalog_names(char *buf, size_t len);
 
-/* Parse one spec (NAME[:KEY=VALUE...]) into *out.  0, or -1 with one line
- * (no newline) in err naming the problem. */
+/* Parse one spec (NAME[:KEY=VALUE...]) into *out, and check its settings
+ * (catalog_check_spec).  0, or -1 with one line (no newline) in err
+ * naming the problem. */
 int catalog_parse_spec(const char *spec, catalog_spec_t *out, char *err, size_t errlen);
+/* Whether the allocator of spec takes each of its settings, as far as
+ * can be told before it runs: an allocator ignores, silently, a setting
+ * it does not know (glibc's tunables, mimalloc's and tcmalloc's
+ * environment; jemalloc says so on stderr as the program starts), and
+ * the row would be the allocator's without settings under another name.
+ * glibc's names and values are checked as they are parsed; of the
+ * others, the name under which the allocator reads a setting (MALLOC_CONF's
+ * key, mimalloc's option, TCMALLOC_NAME) must be a string of its
+ * installed library, as each one it reads is.  A library not installed
+ * or not readable: 0 (the row then says it is missing).  0, or -1 with
+ * one line in err. */
+int catalog_check_spec(const catalog_spec_t *spec, char *err, size_t errlen);
 /* Parse a comma-separated list into out[0..max); *n specs.  0 or -1 (err). */
 int catalog_parse_list(const char *list, catalog_spec_t *out, size_t max, size_t *n, char *err,
                        size_t errlen);

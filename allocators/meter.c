@@ -33,7 +33,8 @@
  * /proc/self/smaps at most every 20 ms and whenever the anonymous RSS
  * passes its highest, for what of it is not the heap.  The heap at a
  * sample is the anonymous RSS less that part, as last read.  At exit
- * (a destructor) it writes MEMSIM_METER_OUT/meter.PID.json:
+ * (a destructor), or at _exit or _Exit (which run none: this library's
+ * come first, then pass on), it writes MEMSIM_METER_OUT/meter.PID.json:
  *   {"pid", "exe", "peak_heap_rss_bytes", "end_heap_rss_bytes",
  *    "base_heap_rss_bytes", "peak_rss_bytes" (VmHWM), "own_untracked",
  *    "samples", "smaps_reads"}
@@ -392,8 +393,14 @@ static void child_after_fork(void)
     M.pid = getpid();
 }
 
+static void (*next_exit)(int), (*next_Exit)(int);
+
 __attribute__((constructor)) static void meter_start(void)
 {
+    /* _exit and _Exit pass on to these (libmemsim.so's, which end the
+     * trace, then libc's), found now: not at the end, in any state */
+    next_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+    next_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     const char *out = getenv("MEMSIM_METER_OUT");
     if (!out || !*out || strlen(out) >= sizeof M.out)
         return;
@@ -440,8 +447,10 @@ __attribute__((constructor)) static void meter_start(void)
 
 __attribute__((destructor)) static void meter_end(void)
 {
-    if (!M.on)
+    /* not in a vfork child: M and the sampler are its parent's */
+    if (!M.on || getpid() != M.pid)
         return;
+    M.on = false; /* once: _exit, then no destructor; exit, then no _exit */
     if (M.have_thread) {
         atomic_store(&M.stop, true);
         pthread_join(M.thread, NULL);
@@ -473,4 +482,24 @@ __attribute__((destructor)) static void meter_end(void)
         }
         close(fd);
     }
+}
+
+/* A process that ends by _exit or _Exit runs no destructor: it is
+ * measured here (a crash still is not: no code of the meter runs). */
+EXPORT void _exit(int status)
+{
+    meter_end();
+    if (next_exit)
+        next_exit(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+    meter_end();
+    if (next_Exit)
+        next_Exit(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
 }

@@ -151,8 +151,8 @@ json_t *run_alloc_collect(const char *cmd, const run_alloc_t *a, const char *dir
                 (double)num(t, "end_heap_rss_bytes") / MIB, json_array_size(procs),
                 json_array_size(procs) == 1 ? "" : "es");
     else
-        fprintf(stderr, "%s: allocator %s: no process was measured (none ended by exit: the "
-                        "meter writes at exit)\n", cmd, a->spec.label);
+        fprintf(stderr, "%s: allocator %s: no process was measured (none ended by exit or "
+                        "_exit, when the meter writes: a crash is not measured)\n", cmd, a->spec.label);
     return json_pack("{s:s, s:s, s:s, s:o, s:I, s:o}", "name", a->spec.label, "allocator",
                      a->spec.a->name, "library", a->lib, "settings", settings,
                      "peak_heap_rss_bytes", (json_int_t)(t ? num(t, "peak_heap_rss_bytes") : 0),
@@ -284,6 +284,7 @@ typedef struct compare_s {
     size_t n;
     char ran[CATALOG_MAX_SPECS][PATH_MAX]; /* dir/SPEC/ of each run */
     bool ok[CATALOG_MAX_SPECS];            /* the run with specs[i] succeeded */
+    int status[CATALOG_MAX_SPECS];         /* memsim run's exit status: the command's */
     char list_ran[CATALOG_MAX_SPECS * 162]; /* their labels, comma-separated */
     size_t first;                          /* the first that ran, or SIZE_MAX */
 } compare_t;
@@ -314,10 +315,20 @@ static size_t count_args(char *const *v)
     return n;
 }
 
+/* Whether memsim run wrote dir/resources.json: the command ran (its
+ * exit status is then the command's, whatever it is: a program may exit
+ * 1 or 2 as memsim run does on bad input). */
+static bool run_happened(const char *dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/resources.json", dir);
+    return access(path, R_OK) == 0;
+}
+
 /* Run the command with specs[i] (memsim run --allocator) into
- * c->ran[i].  0 when it ran; -1 when it is left out (one line said
- * why); 1 (out of memory) or 2 (after one line) when the comparison
- * stops. */
+ * c->ran[i], its status into c->status[i].  0 when it ran; -1 when it
+ * is left out (one line said why); 1 (out of memory) or 2 (after one
+ * line) when the comparison stops. */
 static int compare_run(compare_t *c, size_t i, char *self, char *const *run_args,
                        char *const *argv)
 {
@@ -355,7 +366,8 @@ static int compare_run(compare_t *c, size_t i, char *self, char *const *run_args
     fprintf(stderr, "%s: run %zu of %zu: with %s\n", c->cmd, i + 1, c->n, spec->label);
     int rc = run_wait(args, NULL);
     free(args);
-    if (rc < 0 || rc == 2 || rc == 1) {
+    c->status[i] = rc;
+    if (rc < 0 || !run_happened(c->ran[i])) {
         fprintf(stderr, "%s: the run with %s failed (status %d); compared without it\n", c->cmd,
                 spec->label, rc);
         return -1;
@@ -424,7 +436,10 @@ static int compare_runs(compare_t *c, char *self, char *const *run_args, char *c
 
 /* The predicted and measured peak heap RSS of exe for each allocator
  * that ran, a line each on stderr and an entry each of out; pred and
- * meas get the figures, *m how many. */
+ * meas get the figures of those with both, *m how many.  A figure
+ * missing (no process of exe ended by exit in the run, or its replay
+ * failed) is "not measured" or "not replayed", null in out, and no
+ * error. */
 static void compare_rows(const compare_t *c, const json_t *report, const char *exe, json_t *out,
                          double *pred, double *meas, size_t *m)
 {
@@ -435,13 +450,26 @@ static void compare_rows(const compare_t *c, const json_t *report, const char *e
         const char *label = c->specs[i].label;
         uint64_t pr = predicted(report, exe, label);
         uint64_t me = measured(c->ran[i], exe);
-        double e = me ? ((double)pr - (double)me) / (double)me : 0;
-        fprintf(stderr, "  %-28s %9.2f MiB %9.2f MiB %+7.1f%%\n", label, (double)pr / MIB,
-                (double)me / MIB, 100 * e);
-        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f}", "name", label,
-                                             "predicted_peak_heap_rss_bytes", (json_int_t)pr,
-                                             "measured_peak_heap_rss_bytes", (json_int_t)me,
-                                             "error", e));
+        char fp[32] = "not replayed", fm[32] = "not measured", fe[16] = "";
+        if (pr)
+            snprintf(fp, sizeof fp, "%.2f MiB", (double)pr / MIB);
+        if (me)
+            snprintf(fm, sizeof fm, "%.2f MiB", (double)me / MIB);
+        double e = pr && me ? ((double)pr - (double)me) / (double)me : 0;
+        if (pr && me)
+            snprintf(fe, sizeof fe, "%+.1f%%", 100 * e);
+        if (fe[0])
+            fprintf(stderr, "  %-28s %13s %13s %8s\n", label, fp, fm, fe);
+        else
+            fprintf(stderr, "  %-28s %13s %13s\n", label, fp, fm);
+        json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:o}", "name", label,
+                                             "predicted_peak_heap_rss_bytes",
+                                             pr ? json_integer((json_int_t)pr) : json_null(),
+                                             "measured_peak_heap_rss_bytes",
+                                             me ? json_integer((json_int_t)me) : json_null(),
+                                             "error", pr && me ? json_real(e) : json_null()));
+        if (!pr || !me)
+            continue;
         pred[*m] = (double)pr;
         meas[*m] = (double)me;
         ++*m;
@@ -493,7 +521,7 @@ static int compare_report(const compare_t *c, char *analyze)
                     "run with each), peak heap RSS of %s (%s):\n", c->cmd,
             c->specs[c->first].label, exe,
             c->exe ? "--exe" : "the process with the most heap operations");
-    fprintf(stderr, "  %-28s %12s %12s %8s\n", "allocator", "predicted", "measured", "error");
+    fprintf(stderr, "  %-28s %13s %13s %8s\n", "allocator", "predicted", "measured", "error");
     double pred[CATALOG_MAX_SPECS] = {0}, meas[CATALOG_MAX_SPECS] = {0};
     size_t m, pairs;
     compare_rows(c, report, exe, out, pred, meas, &m);
@@ -528,5 +556,8 @@ int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, co
         return 1;
     }
     rc = compare_runs(&c, self, run_args, argv);
-    return rc ? rc : compare_report(&c, analyze);
+    if (rc)
+        return rc;
+    compare_report(&c, analyze); /* a failed comparison is one line */
+    return c.status[c.first];    /* the command's, as without the comparison */
 }

@@ -22,8 +22,12 @@
  *       peak heap RSS beside the measured one (of several processes of
  *       that executable, the largest, on both sides), their difference,
  *       and whether the two orders agree; DIR/allocators.json holds the
- *       same.  An --exe of which the first run measured no process stops
- *       the comparison there, with one line naming those it measured.
+ *       same ("not measured", null, where no process of it ended by
+ *       exit or _exit: the meter writes then; a crash is not measured).  An --exe of which the first
+ *       run measured no process stops the comparison there, with one
+ *       line naming those it measured.  A run counts when the command
+ *       ran (its resources.json), whatever its exit status; memsim run
+ *       exits with the first run's, the command's.
  */
 #ifndef MEMSIM_CLI_RUN_ALLOCATORS_H
 #define MEMSIM_CLI_RUN_ALLOCATORS_H
@@ -67,7 +71,9 @@ bool run_alloc_file(const char *name);
  * list (NULL: every one of the catalog) under memsim run --allocator
  * into dir/SPEC/, then compare exe's process (NULL: the one with the
  * most heap operations).  run_args: memsim run's options to pass on to
- * each run (NULL-terminated).  The exit status of memsim run. */
+ * each run (NULL-terminated).  The exit status of memsim run: the
+ * command's in the first run that ran (a failed comparison is one line),
+ * else 1 or 2. */
 int run_alloc_compare(const char *cmd, const char *self_dir, const char *dir, const char *list,
                       const char *exe, char *const *run_args, char *const *argv);
 

@@ -3,7 +3,8 @@
 # device: one seeded workload through every allocation strategy.  Then a
 # bundled program (examples/demo_workload.c) under memsim run, and its
 # trace analyzed by memsim-analyze: summary, leaks, findings (fragmentation,
-# a spike, a drift, each in its phase), strategy replay.
+# a spike, a drift, each in its phase), the replay through the strategies
+# and through the real allocators (glibc, jemalloc, mimalloc, tcmalloc).
 #
 #   sh scripts/demo.sh [BUILD [DIR]]
 #
@@ -67,13 +68,18 @@ sed -n -e 's/^{"ev":"\([a-z_]*\)".*/\1/p' -e 's/^\["a".*/alloc/p' -e 's/^\["f".*
 rm -f "$OUT/trace.jsonl"
 cat <<'TXT'
 
-memsim-analyze on the run's directory:
+memsim-analyze --allocators glibc,jemalloc,mimalloc,tcmalloc on the run's
+directory:
 
 TXT
-"$BUILD/memsim-analyze" "$OUT/run" | tee "$OUT/analysis.txt"
-"$BUILD/memsim-analyze" --html "$OUT/report.html" "$OUT/run" 2>/dev/null &&
+# The real allocators too: an allocator not installed is a line on stderr
+# naming the package (scripts/deps.sh, which make runs first, installs
+# them as root and otherwise prints the line), and the others still run.
+ALLOCATORS=glibc,jemalloc,mimalloc,tcmalloc
+"$BUILD/memsim-analyze" --allocators "$ALLOCATORS" "$OUT/run" | tee "$OUT/analysis.txt"
+"$BUILD/memsim-analyze" --allocators "$ALLOCATORS" --html "$OUT/report.html" "$OUT/run" 2>/dev/null &&
     echo "
-The same as a page with plots (timeline, strategies, flame graph), to open
+The same as a page with plots (timeline, both replays, flame graph), to open
 in any browser: $OUT/report.html"
 cat <<'TXT'
 
@@ -93,6 +99,12 @@ How to read it:
   - The strategies table replays the trace's allocations through each
     allocation strategy of memsim simulate: the peak footprint each would
     have needed for the same requests, and its fragmentation.
+  - The allocators table replays the same requests through the real
+    allocators, each in a process of its own with the allocator
+    preloaded: the peak RSS each would have held, ranked with the
+    strategies, and the saving of switching from glibc, which the demo
+    ran with, to the best.  The fragment phase's holes are glibc's: an
+    allocator that keeps small and large blocks apart holds less.
 TXT
 if ! grep -q 'transient spike' "$OUT/analysis.txt"; then
     cat <<'TXT'

@@ -592,6 +592,49 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Whether the line about allocator k's library (missing: the line that
+ * installs it) or about memsim-replay (k == catalog_count()) is still to
+ * be said: once per analysis, not once per trace of a directory (79
+ * traces of a python3 run under pyenv's shims made 158 such lines).  The
+ * traces are finished one at a time, on the main thread. */
+static bool say_once(size_t k)
+{
+    static bool said[CATALOG_MAX_SPECS + 1];
+    if (k > CATALOG_MAX_SPECS || said[k])
+        return false;
+    return said[k] = true;
+}
+
+/* The same, for what the allocator of the i-th spec said on stderr as
+ * its replay ran (jemalloc: "<jemalloc>: Invalid conf value: ..."). */
+static bool say_once_spec(size_t i)
+{
+    static bool said[CATALOG_MAX_SPECS];
+    if (i >= CATALOG_MAX_SPECS || said[i])
+        return false;
+    return said[i] = true;
+}
+
+/* The first lines (at most 3) of what a replay that succeeded wrote on
+ * stderr: the allocator's own words, about its settings as a rule. */
+static void say_stderr(const char *label, const char *text)
+{
+    for (int k = 0; k < 3 && *text; k++) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        escape_line(stderr, "%s: the allocator of %s said: %.*s", ANALYZE_CMD, label, n, text);
+        text += n + (nl != NULL);
+    }
+}
+
+static size_t catalog_index(const catalog_allocator_t *a)
+{
+    size_t i = 0;
+    while (i < catalog_count() && catalog_at(i) != a)
+        i++;
+    return i;
+}
+
 /* Every allocator of the options through the file, in parallel. */
 static void run_all(process_t *pr, allocators_t *a, int opfd)
 {
@@ -609,14 +652,17 @@ static void run_all(process_t *pr, allocators_t *a, int opfd)
             r->status = ALLOC_MISSING;
             snprintf(r->message, sizeof r->message, "%s",
                      catalog_install_line(r->spec->a, line, sizeof line));
-            escape_line(stderr, "%s: %s: allocator %s is not installed (its library %s): %s",
-                        ANALYZE_CMD, pr->path, r->spec->a->name, r->spec->a->sonames[0], r->message);
+            if (say_once(catalog_index(r->spec->a)))
+                fprintf(stderr, "%s: allocator %s is not installed (its library %s): %s\n",
+                        ANALYZE_CMD, r->spec->a->name, r->spec->a->sonames[0], r->message);
             continue;
         }
         if (!have_replay) {
             r->status = ALLOC_FAILED;
             snprintf(r->message, sizeof r->message, "memsim-replay is not beside memsim-analyze "
                      "(make builds it)");
+            if (say_once(catalog_count()))
+                fprintf(stderr, "%s: --allocators: %s\n", ANALYZE_CMD, r->message);
             continue;
         }
         if (start_child(replay, opfd, r, lib, &c[nc])) {
@@ -636,6 +682,8 @@ static void run_all(process_t *pr, allocators_t *a, int opfd)
         if (c[i].row->status == ALLOC_FAILED)
             escape_line(stderr, "%s: %s: replay through %s: %s", ANALYZE_CMD, pr->path,
                         c[i].row->spec->label, c[i].row->message);
+        else if (c[i].netext && say_once_spec((size_t)(c[i].row - a->rows)))
+            say_stderr(c[i].row->spec->label, c[i].etext);
         free(c[i].text);
         free(c[i].etext);
     }

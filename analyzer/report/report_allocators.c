@@ -79,6 +79,67 @@ static void series_ns(const alloc_row_t *r, char *buf, size_t len, double v)
 
 /* ---- text ---------------------------------------------------------------------------- */
 
+/* Why the allocator the program ran with has no figures to switch from:
+ * no row of it without settings, or that row's status. */
+static void no_switch(FILE *f, const allocators_t *a)
+{
+    const char *why = "which was not replayed without settings";
+    for (size_t i = 0; i < a->nrows; i++) {
+        const alloc_row_t *r = &a->rows[i];
+        if (r->spec->a == a->ran_with && !r->spec->nsettings && r->status == ALLOC_MISSING)
+            why = "which is not installed here";
+        else if (r->spec->a == a->ran_with && !r->spec->nsettings && r->status == ALLOC_FAILED)
+            why = "whose replay failed";
+    }
+    escape_line(f, "  switching:      the program ran with %s, %s", a->ran_with->name, why);
+}
+
+void report_allocators_text_brief(FILE *f, const process_t *pr)
+{
+    const allocators_t *a = of(pr);
+    if (!a)
+        return;
+    if (a->problem[0]) {
+        escape_line(f, "  allocators:     not replayed: %s", a->problem);
+        return;
+    }
+    char line[1024], b1[32], b2[32];
+    size_t at = 0;
+    uint64_t best = best_peak(a);
+    for (size_t i = 0; i < a->nordered && at < sizeof line; i++) {
+        const alloc_row_t *r = &a->rows[a->order[i]];
+        if (i)
+            snprintf(b1, sizeof b1, "+%s", units_format_bytes(r->peak_rss - best, b2, sizeof b2));
+        else
+            snprintf(b1, sizeof b1, "%s", units_format_bytes(r->peak_rss, b2, sizeof b2));
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%s %s", i ? ", " : "",
+                               r->spec->label, b1);
+    }
+    size_t nother = a->nrows - a->nordered;
+    if (nother && at < sizeof line)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%zu not replayed", at ? "; " : "",
+                               nother);
+    escape_line(f, "  allocators:     %s (peak RSS, best first; --pid %" PRId64 " shows the table)",
+                line, pr->s.pid);
+    const alloc_row_t *from, *to;
+    if (switching(a, &from, &to) && from != to)
+        escape_line(f, "  switching:      from %s to %s would save %s (%.1f%%)", from->spec->label,
+                    to->spec->label, units_format_bytes(from->peak_rss - to->peak_rss, b1, sizeof b1),
+                    100.0 * (double)(from->peak_rss - to->peak_rss) / (double)from->peak_rss);
+}
+
+/* The rows not replayed, each with why. */
+static void rows_not_replayed(FILE *f, const allocators_t *a)
+{
+    for (size_t i = 0; i < a->nrows; i++) {
+        const alloc_row_t *r = &a->rows[i];
+        if (r->status == ALLOC_MISSING)
+            escape_line(f, "    %-28s not installed: %s", r->spec->label, r->message);
+        else if (r->status == ALLOC_FAILED)
+            escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
+    }
+}
+
 void report_allocators_text(FILE *f, const process_t *pr)
 {
     const allocators_t *a = of(pr);
@@ -87,6 +148,12 @@ void report_allocators_text(FILE *f, const process_t *pr)
     char b1[32], b2[32], b3[32];
     if (a->problem[0]) {
         escape_line(f, "  allocators:     not replayed: %s", a->problem);
+        return;
+    }
+    if (!a->nordered) { /* no figures: no table, ranking or switching */
+        fprintf(f, "  allocators (the trace's %" PRIu64 " heap operations on %u %s): none "
+                "replayed\n", a->ops, a->threads, a->threads == 1 ? "thread" : "threads");
+        rows_not_replayed(f, a);
         return;
     }
     fprintf(f, "  allocators (the trace's %" PRIu64 " heap operations on %u %s, replayed through each "
@@ -112,13 +179,7 @@ void report_allocators_text(FILE *f, const process_t *pr)
                 fprintf(f, "      (%s is not %s's: those calls went through its posix_memalign)\n",
                        kind_names[k], r->spec->a->name);
     }
-    for (size_t i = 0; i < a->nrows; i++) {
-        const alloc_row_t *r = &a->rows[i];
-        if (r->status == ALLOC_MISSING)
-            escape_line(f, "    %-28s not installed: %s", r->spec->label, r->message);
-        else if (r->status == ALLOC_FAILED)
-            escape_line(f, "    %-28s failed: %s", r->spec->label, r->message);
-    }
+    rows_not_replayed(f, a);
     fprintf(f, "    peak RSS: the most memory the replay held resident over what it held at its start\n"
            "    (the allocator's own and its blocks' pages, each block written once%s); overhead:\n"
            "    peak RSS / peak live - 1 (Johnstone-Wilson; peak live %s); RSS at end: still\n"
@@ -153,8 +214,7 @@ void report_allocators_text(FILE *f, const process_t *pr)
                         units_format_bytes(from->peak_rss - to->peak_rss, b2, sizeof b2),
                         100.0 * (double)(from->peak_rss - to->peak_rss) / (double)from->peak_rss);
     } else if (a->ran_with) {
-        escape_line(f, "  switching:      the program ran with %s, which was not replayed "
-                    "without settings", a->ran_with->name);
+        no_switch(f, a);
     }
 }
 

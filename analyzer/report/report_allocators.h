@@ -15,6 +15,10 @@
 #include "analyzer/process.h"
 
 void report_allocators_text(FILE *f, const process_t *pr);
+/* A process of a tree shown briefly: each replayed allocator's peak RSS
+ * (the best's, then "+X" over it) on one line, with the --pid that shows
+ * the table, and what switching would save. */
+void report_allocators_text_brief(FILE *f, const process_t *pr);
 json_t *report_allocators_json(const process_t *pr);
 void report_allocators_html(FILE *f, const process_t *pr);
 

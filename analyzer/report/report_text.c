@@ -450,7 +450,9 @@ static void print_peaks(process_t *pr)
 /* One process: its figures, its findings, its functions and leaks, its
  * mapping sites, then the strategies; brief (a process of a tree beside
  * the program the user ran): the figures, the findings and its top
- * functions by peak, one line each. */
+ * functions by peak, one line each, and the real allocators in a line
+ * (under sh -c, the shell is the program run: the replays that matter
+ * are the others'). */
 static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t *o, frames_t *fr,
                           bool brief)
 {
@@ -459,8 +461,10 @@ static void print_process(process_t *pr, symbols_t *store, const analyze_opts_t 
     print_peaks(pr);
     print_findings(pr, store, fr);
     print_sites(pr, store, o, fr, brief);
-    if (brief)
+    if (brief) {
+        report_allocators_text_brief(out, pr);
         return;
+    }
     print_mapping_sites(pr, store, o, fr);
     print_strategies(pr);
     report_allocators_text(out, pr);

@@ -147,12 +147,52 @@ expect_eq "with its install line" "$("$J" allocators.rows.1.install <"$TMP/out")
 MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator in the text" 0 \
     "$A" --sites 0 --allocators glibc,tcmalloc "$TMP/known.jsonl"
 expect_grep "text: not installed" "tcmalloc  *not installed: apt-get install libtcmalloc-minimal4" "$TMP/out"
+# None replayed: no table, no ranking of the strategies alone under the
+# allocators' name, no switching line (it said "0.00 s in parallel").
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "no allocator installed" 0 \
+    "$A" --sites 0 --allocators jemalloc,tcmalloc "$TMP/known.jsonl"
+expect_grep "none replayed" "^  allocators (the trace's 8 heap operations on 2 threads): none replayed$" "$TMP/out"
+expect_grep "each row says why" "^    jemalloc  *not installed: apt-get install libjemalloc2$" "$TMP/out"
+expect_eq "no ranking, no switching" "$(grep -c '^  ranking\|^  switching' "$TMP/out")" 0
+# A directory of several traces: the line once, not once per trace.
+mkdir "$TMP/two"
+cp "$TMP/known.jsonl" "$TMP/two/memsim.known.42.0.jsonl"
+sed 's/"pid":42,"ppid":1/"pid":43,"ppid":42/' "$TMP/known.jsonl" >"$TMP/two/memsim.known.43.0.jsonl"
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "a missing allocator, two traces" 0 \
+    "$A" --json --sites 0 --allocators glibc,jemalloc "$TMP/two"
+expect_one_line "a missing allocator, two traces: one line" "$TMP/err"
+expect_eq "a missing allocator, two traces: a row in each" \
+    "$("$J" processes.0.allocators.rows.1.status <"$TMP/out")/$("$J" processes.1.allocators.rows.1.status <"$TMP/out")" \
+    missing/missing
+# A program that ran with jemalloc (its trace loaded the library), not
+# installed here: the switching line says why there is nothing to switch
+# from (it said "not replayed without settings", as if not asked for).
+sed '2i {"ev":"module","t":1,"tid":1,"op":"load","path":"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2","base":4096,"size":4096}' \
+    "$TMP/known.jsonl" >"$TMP/je.jsonl"
+MEMSIM_ALLOCATOR_DIRS=$TMP/nolibs expect_status "ran with jemalloc, not installed" 0 \
+    "$A" --sites 0 --allocators glibc,jemalloc "$TMP/je.jsonl"
+expect_grep "switching: the reason" "^  switching: *the program ran with jemalloc, which is not installed here$" "$TMP/out"
 
 # Bad specs: one line, exit 2.
-for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' ''; do
+# A setting the allocator would ignore, silently: glibc's unknown tunable
+# or a value that is no number (a row the same as glibc's under another
+# name, before); the others' are checked against their libraries
+# (tests/unit/test_catalog.c).
+for bad in hoard 'glibc,glibc' 'jemalloc:dirty' 'glibc:arena=1' '' 'glibc:M_ARENA_MAX=abc' \
+    'glibc:glibc.malloc.nope=1'; do
     expect_status "bad --allocators '$bad': exit 2" 2 "$A" --allocators "$bad" "$TMP/known.jsonl"
     expect_one_line "bad --allocators '$bad': one line" "$TMP/err"
 done
+# jemalloc checks its values itself as it starts, on stderr: the line
+# reaches the user (the replay's stderr was dropped), once.
+case ",$ALL," in
+*,jemalloc,*)
+    expect_status "jemalloc's bad value: replayed" 0 "$A" --sites 0 \
+        --allocators 'jemalloc:dirty_decay_ms=abc' "$TMP/two"
+    expect_one_line "jemalloc's bad value: one line" "$TMP/err"
+    expect_grep "jemalloc's own words" "the allocator of jemalloc:dirty_decay_ms=abc said: <jemalloc>: Invalid conf value: dirty_decay_ms:abc" "$TMP/err"
+    ;;
+esac
 
 # A real program: mt_alloc's four threads, every allocation function
 # (traced: not under SANITIZE=1, which builds no libmemsim.so).
@@ -222,6 +262,9 @@ expect_one_line "--allocator of one not installed: one line" "$TMP/err"
 expect_grep "the line that installs it" "jemalloc is not installed (its library libjemalloc.so.2): apt-get install libjemalloc2" "$TMP/err"
 expect_status "--allocator hoard: exit 2" 2 "$MEMSIM" run -o "$TMP/none" --allocator hoard true
 expect_one_line "--allocator hoard: one line" "$TMP/err"
+expect_status "--allocator glibc:M_ARENA_MAX=x: exit 2" 2 "$MEMSIM" run -o "$TMP/none" \
+    --allocator glibc:M_ARENA_MAX=x true
+expect_one_line "--allocator glibc:M_ARENA_MAX=x: one line" "$TMP/err"
 
 # The prediction against reality on one program: frag_heap run once per
 # allocator; the glibc run's trace replayed through each.  Every
@@ -259,6 +302,13 @@ expect_status "--compare-allocators=glibc on a tree" 0 "$MEMSIM" run -o "$TMP/tr
 expect_eq "by default: the process with the most heap operations" \
     "$(basename "$("$J" exe <"$TMP/tree/allocators.json")")" det_heap
 expect_grep "the table names it and why" "peak heap RSS of .*/det_heap (the process with the most heap operations)" "$TMP/err"
+# The tree's processes beside the one run (sh): each shown briefly with
+# its allocators in a line, and the --pid that shows their table (only
+# sh's replay was shown: 10 heap operations).
+expect_status "--allocators on a tree's directory" 0 "$A" --sites 0 --allocators glibc,glibc:M_ARENA_MAX=1 \
+    "$TMP/tree/glibc"
+expect_eq "a line for each process shown briefly (touch_mb, det_heap)" \
+    "$(grep -c '^  allocators:     glibc.* [0-9.]* [KM]iB.*(peak RSS, best first; --pid [0-9]* shows the table)$' "$TMP/out")" 2
 expect_status "--exe touch_mb" 0 "$MEMSIM" run -o "$TMP/tree2" --compare-allocators=glibc \
     --exe touch_mb sh -c "$TREE"
 expect_eq "--exe: that process" "$(basename "$("$J" exe <"$TMP/tree2/allocators.json")")" touch_mb
@@ -278,5 +328,30 @@ expect_grep "every one of them" "(its processes: .*det_heap" "$TMP/err"
 expect_eq "no other run made" "$(ls "$TMP/tree3")" glibc
 expect_status "--exe without --compare-allocators: exit 2" 2 "$MEMSIM" run -o "$TMP/tree4" --exe cc1 true
 expect_one_line "--exe without --compare-allocators: one line" "$TMP/err"
+
+# The command's exit status, whatever it is.  A program that exits 1 or
+# 2, as memsim run does on a failure, ran all the same: it is compared
+# (it used to be left out, "the run with glibc failed (status 1)"), and
+# the status is the command's, as without the comparison (it was 0).
+expect_status "--compare-allocators: the command's exit status 1" 1 "$MEMSIM" run -o "$TMP/st1" \
+    --compare-allocators=glibc sh -c "$PROG/det_heap; exit 1"
+expect_grep "a program's status 1: compared all the same" "the comparison is in $TMP/st1/allocators.json" "$TMP/err"
+expect_eq "a program's status 1: its run counted" "$("$J" allocators.# <"$TMP/st1/allocators.json")" 1
+# _exit runs no destructor: the meter's _exit measures (it did not).
+expect_status "--allocator glibc: a program that ends by _exit" 7 "$MEMSIM" run -o "$TMP/ex7" \
+    --allocator glibc "$PROG/crash" exit7
+expect_grep "_exit: measured" "allocator glibc: peak heap RSS .* MiB in .*crash (pid [0-9]*), .*; 1 process measured" "$TMP/err"
+expect_grep "_exit: the trace still ends by _exit" '"reason":"_exit"' "$(ls "$TMP"/ex7/memsim.crash.*.jsonl)"
+# A crash: its status (128 + 11), and no measured figure (the meter
+# writes at exit or _exit): "not measured" and null, not 0 with an error
+# of 0%.
+ulimit -c 0 2>/dev/null
+expect_status "--compare-allocators: a crash's status" 139 "$MEMSIM" run -o "$TMP/segv" \
+    --compare-allocators=glibc "$PROG/crash" segv
+expect_eq "a crash: the program's output" "$(cat "$TMP/out")" "crash: segv"
+expect_grep "a crash: not measured, and no error" "^  glibc  *[0-9.]* MiB  *not measured$" "$TMP/err"
+expect_eq "a crash: measured null" "$("$J" allocators.0.measured_peak_heap_rss_bytes <"$TMP/segv/allocators.json")" null
+expect_eq "a crash: error null" "$("$J" allocators.0.error <"$TMP/segv/allocators.json")" null
+expect_eq "a crash: no pair counted" "$("$J" pairs <"$TMP/segv/allocators.json")" 0
 
 summary

@@ -27,6 +27,17 @@ expect_eq "no machine token in the text report" "$(grep -c 'persistent_drift\|tr
 expect_grep "with the strategy replay, ranked" "over best" "$TMP/demo.txt"
 expect_grep "the mapped-memory story" "mapped: *1 mmap call; peak 352 MiB" "$TMP/demo.txt"
 expect_grep "the spike attributed to its mapping" "file mappings made at spike (demo_workload.c:" "$TMP/demo.txt"
+# The real allocators beside the strategies (one not installed here is a
+# row naming its package: the ranking and the switching line stay).
+expect_grep "the real allocators' table" "^  allocators (the trace's [0-9]* heap operations" "$TMP/demo.txt"
+expect_grep "glibc's row, replayed" "^    glibc  *[0-9.]* [KMG]iB " "$TMP/demo.txt"
+expect_grep "allocators and strategies ranked together" "ranking (allocators by peak RSS, strategies by peak footprint" "$TMP/demo.txt"
+expect_grep "what switching from glibc would save" "^  switching: *the program ran with glibc (" "$TMP/demo.txt"
+expect_grep "the page draws them" 'id="allocators"' "$D/report.html"
+# make demo builds what the demo runs: memsim-replay too (it used not to,
+# and the allocators' rows all failed after a fresh clone's make demo).
+make -s -n -B BUILD="$TMP/mk" demo >"$TMP/make-n" 2>&1
+expect_grep "make demo builds memsim-replay" "-o $TMP/mk/memsim-replay " "$TMP/make-n"
 
 expect_grep "it writes the page and says where" "in any browser: $D/report.html" "$TMP/demo.txt"
 # Without DIR, the page it names is still there once it has ended (it
