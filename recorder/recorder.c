@@ -370,7 +370,6 @@ static void check_exec(rec_t *rc)
 void rec_fork(rec_t *parent, rec_t *child, unsigned k)
 {
     rec_use(parent);
-    out_flush(&parent->out);
     child->arena = parent->arena;
     child->memfd = parent->memfd;
     child->r = arena_region(parent->arena, k);
