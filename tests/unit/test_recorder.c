@@ -264,7 +264,7 @@ END_TEST
  * peak or not. */
 START_TEST(smaps_rollup_at_peaks_paced_by_its_cost)
 {
-    static sampler_t s; /* big: its child lists */
+    sampler_t s;
     memset(&s, 0, sizeof s);
     const uint64_t M = 1000000, ms = 1000000;
     ck_assert(sampler_rollup_due(&s, 100 * M, 1000 * ms)); /* the first peak */
@@ -276,6 +276,26 @@ START_TEST(smaps_rollup_at_peaks_paced_by_its_cost)
     sampler_rollup_read(&s, 105 * M, 1202 * ms, 1203 * ms); /* took 1 ms */
     ck_assert(!sampler_rollup_due(&s, 111 * M, 1400 * ms)); /* a peak, under 1/16 above 105 M */
     ck_assert(sampler_rollup_due(&s, 112 * M, 1400 * ms));  /* 1/16 above, 197 ms after */
+}
+END_TEST
+
+/* The pace is the recorder's: a trace's first peak waits for another
+ * trace's last read as for its own (a shell loop's processes do not
+ * each get a read). */
+START_TEST(smaps_rollup_pace_is_the_recorders)
+{
+    static sampler_t a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    const uint64_t M = 1000000, ms = 1000000;
+    ck_assert(sampler_rollup_due(&a, 10 * M, 5000 * ms));
+    sampler_rollup_read(&a, 10 * M, 5000 * ms, 5001 * ms); /* took 1 ms: 100 ms to wait */
+    ck_assert(!sampler_rollup_due(&b, 20 * M, 5050 * ms)); /* b's first peak, 49 ms after a's */
+    ck_assert(!sampler_rollup_due(&b, 19 * M, 5100 * ms)); /* still held, 99 ms after */
+    ck_assert(sampler_rollup_due(&b, 19 * M, 5101 * ms));  /* the pace allows */
+    sampler_rollup_read(&b, 19 * M, 5101 * ms, 5101 * ms + 500000); /* took 0.5 ms */
+    ck_assert(!sampler_rollup_due(&a, 30 * M, 5140 * ms)); /* a's next peak: b's read paces it */
+    ck_assert(sampler_rollup_due(&a, 30 * M, 5152 * ms));
 }
 END_TEST
 
@@ -953,6 +973,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);
     tcase_add_test(tc, a_burst_of_frees_holds_back_the_next_mallinfo);
     tcase_add_test(tc, smaps_rollup_at_peaks_paced_by_its_cost);
+    tcase_add_test(tc, smaps_rollup_pace_is_the_recorders);
     tcase_add_test(tc, acks_wake_only_a_waiter);
     suite_add_tcase(s, tc);
     return s;
