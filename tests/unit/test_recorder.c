@@ -750,6 +750,65 @@ START_TEST(a_stack_posted_again_keeps_its_trace_id)
 }
 END_TEST
 
+/* The first sample is due REC_FIRST_SAMPLE_NS after the trace opens. */
+START_TEST(the_first_sample_is_due_1_ms_after_the_open)
+{
+    start();
+    ck_assert_uint_eq(rc.next_sample - rc.last_flush, REC_FIRST_SAMPLE_NS);
+    ck_assert_uint_eq(REC_FIRST_SAMPLE_NS, 1000000);
+    finish(END_EXIT, 0);
+    cleanup();
+}
+END_TEST
+
+static bool read_8_mib(void *ctx, records_sample_t *s)
+{
+    (void)ctx;
+    s->st.rss = s->st.hwm = 8 << 20;
+    return true;
+}
+
+/* An exec posted during the read: the read may be of the next image. */
+static bool read_during_an_exec(void *ctx, records_sample_t *s)
+{
+    const char launch[] = "/bin/true\0true";
+    post_bytes(MSG_EXEC, 0, 1, launch, sizeof launch - 1);
+    return read_8_mib(ctx, s);
+}
+
+static size_t samples_in(json_t *all)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(all); i++)
+        n += !strcmp(sval(json_array_get(all, i), "ev"), "sample");
+    return n;
+}
+
+/* No sample while an exec is under way (taken before the read, or
+ * during it); one again once it failed. */
+START_TEST(no_sample_while_an_exec_is_under_way)
+{
+    start();
+    const char launch[] = "/no/such\0prog";
+    post_bytes(MSG_EXEC, 0, 1, launch, sizeof launch - 1);
+    rec_sample(&rc, true, read_8_mib, NULL);
+    post(MSG_EXEC_FAILED, 0, 2, 0, 0, 0);
+    rec_sample(&rc, true, read_during_an_exec, NULL);
+    post(MSG_EXEC_FAILED, 0, 2, 0, 0, 0);
+    rec_sample(&rc, true, read_8_mib, NULL);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    ck_assert_uint_eq(samples_in(all), 1);
+    size_t at = 0;
+    next_of(all, "exec_failed", &at);
+    at++;
+    next_of(all, "exec_failed", &at);
+    ck_assert_int_eq(ival(next_of(all, "sample", &at), "rss"), 8 << 20);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 /* exec, then exec_failed: the trace goes on, and ends as it will. */
 START_TEST(a_failed_exec_continues_the_trace)
 {
@@ -966,6 +1025,8 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_stack_posted_again_keeps_its_trace_id);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
+    tcase_add_test(tc, the_first_sample_is_due_1_ms_after_the_open);
+    tcase_add_test(tc, no_sample_while_an_exec_is_under_way);
     tcase_add_test(tc, a_fork_child_starts_from_its_parent_s_blocks);
     tcase_add_test(tc, each_trace_of_a_tree_numbers_its_own_stacks);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
