@@ -285,8 +285,28 @@ void out_commit(out_t *o, size_t n)
     o->records++;
 }
 
+bool out_last_fits(const out_t *o, size_t n)
+{
+    if (o->fd < 0 || o->full || !o->len || o->len + n > OUT_BUF)
+        return false;
+    uint64_t bound = o->zc ? ZSTD_compressBound(o->len + n) : o->len + n;
+    return o->written + bound <= o->allocated;
+}
+
 void out_last(out_t *o, const char *rec, size_t n)
 {
+    if (out_last_fits(o, n)) { /* one frame, one write */
+        memcpy(o->buf + o->len, rec, n);
+        o->len += n;
+        o->records++;
+        size_t z;
+        const char *bytes = encoded(o, o->buf, o->len, &z);
+        if (!bytes || !write_all(o, bytes, z))
+            o->dropped += lines(o->buf, o->len);
+        o->len = 0;
+        o->pending = 0;
+        return;
+    }
     out_flush(o);
     if (o->fd < 0)
         return;
