@@ -22,14 +22,39 @@
 
 static uint64_t room_for(out_t *o, uint64_t more);
 
-/* One closed trace's buffers, kept for the next: a recorder writes a
+/* Closed traces' buffers, kept for the next ones: a recorder writes a
  * trace for every process of a tree, most of them short (a shell's
- * children), and mapping, compressing tables and all, cost each one. */
-static struct {
-    char *buf;                 /* OUT_BUF bytes, or NULL */
-    struct ZSTD_CCtx_s *zc;
-    char *zbuf;                /* ZSTD_compressBound(OUT_BUF) bytes */
-} spare;
+ * children), and mapping, compressing tables and all, cost each one.
+ * Several: a shell's child's trace is still open when the program it
+ * execs opens its own (with one spare kept, that second trace made and
+ * freed a context and its buffers at every process of a shell loop). */
+#define OUT_SPARES 4
+static void *spare_buf[OUT_SPARES];  /* OUT_BUF bytes each, or NULL */
+static void *spare_zc[OUT_SPARES];   /* ZSTD_CCtx */
+static void *spare_zbuf[OUT_SPARES]; /* ZSTD_compressBound(OUT_BUF) bytes */
+
+/* One of pool's, taken; NULL when it has none. */
+static void *spare_take(void **pool)
+{
+    for (unsigned i = 0; i < OUT_SPARES; i++)
+        if (pool[i]) {
+            void *p = pool[i];
+            pool[i] = NULL;
+            return p;
+        }
+    return NULL;
+}
+
+/* p kept in pool; false when it is full. */
+static bool spare_keep(void **pool, void *p)
+{
+    for (unsigned i = 0; i < OUT_SPARES; i++)
+        if (!pool[i]) {
+            pool[i] = p;
+            return true;
+        }
+    return false;
+}
 
 int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, char *err,
                size_t errlen)
@@ -62,10 +87,9 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
      * finished when it can take a shared lock (cli/run_results.c). */
     if (flock(o->fd, LOCK_EX | LOCK_NB)) {
     }
-    o->buf = spare.buf ? spare.buf
-                       : mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                              -1, 0);
-    spare.buf = NULL;
+    o->buf = spare_take(spare_buf);
+    if (!o->buf)
+        o->buf = mmap(NULL, OUT_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (o->buf == MAP_FAILED) {
         close(o->fd);
         unlink(o->path);
@@ -91,10 +115,12 @@ int out_create(out_t *o, const config_t *cfg, const char *exe_base, long pid, ch
     o->err = 0;
     if (cfg->compress) {
         o->zcap = ZSTD_compressBound(OUT_BUF);
-        o->zbuf = spare.zbuf ? spare.zbuf : malloc(o->zcap);
-        o->zc = spare.zc ? spare.zc : ZSTD_createCCtx();
-        spare.zbuf = NULL;
-        spare.zc = NULL;
+        o->zbuf = spare_take(spare_zbuf);
+        if (!o->zbuf)
+            o->zbuf = malloc(o->zcap);
+        o->zc = spare_take(spare_zc);
+        if (!o->zc)
+            o->zc = ZSTD_createCCtx();
         if (o->zc)
             ZSTD_CCtx_reset(o->zc, ZSTD_reset_session_and_parameters);
         if (!o->zbuf || !o->zc ||
@@ -259,8 +285,28 @@ void out_commit(out_t *o, size_t n)
     o->records++;
 }
 
+bool out_last_fits(const out_t *o, size_t n)
+{
+    if (o->fd < 0 || o->full || !o->len || o->len + n > OUT_BUF)
+        return false;
+    uint64_t bound = o->zc ? ZSTD_compressBound(o->len + n) : o->len + n;
+    return o->written + bound <= o->allocated;
+}
+
 void out_last(out_t *o, const char *rec, size_t n)
 {
+    if (out_last_fits(o, n)) { /* one frame, one write */
+        memcpy(o->buf + o->len, rec, n);
+        o->len += n;
+        o->records++;
+        size_t z;
+        const char *bytes = encoded(o, o->buf, o->len, &z);
+        if (!bytes || !write_all(o, bytes, z))
+            o->dropped += lines(o->buf, o->len);
+        o->len = 0;
+        o->pending = 0;
+        return;
+    }
     out_flush(o);
     if (o->fd < 0)
         return;
@@ -281,18 +327,12 @@ void out_close(out_t *o)
         close(o->fd);
     }
     o->fd = -1;
-    /* Kept for the next trace when none is (else given back). */
-    if (o->zc && !spare.zc)
-        spare.zc = o->zc;
-    else
+    /* Kept for the next traces while there is room (else given back). */
+    if (o->zc && !spare_keep(spare_zc, o->zc))
         ZSTD_freeCCtx(o->zc);
-    if (o->zbuf && !spare.zbuf)
-        spare.zbuf = o->zbuf;
-    else
+    if (o->zbuf && !spare_keep(spare_zbuf, o->zbuf))
         free(o->zbuf);
-    if (o->buf && o->buf != MAP_FAILED && !spare.buf)
-        spare.buf = o->buf;
-    else if (o->buf && o->buf != MAP_FAILED)
+    if (o->buf && o->buf != MAP_FAILED && !spare_keep(spare_buf, o->buf))
         munmap(o->buf, OUT_BUF);
     o->zc = NULL;
     o->zbuf = NULL;

@@ -63,6 +63,12 @@ void out_commit(out_t *o, size_t n);
 
 /* Write what is buffered. */
 void out_flush(out_t *o);
+/* Whether the records buffered and an end record of n bytes fit, as one
+ * frame, in what the file has allocated already: out_last then writes
+ * them in one frame and one write (no record is dropped but by a failed
+ * write), not the records and then the end (a short process's trace was
+ * two frames, two compressions and two writes while it waited). */
+bool out_last_fits(const out_t *o, size_t n);
 /* The end record: whatever the file's state, it goes in. */
 void out_last(out_t *o, const char *rec, size_t n);
 void out_close(out_t *o);

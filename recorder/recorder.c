@@ -197,11 +197,8 @@ int rec_open(rec_t *rc, void *arena, region_t *r, int memfd)
                             rc->mods[i].base, rc->mods[i].size);
     atomic_store(&r->rec_state, REC_RUNNING);
     region_wake(&r->rec_futex);
-    /* The first sample at once: what the process started with (it has
-     * just been let go, and runs its constructors still). */
     uint64_t now = clock_ns();
-    rc->next_sample = now;
-    sample_tick(rc, now);
+    rc->next_sample = now + REC_FIRST_SAMPLE_NS;
     rc->last_flush = now; /* written within REC_FLUSH_MAX_NS, or with the end */
     return 0;
 }
@@ -370,7 +367,6 @@ static void check_exec(rec_t *rc)
 void rec_fork(rec_t *parent, rec_t *child, unsigned k)
 {
     rec_use(parent);
-    out_flush(&parent->out);
     child->arena = parent->arena;
     child->memfd = parent->memfd;
     child->r = arena_region(parent->arena, k);
@@ -484,12 +480,14 @@ void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx)
     region_t *r = rc->r;
     if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
         return;
+    if (rc->exec_pending)
+        return; /* /proc/<pid> may be the next image's already */
     uint64_t reserved_before = reserved_now(rc);
     records_sample_t s = {0};
     if (!read(ctx, &s))
         return;
-    if (drain && !drain_to(rc, atomic_load(&r->ring.head)))
-        return;
+    if (drain && (!drain_to(rc, atomic_load(&r->ring.head)) || rc->exec_pending))
+        return; /* ...the exec was posted during the read */
     device_metrics_t dm;
     state_metrics(&dm);
     s.maxrss_children = rc->maxrss_children;

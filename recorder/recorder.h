@@ -8,7 +8,8 @@
  * recorder/intake.h), keeps the live map and the shadow device
  * (recorder/state.h) and writes each record (recorder/records.h).  Every
  * MEMSIM_SAMPLE_MS it adds a sample of what the OS charges
- * (recorder/sampler.h); every 50 ms it flushes the file (up to a second
+ * (recorder/sampler.h), the first 1 ms after it opens, the last with the
+ * end; every 50 ms it flushes the file (up to a second
  * while a compressed trace's records come slowly: REC_FRAME_MIN).  At a
  * fork of the process the child's trace is made from a copy of its state then
  * (rec_fork); at an exec it writes the exec record and watches for the
@@ -39,6 +40,11 @@
 #include "recorder/state.h"
 
 #define REC_FLUSH_NS 50000000ull /* the flush interval */
+/* The first sample this long after the trace opens, not at once: a
+ * shell's child that execs at once, and a program done within it, have
+ * their end's sample only (each sample's /proc reads cost the recorder
+ * 50-60 us, at 2-3 a process of a shell loop). */
+#define REC_FIRST_SAMPLE_NS 1000000ull
 /* A compressed trace whose records come slowly (a sampled trace, a quiet
  * program) is written in frames of REC_FRAME_MIN bytes of records, or
  * after REC_FLUSH_MAX_NS: each zstd frame starts without a history, so a
@@ -162,7 +168,9 @@ void rec_vanished(rec_t *rc);
 /* A sample now: the OS's figures from read(ctx, s) (/proc through the
  * sampler in the recorder; tests give their own), the live figures from
  * the events taken around it (all published before, when drain).  Not
- * written when read fails (the process is gone). */
+ * written when read fails (the process is gone), nor while an exec taken
+ * is under way (/proc/<pid> may describe the next image already: a
+ * shell's child that execs at once has no sample in its trace). */
 typedef bool (*rec_read_fn)(void *ctx, records_sample_t *s);
 void rec_sample(rec_t *rc, bool drain, rec_read_fn read, void *ctx);
 

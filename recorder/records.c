@@ -454,7 +454,8 @@ void records_end(out_t *o, uint64_t t, pid_t tid, const records_end_t *e)
         jsonw_key_i64(&w, "signal", e->signal);
     else
         jsonw_key_null(&w, "signal");
-    out_flush(o); /* what is dropped is known once everything is written */
+    if (!out_last_fits(o, RECORD_MAX))
+        out_flush(o); /* what is dropped is known once everything is written */
     jsonw_key_u64(&w, "records", o->records - o->dropped + 1);
     jsonw_key_u64(&w, "dropped", o->dropped + e->dropped);
     jsonw_key_u64(&w, "after_end", e->after_end);

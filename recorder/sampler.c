@@ -25,7 +25,6 @@ int sampler_init(sampler_t *s, pid_t pid)
     s->pid = pid;
     s->peak_rss = 0;
     s->rollup_rss = 0;
-    s->rollup_end = s->rollup_took = 0;
     s->rollup_due = false;
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (s->pidfd < 0 && errno == ESRCH)
@@ -68,6 +67,10 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The descendants of the process sampled last and their RSS. */
+static pid_t tree_pids[SAMPLER_TREE_MAX];
+static uint64_t tree_rss[SAMPLER_TREE_MAX];
+
 bool sampler_read(sampler_t *s, records_sample_t *out)
 {
     if (procfs_read_status(s->pid, &out->st))
@@ -75,15 +78,15 @@ bool sampler_read(sampler_t *s, records_sample_t *out)
     out->device_total = s->device_total;
     out->tree_rss = out->st.rss;
     out->nchildren = 0;
-    out->child_pid = s->pids;
-    out->child_rss = s->rss;
+    out->child_pid = tree_pids;
+    out->child_rss = tree_rss;
     size_t n = 0;
-    if (procfs_descendants(s->pid, s->pids, SAMPLER_TREE_MAX, &n) == 0) {
+    if (procfs_descendants(s->pid, tree_pids, SAMPLER_TREE_MAX, &n) == 0) {
         out->nchildren = n < SAMPLER_TREE_MAX ? n : SAMPLER_TREE_MAX;
         for (size_t i = 0; i < out->nchildren; i++) {
-            if (procfs_read_rss(s->pids[i], &s->rss[i]))
-                s->rss[i] = 0; /* gone meanwhile */
-            out->tree_rss += s->rss[i];
+            if (procfs_read_rss(tree_pids[i], &tree_rss[i]))
+                tree_rss[i] = 0; /* gone meanwhile */
+            out->tree_rss += tree_rss[i];
         }
     }
     out->rollup = NULL;
@@ -98,6 +101,13 @@ bool sampler_read(sampler_t *s, records_sample_t *out)
     return true;
 }
 
+/* The last read of any trace's: the pace is the recorder's, whatever
+ * the number of processes it serves. */
+static struct {
+    uint64_t end;  /* when it ended (ns, CLOCK_MONOTONIC) */
+    uint64_t took; /* what it took (ns) */
+} last_rollup;
+
 bool sampler_rollup_due(sampler_t *s, uint64_t rss, uint64_t now)
 {
     if (rss > s->peak_rss) {
@@ -105,16 +115,16 @@ bool sampler_rollup_due(sampler_t *s, uint64_t rss, uint64_t now)
         if (!s->rollup_rss || rss - s->rollup_rss >= s->rollup_rss / SAMPLER_ROLLUP_STEP)
             s->rollup_due = true;
     }
-    return s->rollup_due && (!s->rollup_rss || now < s->rollup_end ||
-                             now - s->rollup_end >= s->rollup_took * SAMPLER_ROLLUP_PACE);
+    return s->rollup_due && (now < last_rollup.end ||
+                             now - last_rollup.end >= last_rollup.took * SAMPLER_ROLLUP_PACE);
 }
 
 void sampler_rollup_read(sampler_t *s, uint64_t rss, uint64_t t0, uint64_t t1)
 {
     s->rollup_due = false;
     s->rollup_rss = rss ? rss : 1;
-    s->rollup_end = t1;
-    s->rollup_took = t1 > t0 ? t1 - t0 : 0;
+    last_rollup.end = t1;
+    last_rollup.took = t1 > t0 ? t1 - t0 : 0;
 }
 
 int sampler_exit(const sampler_t *s, int *status, int *signal)

@@ -13,8 +13,10 @@
  * SAMPLER_ROLLUP_PACE times the CPU that read took (at most 1% of a core):
  * a peak that comes sooner leaves the read due, made at the first
  * sample the pace allows, a peak or not (a heap growing by more than
- * 1/16 a sample read it at every one).  The process itself opens
- * nothing for it.
+ * 1/16 a sample read it at every one).  The last read is any trace's:
+ * the recorder's 1% is for the whole tree (a shell loop's processes,
+ * 40-60 us a read each, had one apiece; a process that ends before the
+ * pace allows has none).  The process itself opens nothing for it.
  */
 #ifndef MEMSIM_RECORDER_SAMPLER_H
 #define MEMSIM_RECORDER_SAMPLER_H
@@ -35,11 +37,7 @@ typedef struct sampler_s {
     uint64_t device_total;   /* physical memory or the cgroup's limit */
     uint64_t peak_rss;
     uint64_t rollup_rss;     /* the RSS smaps_rollup was last read at; 0: never */
-    uint64_t rollup_end;     /* when the last read ended (ns, CLOCK_MONOTONIC) */
-    uint64_t rollup_took;    /* what it took (ns) */
     bool rollup_due;         /* a peak asked for a read the pace held back */
-    pid_t pids[SAMPLER_TREE_MAX];
-    uint64_t rss[SAMPLER_TREE_MAX];
     procfs_rollup_t rollup;
 } sampler_t;
 
@@ -47,13 +45,17 @@ typedef struct sampler_s {
 int sampler_init(sampler_t *s, pid_t pid);
 void sampler_fini(sampler_t *s);
 
-/* The OS's figures into out (its child list and rollup point into s).
- * False when the process is gone. */
+/* The OS's figures into out (its rollup points into s, its child list
+ * into the sampler's one list, which the next read overwrites: the
+ * recorder has one thread and writes a sample before it reads the next;
+ * a list in each trace's sampler made every trace's state 48 KiB larger,
+ * zeroed at each process's start).  False when the process is gone. */
 bool sampler_read(sampler_t *s, records_sample_t *out);
 
 /* Whether smaps_rollup is to be read at a sample of RSS rss at now (ns):
- * the peaks and the pace above (s->peak_rss taken up to rss).  After a
- * read, sampler_rollup_read. */
+ * the peaks and the pace above (s->peak_rss taken up to rss; the pace
+ * from the last read of any sampler's).  After a read,
+ * sampler_rollup_read. */
 bool sampler_rollup_due(sampler_t *s, uint64_t rss, uint64_t now);
 /* A read at RSS rss that ended at t1 (ns) and cost t1 - t0 (its CPU
  * time: a read the recorder waited through is not dearer). */

@@ -287,7 +287,6 @@ static void take_exec(rec_t *rc, const ring_slot_t *m, uint64_t t, uint32_t stac
     (void)stack;
     size_t n = bytes_of(rc, m);
     records_launch(&rc->out, t, m->tid, TRACEFMT_NAME(EXEC), 0, rc->bytes, n, m->c != 0);
-    out_flush(&rc->out);
     rc->exec_pending = true;
 }
 

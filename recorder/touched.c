@@ -17,11 +17,13 @@
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
 
+#define NOT_OPEN (-2) /* pagemap is opened at the first large block: most processes have none */
+
 typedef struct end_s {
     out_t *o;
     uint64_t t;
     pid_t pid;
-    int fd;
+    int fd; /* NOT_OPEN, or -1: no more tries */
 } end_t;
 
 /* The whole pages of [addr, addr + size) present or swapped; -1 when
@@ -45,8 +47,17 @@ static int64_t count(int fd, uint64_t addr, uint64_t size)
 static void one(uint64_t addr, uint64_t size, void *ctx)
 {
     end_t *e = ctx;
-    if (size < MSG_TOUCHED_MIN_BYTES || e->fd < 0)
+    if (size < MSG_TOUCHED_MIN_BYTES || e->fd == -1)
         return;
+    if (e->fd == NOT_OPEN) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/pagemap", (int)e->pid);
+        e->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (e->fd < 0) {
+            e->fd = -1;
+            return;
+        }
+    }
     int64_t n = count(e->fd, addr, size);
     if (n < 0) { /* the process went, or pagemap refuses: no more tries */
         close(e->fd);
@@ -58,11 +69,7 @@ static void one(uint64_t addr, uint64_t size, void *ctx)
 
 void touched_at_end(out_t *o, uint64_t t, pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
-    end_t e = {.o = o, .t = t, .pid = pid, .fd = open(path, O_RDONLY | O_CLOEXEC)};
-    if (e.fd < 0)
-        return;
+    end_t e = {.o = o, .t = t, .pid = pid, .fd = NOT_OPEN};
     state_each_live(one, &e);
     if (e.fd >= 0)
         close(e.fd);

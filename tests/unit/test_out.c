@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "trace/tracein.h"
 #include "recorder/out.h"
@@ -231,6 +232,56 @@ START_TEST(compressed_records_decode_whole)
 }
 END_TEST
 
+/* A short trace: its records and its end in one frame, written at once;
+ * one that outgrew its allocation: the records' frame, then the end's. */
+START_TEST(a_short_trace_ends_in_one_frame)
+{
+    make_dir();
+    config_t c = cfg_for(dir);
+    c.compress = true;
+    for (int big = 0; big < 2; big++) {
+        out_t o;
+        char err[600];
+        ck_assert_int_eq(out_create(&o, &c, "p", 1, err, sizeof err), 0);
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s", o.path);
+        uint64_t x = 88172645463325252ull;
+        char rec[64];
+        int total = big ? 2000 : 20; /* 2000: 58 KB of records that compress badly */
+        for (int i = 0; i < total; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int n = snprintf(rec, sizeof rec, "[\"f\",1,0,\"%016llx\"]\n", (unsigned long long)x);
+            memcpy(out_line(&o, (size_t)n), rec, (size_t)n);
+            out_commit(&o, (size_t)n);
+        }
+        ck_assert(out_last_fits(&o, 13) == !big);
+        out_last(&o, "{\"ev\":\"end\"}\n", 13);
+        out_close(&o);
+        ck_assert_uint_eq(o.records, (uint64_t)total + 1);
+        ck_assert_uint_eq(o.dropped, 0);
+        size_t len;
+        bool cut;
+        char *text = decoded(path, &len, &cut);
+        ck_assert(!cut);
+        ck_assert_int_eq(len, total * 29 + 13);
+        ck_assert_str_eq(text + len - 13, "{\"ev\":\"end\"}\n");
+        free(text);
+        static char file[1 << 20];
+        int fd = open(path, O_RDONLY);
+        ssize_t got = read(fd, file, sizeof file);
+        close(fd);
+        ck_assert_int_gt(got, 0);
+        size_t first = ZSTD_findFrameCompressedSize(file, (size_t)got);
+        ck_assert(!ZSTD_isError(first));
+        if (big)
+            ck_assert_uint_lt(first, (size_t)got); /* the records, then the end */
+        else
+            ck_assert_uint_eq(first, (size_t)got); /* one frame */
+    }
+    remove_dir();
+}
+END_TEST
+
 /* Compressed under ulimit -f: the frames that fit, whole records only,
  * then the end; what was dropped is counted exactly. */
 START_TEST(compressed_file_size_limit)
@@ -285,6 +336,7 @@ Suite *out_suite(void)
     tcase_add_test(tc, the_file_size_limit_keeps_room_for_the_end);
     tcase_add_test(tc, compressed_records_decode_whole);
     tcase_add_test(tc, compressed_file_size_limit);
+    tcase_add_test(tc, a_short_trace_ends_in_one_frame);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -264,7 +264,7 @@ END_TEST
  * peak or not. */
 START_TEST(smaps_rollup_at_peaks_paced_by_its_cost)
 {
-    static sampler_t s; /* big: its child lists */
+    sampler_t s;
     memset(&s, 0, sizeof s);
     const uint64_t M = 1000000, ms = 1000000;
     ck_assert(sampler_rollup_due(&s, 100 * M, 1000 * ms)); /* the first peak */
@@ -276,6 +276,26 @@ START_TEST(smaps_rollup_at_peaks_paced_by_its_cost)
     sampler_rollup_read(&s, 105 * M, 1202 * ms, 1203 * ms); /* took 1 ms */
     ck_assert(!sampler_rollup_due(&s, 111 * M, 1400 * ms)); /* a peak, under 1/16 above 105 M */
     ck_assert(sampler_rollup_due(&s, 112 * M, 1400 * ms));  /* 1/16 above, 197 ms after */
+}
+END_TEST
+
+/* The pace is the recorder's: a trace's first peak waits for another
+ * trace's last read as for its own (a shell loop's processes do not
+ * each get a read). */
+START_TEST(smaps_rollup_pace_is_the_recorders)
+{
+    static sampler_t a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    const uint64_t M = 1000000, ms = 1000000;
+    ck_assert(sampler_rollup_due(&a, 10 * M, 5000 * ms));
+    sampler_rollup_read(&a, 10 * M, 5000 * ms, 5001 * ms); /* took 1 ms: 100 ms to wait */
+    ck_assert(!sampler_rollup_due(&b, 20 * M, 5050 * ms)); /* b's first peak, 49 ms after a's */
+    ck_assert(!sampler_rollup_due(&b, 19 * M, 5100 * ms)); /* still held, 99 ms after */
+    ck_assert(sampler_rollup_due(&b, 19 * M, 5101 * ms));  /* the pace allows */
+    sampler_rollup_read(&b, 19 * M, 5101 * ms, 5101 * ms + 500000); /* took 0.5 ms */
+    ck_assert(!sampler_rollup_due(&a, 30 * M, 5140 * ms)); /* a's next peak: b's read paces it */
+    ck_assert(sampler_rollup_due(&a, 30 * M, 5152 * ms));
 }
 END_TEST
 
@@ -730,6 +750,65 @@ START_TEST(a_stack_posted_again_keeps_its_trace_id)
 }
 END_TEST
 
+/* The first sample is due REC_FIRST_SAMPLE_NS after the trace opens. */
+START_TEST(the_first_sample_is_due_1_ms_after_the_open)
+{
+    start();
+    ck_assert_uint_eq(rc.next_sample - rc.last_flush, REC_FIRST_SAMPLE_NS);
+    ck_assert_uint_eq(REC_FIRST_SAMPLE_NS, 1000000);
+    finish(END_EXIT, 0);
+    cleanup();
+}
+END_TEST
+
+static bool read_8_mib(void *ctx, records_sample_t *s)
+{
+    (void)ctx;
+    s->st.rss = s->st.hwm = 8 << 20;
+    return true;
+}
+
+/* An exec posted during the read: the read may be of the next image. */
+static bool read_during_an_exec(void *ctx, records_sample_t *s)
+{
+    const char launch[] = "/bin/true\0true";
+    post_bytes(MSG_EXEC, 0, 1, launch, sizeof launch - 1);
+    return read_8_mib(ctx, s);
+}
+
+static size_t samples_in(json_t *all)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(all); i++)
+        n += !strcmp(sval(json_array_get(all, i), "ev"), "sample");
+    return n;
+}
+
+/* No sample while an exec is under way (taken before the read, or
+ * during it); one again once it failed. */
+START_TEST(no_sample_while_an_exec_is_under_way)
+{
+    start();
+    const char launch[] = "/no/such\0prog";
+    post_bytes(MSG_EXEC, 0, 1, launch, sizeof launch - 1);
+    rec_sample(&rc, true, read_8_mib, NULL);
+    post(MSG_EXEC_FAILED, 0, 2, 0, 0, 0);
+    rec_sample(&rc, true, read_during_an_exec, NULL);
+    post(MSG_EXEC_FAILED, 0, 2, 0, 0, 0);
+    rec_sample(&rc, true, read_8_mib, NULL);
+    finish(END_EXIT, 0);
+    json_t *all = records();
+    ck_assert_uint_eq(samples_in(all), 1);
+    size_t at = 0;
+    next_of(all, "exec_failed", &at);
+    at++;
+    next_of(all, "exec_failed", &at);
+    ck_assert_int_eq(ival(next_of(all, "sample", &at), "rss"), 8 << 20);
+    json_decref(all);
+    cleanup();
+}
+END_TEST
+
 /* exec, then exec_failed: the trace goes on, and ends as it will. */
 START_TEST(a_failed_exec_continues_the_trace)
 {
@@ -946,6 +1025,8 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, stacks_modules_mappings_phases);
     tcase_add_test(tc, a_stack_posted_again_keeps_its_trace_id);
     tcase_add_test(tc, a_failed_exec_continues_the_trace);
+    tcase_add_test(tc, the_first_sample_is_due_1_ms_after_the_open);
+    tcase_add_test(tc, no_sample_while_an_exec_is_under_way);
     tcase_add_test(tc, a_fork_child_starts_from_its_parent_s_blocks);
     tcase_add_test(tc, each_trace_of_a_tree_numbers_its_own_stacks);
     tcase_add_test(tc, a_vanished_process_leaves_a_complete_trace);
@@ -953,6 +1034,7 @@ Suite *recorder_suite(void)
     tcase_add_test(tc, mallinfo_cost_grows_with_the_blocks_freed_since);
     tcase_add_test(tc, a_burst_of_frees_holds_back_the_next_mallinfo);
     tcase_add_test(tc, smaps_rollup_at_peaks_paced_by_its_cost);
+    tcase_add_test(tc, smaps_rollup_pace_is_the_recorders);
     tcase_add_test(tc, acks_wake_only_a_waiter);
     suite_add_tcase(s, tc);
     return s;
