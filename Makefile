@@ -277,6 +277,14 @@ $(BUILD)/edges/libcrowd.so: tests/edges/plugins/crowd.c Makefile | $(DEPS_OK)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -o $@ $<
 
+# async_cancel's check that each thread allocates before it turns
+# asynchronous cancellation on (tests/edges/plugins/firstalloc.c).
+$(BUILD)/edges/async_cancel: $(BUILD)/edges/libfirstalloc.so
+$(BUILD)/edges/libfirstalloc.so: tests/edges/plugins/firstalloc.c Makefile | $(DEPS_OK)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(STD) $(WARN) -O1 -g -fPIC -shared -o $@ $< -ldl
+
 # dlswap's two plugins: one source, two names (tests/programs/plugins).
 $(BUILD)/programs/dlswap: PROGRAM_LIBS = -ldl
 $(BUILD)/programs/dlswap: $(BUILD)/programs/libplug_a.so $(BUILD)/programs/libplug_b.so

@@ -313,8 +313,10 @@ void events_phase(const char *name, bool begin)
     if (!proc_tracing())
         return;
     int saved = errno;
+    bool held = cancel_hold(); /* a claim left unpublished would hold every later message */
     size_t n = begin && name ? strnlen(name, 512) : 0;
     ring_slot_t s = {.kind = MSG_PHASE, .tid = thread_tid(), .t = clock_ticks(), .a = begin};
     ring_post(memsim_proc->region, &s, name, n, 0);
+    cancel_release(held);
     errno = saved;
 }

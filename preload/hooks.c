@@ -503,7 +503,10 @@ EXPORT int dlclose(void *handle)
     int saved = errno;
     {
         GUARD_SCOPE;
+        /* Posts, and the stack table's lock: no asynchronous cancel inside. */
+        bool held = cancel_hold();
         modules_changed();
+        cancel_release(held);
     }
     errno = saved;
     return rc;

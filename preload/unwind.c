@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -71,11 +72,33 @@ static int sub_pipe2(int fds[2], int flags)
     return 0;
 }
 
+/* The calls that open, read and close files, by system call: glibc's
+ * are cancellation points, and libunwind runs inside memsim's work,
+ * where a thread with asynchronous cancellation on is deferred (see
+ * preload/cancel.h): a cancel pending there would act inside libunwind,
+ * holding its locks. */
+static int sub_open(const char *path, int flags, ...)
+{
+    long mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, int);
+        va_end(ap);
+    }
+    return (int)seccomp_call(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
 static int sub_close(int fd)
 {
     if (fd == FAKE_READ_FD || fd == FAKE_WRITE_FD)
         return 0;
-    return close(fd);
+    return (int)seccomp_call(SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+static int sub_msync(void *addr, size_t len, int flags)
+{
+    return (int)seccomp_call(SYS_msync, (long)addr, (long)len, flags, 0, 0, 0);
 }
 
 static ssize_t sub_read(int fd, void *buf, size_t n)
@@ -84,14 +107,14 @@ static ssize_t sub_read(int fd, void *buf, size_t n)
         errno = EAGAIN; /* "the pipe is empty": nothing to drain */
         return -1;
     }
-    return read(fd, buf, n);
+    return seccomp_call(SYS_read, fd, (long)buf, (long)n, 0, 0, 0);
 }
 
 static ssize_t sub_write(int fd, const void *buf, size_t n)
 {
     if (fd == FAKE_WRITE_FD)
         return readable(buf, n);
-    return write(fd, buf, n);
+    return seccomp_call(SYS_write, fd, (long)buf, (long)n, 0, 0, 0);
 }
 
 static long sub_syscall(long nr, ...)
@@ -131,6 +154,7 @@ static const struct {
     {"pipe2", (void *)sub_pipe2},     {"close", (void *)sub_close},   {"read", (void *)sub_read},
     {"write", (void *)sub_write},     {"syscall", (void *)sub_syscall},
     {"mmap", (void *)sub_mmap},       {"munmap", (void *)sub_munmap},
+    {"open", (void *)sub_open},       {"msync", (void *)sub_msync},
 };
 
 /* ---- patching one library's imports ------------------------------------------------- */

@@ -16,8 +16,11 @@
  * for it (pipe2, read, write, syscall(SYS_write), close) and for its own
  * memory (mmap, munmap) are redirected, in libunwind's own relocation
  * slots, to functions of memsim's that validate with process_vm_readv
- * on the process itself and map memory by system call.  Nothing else in
- * the process is redirected.
+ * on the process itself and map memory by system call.  Its files (open,
+ * read, close, msync) go by system call too: glibc's are cancellation
+ * points, and a thread with asynchronous cancellation on runs memsim's
+ * work deferred (preload/cancel.h), so a cancel pending there acted
+ * inside libunwind.  Nothing else in the process is redirected.
  */
 #ifndef MEMSIM_PRELOAD_UNWIND_H
 #define MEMSIM_PRELOAD_UNWIND_H

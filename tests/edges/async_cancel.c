@@ -10,6 +10,13 @@
  * (glibc's per-thread cache: no lock) with a little work between, until
  * main cancels it.  Main cancels and joins them all, allocates itself,
  * and at the end prints "rounds R threads T" and exits 0.
+ *
+ * The first allocation goes through a volatile pointer: gcc -O2 drops
+ * free(malloc(n)) as dead, and the thread's heap was then set up in the
+ * loop, cancellable.  A cancel landing there left glibc's arena lock or
+ * free-list lock held, and the next thread to need it, natively or
+ * traced, waited forever (tests/edges/plugins/firstalloc.c checks the
+ * order).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +30,8 @@ static atomic_int ready;
 static void *spin(void *arg)
 {
     size_t n = 32 + 16 * ((size_t)(uintptr_t)arg % 32);
-    free(malloc(n));
+    void *volatile first = malloc(n);
+    free(first);
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     atomic_fetch_add(&ready, 1);
     for (;;) {
