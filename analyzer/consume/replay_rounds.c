@@ -302,7 +302,9 @@ static void replay_later(rounds_t *r, size_t j)
     char err[400];
     /* room for the records made, not for the set's next doubling */
     int rc = replay_strategy_init(s, &st, l->name, l->device_size, s->nrec, err, sizeof err);
+    bool memory = rc != 0 && errno == ENOMEM;
     if (rc == 0 && replay_spooled(s, &st, r->upto)) {
+        memory = errno == ENOMEM;
         snprintf(err, sizeof err, "cannot read its spool back in %s: %s", s->spool.dir,
                  strerror(errno));
         rc = -1;
@@ -314,9 +316,12 @@ static void replay_later(rounds_t *r, size_t j)
         replay_give_back();
         return;
     } else {
+        /* Where the trace's replay ran out of memory already, its line
+         * said so: one line for the memory, not one more a strategy. */
         pthread_mutex_lock(&r->mu);
-        if (!s->note[0])
-            snprintf(s->note, sizeof s->note, "%s left out: %s", l->name, err);
+        if (!s->note[0] && !(memory && s->failed_memory))
+            snprintf(s->note, sizeof s->note, memory ? "out of memory: %s left out (%s)" :
+                     "%s left out: %s", l->name, err);
         pthread_mutex_unlock(&r->mu);
     }
     replay_strategy_fini(&st);
