@@ -5,6 +5,7 @@
 #include "preload/cancel.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "preload/guard.h"
 #include "preload/real.h"
@@ -12,21 +13,34 @@
 __thread bool cancel_async_ __attribute__((tls_model("initial-exec")));
 static __thread unsigned depth __attribute__((tls_model("initial-exec")));
 
+/* holds: times this thread's asynchronous cancellation was held off. */
+static __thread unsigned holds __attribute__((tls_model("initial-exec")));
+
 int cancel_settype(int type, int *old)
 {
+    unsigned seen = holds;
     int rc = REAL(pthread_setcanceltype)(type, old);
     if (rc == 0) {
         cancel_async_ = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+        atomic_signal_fence(memory_order_seq_cst); /* the flag, then the count */
         if (depth) /* a signal handler's, inside memsim's work: still held */
             REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, NULL);
+        else if (holds != seen)
+            /* A signal handler's hook held it off and set back what the
+             * flag said before it was set (turning asynchronous
+             * cancellation on again just after the program turned it
+             * off): the program's type again. */
+            REAL(pthread_setcanceltype)(type, NULL);
     }
     return rc;
 }
 
 bool cancel_hold_slow(void)
 {
-    if (depth++ == 0)
+    if (depth++ == 0) {
+        holds++;
         REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, NULL);
+    }
     return true;
 }
 
