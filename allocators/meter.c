@@ -12,7 +12,8 @@
  *     through an internal call no preloaded library sees), and their
  *     resident pages are counted (below);
  *   - memsim's own memory when the run is traced: libmemsim.so's
- *     memsim_own_resident() (ipc/sysmem.h);
+ *     registry of its mappings, counted here through
+ *     memsim_own_resident_by() (ipc/sysmem.h);
  *   - the sampling thread's stack (mapped here; the thread makes no
  *     heap call, so a trace of the run shows no thread of the meter's);
  *   - every loaded object's .bss past its file's last page (mapped
@@ -105,7 +106,8 @@ static size_t nown;
 static unsigned long own_untracked;
 static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t self_stack, self_stack_end; /* the sampler's */
-static size_t (*memsim_own)(void);
+typedef uint64_t (*count_fn_t)(uintptr_t start, uintptr_t end);
+static uint64_t (*memsim_own)(count_fn_t count); /* libmemsim.so's memsim_own_resident_by */
 
 static void own_add(uintptr_t start, size_t len)
 {
@@ -385,7 +387,7 @@ static void read_smaps(uint64_t *heap, uint64_t *anon)
     *anon = sum.anon;
     close(fd);
     M.smaps_reads++;
-    uint64_t notheap = own_resident() + (memsim_own ? memsim_own() : 0) +
+    uint64_t notheap = own_resident() + (memsim_own ? memsim_own(resident) : 0) +
                        resident(self_stack, self_stack_end) + bss_resident();
     *heap = *heap > notheap ? *heap - notheap : 0;
 }
@@ -481,7 +483,7 @@ __attribute__((constructor)) static void meter_start(void)
     M.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     M.on = true;
     M.pid = getpid();
-    memsim_own = (size_t (*)(void))dlsym(RTLD_DEFAULT, "memsim_own_resident");
+    memsim_own = (uint64_t (*)(count_fn_t))dlsym(RTLD_DEFAULT, "memsim_own_resident_by");
     free(malloc(1)); /* the allocator's start-up, in the baseline */
     pthread_atfork(NULL, NULL, child_after_fork);
     /* The sampler's stack is mapped here, by the system call (no
