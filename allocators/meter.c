@@ -10,16 +10,20 @@
  *     mremap and munmap keep them in a table (calls from the allocator's
  *     library, MEMSIM_METER_LIB, are the allocator's; glibc's malloc maps
  *     through an internal call no preloaded library sees), and their
- *     resident pages are counted by mincore;
+ *     resident pages are counted (below);
  *   - memsim's own memory when the run is traced: libmemsim.so's
- *     memsim_own_resident() (ipc/sysmem.h);
+ *     registry of its mappings, counted here through
+ *     memsim_own_resident_by() (ipc/sysmem.h);
  *   - the sampling thread's stack (mapped here; the thread makes no
  *     heap call, so a trace of the run shows no thread of the meter's);
  *   - every loaded object's .bss past its file's last page (mapped
  *     anonymous and unnamed, as the heap is; found by dl_iterate_phdr at
- *     each reading, so that a library loaded later counts too), by
- *     mincore: a program that writes its static zeroes after start
- *     (gcc's cc1: 1.1 MB of its 1.7 MB) does not grow its heap by them.
+ *     each reading, so that a library loaded later counts too): a program
+ *     that writes its static zeroes after start (gcc's cc1: 1.1 MB of its
+ *     1.7 MB) does not grow its heap by them.
+ * Those resident pages are counted as smaps' Rss counts them, without the
+ * pages a program only read (the kernel's page of zeroes, which mincore
+ * counts): by PAGEMAP_SCAN (Linux 6.7), else by mincore.
  * Other threads' stacks stay in (glibc maps them unnamed): a few pages
  * each.  The heap's RSS is counted over what it was when the library
  * started (after one malloc, so the allocator's start-up is in both the
@@ -37,7 +41,7 @@
  * come first, then pass on), it writes MEMSIM_METER_OUT/meter.PID.json:
  *   {"pid", "exe", "peak_heap_rss_bytes", "end_heap_rss_bytes",
  *    "base_heap_rss_bytes", "peak_rss_bytes" (VmHWM), "own_untracked",
- *    "samples", "smaps_reads"}
+ *    "samples", "smaps_reads", "resident_by": "pagemap_scan" or "mincore"}
  * Without MEMSIM_METER_OUT it does nothing.  It allocates nothing while
  * it samples (raw reads into static buffers).
  */
@@ -52,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -75,6 +80,7 @@ static struct {
     long page;
     uint64_t interval_us;
     int statm;
+    int pagemap;          /* /proc/self/pagemap for PAGEMAP_SCAN, or -1: mincore */
     uint64_t base;        /* the heap's RSS at start */
     uint64_t nonheap;     /* anonymous RSS that is not the heap, as last read */
     uint64_t anon_max;    /* the highest anonymous RSS seen */
@@ -86,7 +92,7 @@ static struct {
     pthread_t thread;
     bool have_thread;
     pid_t pid;
-} M;
+} M = {.pagemap = -1};
 
 static char smaps_buf[1 << 16];
 
@@ -100,7 +106,8 @@ static size_t nown;
 static unsigned long own_untracked;
 static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t self_stack, self_stack_end; /* the sampler's */
-static size_t (*memsim_own)(void);
+typedef uint64_t (*count_fn_t)(uintptr_t start, uintptr_t end);
+static uint64_t (*memsim_own)(count_fn_t count); /* libmemsim.so's memsim_own_resident_by */
 
 static void own_add(uintptr_t start, size_t len)
 {
@@ -149,9 +156,64 @@ static bool own_has(uintptr_t p)
     return in;
 }
 
-/* Resident bytes of [start, end) by mincore. */
+/* PAGEMAP_SCAN, the ioctl of /proc/self/pagemap (Linux 6.7): the pages
+ * of a range by category.  Declared here, as the kernel's uapi has it:
+ * the build machine's headers may be older than the kernel it runs on. */
+struct scan_region_s {
+    uint64_t start, end, categories;
+};
+struct scan_arg_s {
+    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+    uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define SCAN_IOCTL _IOWR('f', 16, struct scan_arg_s)
+#define SCAN_PRESENT (1u << 3)
+#define SCAN_PFNZERO (1u << 5) /* the shared page of zeroes */
+
+/* The bytes of [start, end) resident and not the page of zeroes, by
+ * PAGEMAP_SCAN: 0 and *bytes set, or -1 (not supported: no pagemap, an
+ * older kernel). */
+static int scan_resident(uintptr_t start, uintptr_t end, uint64_t *bytes)
+{
+    static struct scan_region_s vec[256];
+    struct scan_arg_s a = {
+        .size = sizeof a,
+        .start = start & ~((uintptr_t)M.page - 1),
+        .end = end,
+        .vec = (uintptr_t)vec,
+        .vec_len = sizeof vec / sizeof vec[0],
+        .category_inverted = SCAN_PFNZERO,
+        .category_mask = SCAN_PRESENT | SCAN_PFNZERO, /* present, and not zeroes */
+        .return_mask = SCAN_PRESENT,
+    };
+    *bytes = 0;
+    while (a.start < a.end) {
+        long n = ioctl(M.pagemap, SCAN_IOCTL, &a);
+        if (n < 0)
+            return -1;
+        for (long i = 0; i < n; i++)
+            *bytes += vec[i].end - vec[i].start;
+        if (a.walk_end <= a.start)
+            break;
+        a.start = a.walk_end;
+    }
+    return 0;
+}
+
+/* Resident bytes of [start, end), as smaps' Rss counts them: a page the
+ * program only read is mapped to the kernel's one page of zeroes, which
+ * mincore counts and Rss does not (gcc's cc1 reads 0.45 MB of its own
+ * mappings so: subtracted by mincore, they hid as much of its heap).
+ * By PAGEMAP_SCAN; without it (Linux before 6.7), mincore. */
 static uint64_t resident(uintptr_t start, uintptr_t end)
 {
+    uint64_t bytes;
+    if (M.pagemap >= 0 && !scan_resident(start, end, &bytes))
+        return bytes;
+    if (M.pagemap >= 0) { /* not supported: mincore from now on */
+        close(M.pagemap);
+        M.pagemap = -1;
+    }
     static unsigned char vec[4096];
     uint64_t pages = 0;
     for (uintptr_t at = start; at < end; at += sizeof vec * (uintptr_t)M.page) {
@@ -325,7 +387,7 @@ static void read_smaps(uint64_t *heap, uint64_t *anon)
     *anon = sum.anon;
     close(fd);
     M.smaps_reads++;
-    uint64_t notheap = own_resident() + (memsim_own ? memsim_own() : 0) +
+    uint64_t notheap = own_resident() + (memsim_own ? memsim_own(resident) : 0) +
                        resident(self_stack, self_stack_end) + bss_resident();
     *heap = *heap > notheap ? *heap - notheap : 0;
 }
@@ -391,6 +453,10 @@ static void child_after_fork(void)
 {
     M.have_thread = false; /* threads do not cross fork: the child has the final reading only */
     M.pid = getpid();
+    if (M.pagemap >= 0) { /* the parent's: pagemap is of the process that opened it */
+        close(M.pagemap);
+        M.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    }
 }
 
 static void (*next_exit)(int), (*next_Exit)(int);
@@ -414,9 +480,10 @@ __attribute__((constructor)) static void meter_start(void)
     M.statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (M.statm < 0)
         return;
+    M.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     M.on = true;
     M.pid = getpid();
-    memsim_own = (size_t (*)(void))dlsym(RTLD_DEFAULT, "memsim_own_resident");
+    memsim_own = (uint64_t (*)(count_fn_t))dlsym(RTLD_DEFAULT, "memsim_own_resident_by");
     free(malloc(1)); /* the allocator's start-up, in the baseline */
     pthread_atfork(NULL, NULL, child_after_fork);
     /* The sampler's stack is mapped here, by the system call (no
@@ -470,11 +537,12 @@ __attribute__((destructor)) static void meter_end(void)
                        "{\"pid\":%d,\"exe\":\"%s\",\"peak_heap_rss_bytes\":%llu,"
                        "\"end_heap_rss_bytes\":%llu,\"base_heap_rss_bytes\":%llu,"
                        "\"peak_rss_bytes\":%llu,\"own_untracked\":%lu,\"samples\":%llu,"
-                       "\"smaps_reads\":%llu}\n",
+                       "\"smaps_reads\":%llu,\"resident_by\":\"%s\"}\n",
                        (int)getpid(), exe, (unsigned long long)M.peak,
                        (unsigned long long)(heap > M.base ? heap - M.base : 0),
                        (unsigned long long)M.base, (unsigned long long)peak_rss(),
-                       own_untracked, (unsigned long long)M.samples, (unsigned long long)M.smaps_reads);
+                       own_untracked, (unsigned long long)M.samples,
+                       (unsigned long long)M.smaps_reads, M.pagemap >= 0 ? "pagemap_scan" : "mincore");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
         if (write(fd, text, (size_t)len) != len) {

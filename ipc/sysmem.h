@@ -11,16 +11,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* memsim's own mappings are registered (sysmem_alloc's, and libunwind's
  * anonymous ones: preload/unwind.c), so that a measure of the program's
  * heap in the process can leave them out: libmemsim.so exports
  *
- *   size_t memsim_own_resident(void);
+ *   uint64_t memsim_own_resident_by(uint64_t (*count)(uintptr_t start, uintptr_t end));
  *
- * the bytes of them resident now (mincore), which libmemsim-meter.so
- * (allocators/meter.c, memsim run --allocator) finds by dlsym.  A
- * mapping beyond the registry's 1,024 goes unregistered. */
+ * each of them counted by count (the bytes of [start, end) resident),
+ * summed, which libmemsim-meter.so (allocators/meter.c, memsim run
+ * --allocator) finds by dlsym and calls with its own count: the pages
+ * only read, the kernel's page of zeroes, are resident to mincore but
+ * not in Rss.  A mapping beyond the registry's 1,024 goes unregistered. */
 void sysmem_note(void *p, size_t bytes);
 /* ...one that sysmem_release_all leaves: libunwind's caches (the
  * program may use the same library). */
@@ -31,7 +34,7 @@ void sysmem_forget(void *p);
  * back: preload/release.h).  Only while nothing else of memsim's may use
  * them: one thread, outside any hook's work. */
 void sysmem_release_all(const void *keep);
-size_t memsim_own_resident(void);
+uint64_t memsim_own_resident_by(uint64_t (*count)(uintptr_t start, uintptr_t end));
 
 /* Zeroed pages, or NULL. */
 void *sysmem_alloc(size_t bytes);
