@@ -553,21 +553,17 @@ __attribute__((destructor)) static void meter_end(void)
 }
 
 /* A process that ends by _exit or _Exit runs no destructor: it is
- * measured here (a crash still is not: no code of the meter runs). */
-EXPORT void _exit(int status)
+ * measured here, then ends by next (a crash still is not: no code of the
+ * meter runs). */
+static _Noreturn void measured_exit(void (*next)(int), int status)
 {
     meter_end();
-    if (next_exit)
-        next_exit(status);
+    if (next)
+        next(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
 
-EXPORT void _Exit(int status)
-{
-    meter_end();
-    if (next_Exit)
-        next_Exit(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
+EXPORT void _exit(int status) { measured_exit(next_exit, status); }
+
+EXPORT void _Exit(int status) { measured_exit(next_Exit, status); }
